@@ -1,0 +1,5 @@
+// Package proto holds RSB's protocol messages as proto2 .proto files under
+// rsb/protocol/, written from the RSB specification (Notification.event_id is
+// field 108), and a test that the committed generated Go in rsbpb/ is what
+// protoc and the pinned protoc-gen-go produce today.
+package proto
