@@ -1,0 +1,38 @@
+// Package fragmentation owns the RSB fragmentation of events: it splits a
+// Notification into FragmentedNotifications that each fit a size limit, and it
+// reassembles them with an Assembler whose every resource is bounded.
+//
+// # Splitting
+//
+// Split and AppendSplit follow the RSB rule: fragment 0 carries the event id,
+// the full header (scope, method, wire schema, meta data, causes, and any
+// unknown fields) and the first data chunk; fragments 1..N-1 carry only the
+// event id and their data chunk. Every fragment states num_data_parts = N and
+// its own data_part index; N = 1 means the event was not fragmented (it is still
+// wrapped). Sizes are computed exactly with protobuf wire arithmetic, so every
+// serialized fragment is at most the requested size. AppendSplit writes the
+// serialized fragments of one event into a single new backing array; a
+// Splitter additionally reuses its header scratch space between events and
+// enforces an event size limit.
+//
+// # Reassembly
+//
+// An Assembler is a pure state machine: no goroutines, no clock of its own. The
+// owner feeds it fragments with the current time (Add for decoded messages,
+// AddBytes for serialized ones from the network), calls Prune periodically (see
+// NextDeadline), and collects Drop records with AppendDrops. Events are keyed
+// by the event id (16-byte sender id and sequence number). Single-fragment
+// events pass straight through; fragments of larger events are copied in index
+// order into one data buffer, out-of-order ones are held aside until their
+// turn. Inconsistent input (a different num_data_parts, an index out of range,
+// a fragment 0 without header) drops the whole event; a duplicate fragment is
+// dropped alone. Limits on event size, parts per event, partial events, total
+// buffered bytes and age are checked before anything is allocated for them, and
+// every drop is counted by Reason in Stats.
+//
+// An Assembler is owned by one goroutine; it is not safe for concurrent use.
+// It does not remember completed events: suppressing repeated events is the
+// job of the stream receiver in front of it.
+//
+// The package imports only the generated protocol messages of rsbd.
+package fragmentation

@@ -1,0 +1,60 @@
+package fragmentation
+
+import "time"
+
+// Limits of the fragmentation package. Every buffer the Assembler fills from
+// the network is bounded by one of these (or by the Config field that
+// overrides it); every drop is counted by Reason.
+const (
+	// DefaultMaxFragmentSize is the largest serialized FragmentedNotification,
+	// in bytes, that Split produces and AddBytes accepts when no size is
+	// configured: the RSB Spread transport's maxfragmentsize (100,000 octets).
+	DefaultMaxFragmentSize = 100000
+
+	// MinDataChunk is the fewest data bytes Split puts into a fragment of a
+	// fragmented event (only the last may carry fewer). When fragment 0's header
+	// or the event id of later fragments leaves less room than this, Split fails
+	// with ErrHeaderTooLarge. RSB reserves the same 5 bytes of data space.
+	MinDataChunk = 5
+
+	// DefaultMaxEventSize bounds the payload of one event, in bytes (16 MiB).
+	// The Assembler checks it against the bytes received before storing them;
+	// a Splitter refuses larger events with ErrEventTooLarge.
+	DefaultMaxEventSize = 16 << 20
+
+	// DefaultMaxParts bounds num_data_parts of an event. It keeps the
+	// per-event bookkeeping small no matter what count a fragment claims.
+	DefaultMaxParts = 65536
+
+	// DefaultMaxPartialEvents bounds the incomplete events one Assembler holds
+	// at a time (the reliability design's per-stream partial-event cap). When a
+	// new event starts while the bound is reached, the oldest partial event is
+	// evicted and reported.
+	DefaultMaxPartialEvents = 16
+
+	// DefaultMaxBufferedBytes bounds the memory, in bytes, held by all partial
+	// events of one Assembler together (data buffers by capacity plus the
+	// bookkeeping charges below). Oldest partial events are evicted first.
+	DefaultMaxBufferedBytes = 64 << 20
+
+	// DefaultTimeout is how long a partial event may wait for its missing
+	// fragments, counted from its first fragment. Two seconds suits unreliable
+	// streams; reliable streams configure their retention time plus a margin.
+	DefaultTimeout = 2 * time.Second
+
+	// DefaultMaxPendingDrops bounds the Drop records waiting for the owner to
+	// collect them with AppendDrops. Further records are discarded and counted
+	// in Stats.DropRecordsLost; the per-reason counters stay exact.
+	DefaultMaxPendingDrops = 1024
+
+	// partialOverhead is charged to the byte budget for each partial event: the
+	// partial record, its map entry and list links.
+	partialOverhead = 256
+
+	// partOverhead is charged to the byte budget for each fragment held aside
+	// because it arrived before its predecessors (map entry and slice header).
+	partOverhead = 64
+
+	// senderIDSize is the length of an RSB participant id (an RFC 4122 UUID).
+	senderIDSize = 16
+)

@@ -1,0 +1,133 @@
+package group
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"sync"
+
+	"github.com/rsbd/rsbd/transport/datagram"
+)
+
+// LocalSet is the reference-counted set of groups this node wants. Every
+// change of the set (not of a count alone) increments its version, which
+// orders the states gossiped to peers. It is safe for concurrent use.
+type LocalSet struct {
+	max int
+
+	mu      sync.Mutex
+	refs    map[GroupID]int
+	version uint64
+}
+
+// NewLocalSet returns an empty set at version 1 bounded by
+// cfg.MaxGroupsPerPeer (defaults applied), or an error wrapping ErrConfig.
+func NewLocalSet(cfg Config) (*LocalSet, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &LocalSet{
+		max:     cfg.withDefaults().MaxGroupsPerPeer,
+		refs:    make(map[GroupID]int),
+		version: 1,
+	}, nil
+}
+
+// Add takes a reference on group id. It reports whether the set changed (the
+// group was new), or fails with ErrTooManyGroups when a new group would
+// exceed the limit.
+func (l *LocalSet) Add(id GroupID) (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := l.refs[id]; n > 0 {
+		l.refs[id] = n + 1
+		return false, nil
+	}
+	if len(l.refs) >= l.max {
+		return false, fmt.Errorf("%w: local set holds %d", ErrTooManyGroups, l.max)
+	}
+	l.refs[id] = 1
+	l.version++
+	return true, nil
+}
+
+// Remove drops a reference on group id and reports whether the set changed
+// (the last reference went). Removing a group not in the set does nothing.
+func (l *LocalSet) Remove(id GroupID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := l.refs[id]
+	switch {
+	case n == 0:
+		return false
+	case n > 1:
+		l.refs[id] = n - 1
+		return false
+	}
+	delete(l.refs, id)
+	l.version++
+	return true
+}
+
+// Set replaces the whole set by ids, each with one reference (duplicates
+// count once). It reports whether the set changed, or fails with
+// ErrTooManyGroups and leaves the set as it was.
+func (l *LocalSet) Set(ids []GroupID) (bool, error) {
+	next := make(map[GroupID]int, len(ids))
+	for _, id := range ids {
+		next[id] = 1
+	}
+	if len(next) > l.max {
+		return false, fmt.Errorf("%w: %d groups, limit %d", ErrTooManyGroups, len(next), l.max)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	same := len(next) == len(l.refs)
+	for id := range next {
+		if _, ok := l.refs[id]; !ok {
+			same = false
+			break
+		}
+	}
+	l.refs = next
+	if same {
+		return false, nil
+	}
+	l.version++
+	return true, nil
+}
+
+// Contains reports whether group id is in the set.
+func (l *LocalSet) Contains(id GroupID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.refs[id] > 0
+}
+
+// Len returns the number of groups in the set.
+func (l *LocalSet) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.refs)
+}
+
+// Version returns the current version of the set.
+func (l *LocalSet) Version() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.version
+}
+
+// Snapshot returns the set as a PeerState for gossip: the current version and
+// the groups in ascending order, with the given instance and data address.
+func (l *LocalSet) Snapshot(instance datagram.InstanceID, addr netip.AddrPort) PeerState {
+	l.mu.Lock()
+	ids := make([]GroupID, 0, len(l.refs))
+	for id := range l.refs {
+		ids = append(ids, id)
+	}
+	v := l.version
+	l.mu.Unlock()
+	slices.SortFunc(ids, compareIDs)
+	return PeerState{Version: v, Instance: instance, Addr: addr, Groups: ids}
+}

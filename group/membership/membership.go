@@ -1,0 +1,317 @@
+package membership
+
+import (
+	"cmp"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+
+	"github.com/rsbd/rsbd/group"
+	"github.com/rsbd/rsbd/transport/datagram"
+)
+
+// ErrClosed is returned by methods called after Close.
+var ErrClosed = errors.New("membership: closed")
+
+// LocalState describes this node to the cluster.
+type LocalState struct {
+	// Instance identifies this run of the daemon. Zero: New picks a random one.
+	Instance datagram.InstanceID
+	// DataAddr is the unicast UDP address peers send data to (unicast mode).
+	DataAddr netip.AddrPort
+	// Groups are the groups this node wants from the start (one reference each).
+	Groups []group.GroupID
+}
+
+// Member is a node of the cluster as this node knows it.
+type Member struct {
+	// Name is the memberlist node name.
+	Name string
+	// Instance identifies the run of the member's daemon.
+	Instance datagram.InstanceID
+	// DataAddr is the member's unicast UDP data address (zero if none).
+	DataAddr netip.AddrPort
+	// GossipAddr is the member's memberlist address.
+	GossipAddr netip.AddrPort
+}
+
+// member is the bookkeeping of one remote member.
+type member struct {
+	Member
+	leaving bool
+}
+
+// Membership is this node's part in the rsbd cluster: it runs memberlist,
+// reports members joining, leaving and failing, and gossips which groups each
+// node wants. It is safe for concurrent use.
+type Membership struct {
+	name     string
+	instance datagram.InstanceID
+	dataAddr netip.AddrPort
+	log      *slog.Logger
+	maxPeers int
+
+	ml       *memberlist.Memberlist
+	queue    *memberlist.TransmitLimitedQueue
+	local    *group.LocalSet
+	interest *group.Interest
+	stats    counters
+	leaving  atomic.Bool
+
+	mu         sync.Mutex // guards members and pending; taken before the Interest lock
+	members    map[string]*member
+	pending    map[string]group.PeerState
+	numMembers atomic.Int64
+
+	pubMu     sync.Mutex // serializes publishing of the local state
+	published uint64
+	ownState  atomic.Pointer[ownState]
+
+	evMu     sync.Mutex // guards sending on and closing events
+	evClosed bool
+	events   chan Event
+
+	life       sync.RWMutex // Join and Leave hold it shared, Close exclusively
+	closed     bool
+	pushSignal chan struct{}
+	stop       chan struct{}
+	wg         sync.WaitGroup
+}
+
+// ownState is the latest published local state and its encodings.
+type ownState struct {
+	state group.PeerState
+	msg   []byte // msgState
+}
+
+// New starts memberlist with cfg and the local node's state, and joins the
+// seeds of cfg.Join if any (failing to reach them is logged, not fatal).
+func New(cfg Config, local LocalState) (*Membership, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := newMembership(cfg, local)
+	if err != nil {
+		return nil, err
+	}
+	mc := cfg.memberlistConfig()
+	mc.Delegate = (*delegate)(m)
+	mc.Events = (*eventDelegate)(m)
+	mc.Conflict = (*eventDelegate)(m)
+	m.queue = &memberlist.TransmitLimitedQueue{
+		NumNodes:       func() int { return int(m.numMembers.Load()) + 1 },
+		RetransmitMult: mc.RetransmitMult,
+	}
+	m.publish()
+	if m.ml, err = memberlist.Create(mc); err != nil {
+		return nil, fmt.Errorf("membership: start memberlist: %w", err)
+	}
+	m.wg.Add(1)
+	go m.pushLoop()
+	m.log.Info("membership started", "node", m.name, "gossip", m.GossipAddr(), "instance", fmt.Sprintf("%x", m.instance[:]))
+	if len(cfg.Join) > 0 {
+		if n, err := m.Join(cfg.Join); err != nil {
+			m.log.Warn("membership: no seed reachable; waiting to be joined", "seeds", cfg.Join, "err", err)
+		} else {
+			m.log.Info("membership joined", "seeds_reached", n)
+		}
+	}
+	return m, nil
+}
+
+// newMembership builds the Membership state before memberlist starts.
+func newMembership(cfg Config, local LocalState) (*Membership, error) {
+	ls, err := group.NewLocalSet(cfg.Group)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ls.Set(local.Groups); err != nil {
+		return nil, fmt.Errorf("membership: initial groups: %w", err)
+	}
+	in, err := group.NewInterest(cfg.Group)
+	if err != nil {
+		return nil, err
+	}
+	if local.Instance == (datagram.InstanceID{}) {
+		_, _ = rand.Read(local.Instance[:]) // crypto/rand.Read never fails
+	}
+	return &Membership{
+		name:       cfg.NodeName,
+		instance:   local.Instance,
+		dataAddr:   local.DataAddr,
+		log:        cfg.Logger,
+		maxPeers:   cmp.Or(cfg.Group.MaxPeers, group.DefaultMaxPeers),
+		local:      ls,
+		interest:   in,
+		members:    make(map[string]*member),
+		pending:    make(map[string]group.PeerState),
+		events:     make(chan Event, EventQueueDepth),
+		pushSignal: make(chan struct{}, 1),
+		stop:       make(chan struct{}),
+	}, nil
+}
+
+// Join contacts the given seeds ("host" or "host:port") and merges state
+// with them. It returns how many were reached; an error means none was.
+func (m *Membership) Join(seeds []string) (int, error) {
+	m.life.RLock()
+	defer m.life.RUnlock()
+	if m.closed {
+		return 0, ErrClosed
+	}
+	n, err := m.ml.Join(seeds)
+	if err != nil {
+		return n, fmt.Errorf("membership: join %s: %w", strings.Join(seeds, ","), err)
+	}
+	return n, nil
+}
+
+// Leave announces that this node leaves on purpose, so that peers report a
+// leave rather than a failure, and waits up to timeout for the announcement
+// to go out. The node keeps running until Close.
+func (m *Membership) Leave(timeout time.Duration) error {
+	m.life.RLock()
+	defer m.life.RUnlock()
+	if m.closed {
+		return ErrClosed
+	}
+	deadline := time.Now().Add(timeout)
+	m.leaving.Store(true)
+	m.announceLeaving()
+	if err := m.ml.UpdateNode(timeout); err != nil {
+		return fmt.Errorf("membership: announce leave: %w", err)
+	}
+	left := time.Until(deadline)
+	if left <= 0 {
+		left = time.Millisecond
+	}
+	if err := m.ml.Leave(left); err != nil {
+		return fmt.Errorf("membership: leave: %w", err)
+	}
+	return nil
+}
+
+// announceLeaving tells every member directly that this node is leaving on
+// purpose. It is best effort (UDP); the leaving flag in the node metadata,
+// gossiped next, is the second path.
+func (m *Membership) announceLeaving() {
+	msg, err := appendLeavingMsg(nil, m.name, m.instance)
+	if err != nil {
+		return // cannot happen: the name was validated
+	}
+	for _, n := range m.ml.Members() {
+		if n.Name != m.name {
+			_ = m.ml.SendBestEffort(n, msg) // a lost notice turns the leave into a failure report
+		}
+	}
+}
+
+// Close stops memberlist without announcing a leave (call Leave first for a
+// graceful exit), stops the background work and closes the Events channel.
+// It is idempotent.
+func (m *Membership) Close() error {
+	m.life.Lock()
+	defer m.life.Unlock()
+	if m.closed {
+		return nil
+	}
+	m.closed = true
+	close(m.stop)
+	err := m.ml.Shutdown()
+	m.wg.Wait()
+	m.evMu.Lock()
+	m.evClosed = true
+	close(m.events)
+	m.evMu.Unlock()
+	if err != nil {
+		return fmt.Errorf("membership: shutdown: %w", err)
+	}
+	return nil
+}
+
+// Name returns this node's name.
+func (m *Membership) Name() string { return m.name }
+
+// Instance returns this node's instance id.
+func (m *Membership) Instance() datagram.InstanceID { return m.instance }
+
+// GossipAddr returns the address memberlist advertises for this node, with
+// the port it actually bound (useful with AnyPort).
+func (m *Membership) GossipAddr() netip.AddrPort {
+	n := m.ml.LocalNode()
+	a, _ := netip.AddrFromSlice(n.Addr)
+	return netip.AddrPortFrom(a.Unmap(), n.Port)
+}
+
+// Members returns the remote members currently alive, sorted by name.
+func (m *Membership) Members() []Member {
+	m.mu.Lock()
+	out := make([]Member, 0, len(m.members))
+	for _, mb := range m.members {
+		out = append(out, mb.Member)
+	}
+	m.mu.Unlock()
+	slices.SortFunc(out, func(a, b Member) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Events returns the channel of member events. Read it promptly: events that
+// find its buffer (EventQueueDepth) full are dropped and counted. It is
+// closed by Close.
+func (m *Membership) Events() <-chan Event { return m.events }
+
+// Interest returns the read-only, thread-safe table of which remote peer
+// wants which group.
+func (m *Membership) Interest() group.InterestReader { return m.interest }
+
+// SetLocalGroups replaces the groups this node wants (one reference each)
+// and gossips the change.
+func (m *Membership) SetLocalGroups(ids []group.GroupID) error {
+	changed, err := m.local.Set(ids)
+	if err != nil {
+		return fmt.Errorf("membership: %w", err)
+	}
+	if changed {
+		m.publish()
+	}
+	return nil
+}
+
+// AddLocalGroup takes a reference on group id for this node and gossips the
+// change if the group is new.
+func (m *Membership) AddLocalGroup(id group.GroupID) error {
+	changed, err := m.local.Add(id)
+	if err != nil {
+		return fmt.Errorf("membership: %w", err)
+	}
+	if changed {
+		m.publish()
+	}
+	return nil
+}
+
+// RemoveLocalGroup drops a reference on group id and gossips the change if it
+// was the last one.
+func (m *Membership) RemoveLocalGroup(id group.GroupID) {
+	if m.local.Remove(id) {
+		m.publish()
+	}
+}
+
+// LocalGroups returns the groups this node wants, ascending.
+func (m *Membership) LocalGroups() []group.GroupID {
+	return m.local.Snapshot(m.instance, m.dataAddr).Groups
+}
+
+// LocalVersion returns the version of this node's interest state.
+func (m *Membership) LocalVersion() uint64 { return m.local.Version() }

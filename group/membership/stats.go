@@ -1,0 +1,57 @@
+package membership
+
+import "sync/atomic"
+
+// Stats counts what the membership did with its input; every dropped or
+// ignored message is counted by reason.
+type Stats struct {
+	// StatesApplied counts peer states that updated the interest table.
+	StatesApplied uint64
+	// StatesStale counts states not newer than the one held (routine).
+	StatesStale uint64
+	// StatesDeparted counts states of instances that had left.
+	StatesDeparted uint64
+	// StatesWrongInstance counts states of another instance than the member's.
+	StatesWrongInstance uint64
+	// StatesRejected counts states refused for a limit (peers or groups).
+	StatesRejected uint64
+	// StatesPending counts states held until their member is known.
+	StatesPending uint64
+	// PendingDropped counts states dropped because the pending buffer was full
+	// or the state too large to hold.
+	PendingDropped uint64
+	// MalformedMsgs counts interest messages and tables that failed to decode.
+	MalformedMsgs uint64
+	// UnknownMsgs counts user messages of an unknown kind.
+	UnknownMsgs uint64
+	// MetaInvalid counts member notifications with unreadable metadata.
+	MetaInvalid uint64
+	// TableTruncated counts peers left out of a push/pull state for size.
+	TableTruncated uint64
+	// Pushes and PushErrors count TCP pushes of large local states.
+	Pushes, PushErrors uint64
+	// EventsDropped counts member events that found the Events queue full.
+	EventsDropped uint64
+	// Conflicts counts node names claimed from two addresses.
+	Conflicts uint64
+}
+
+// counters are the live counters behind Stats.
+type counters struct {
+	applied, stale, departed, wrongInstance, rejected, pending, pendingDropped atomic.Uint64
+	malformed, unknownMsgs, metaInvalid, tableTruncated, pushes, pushErrors    atomic.Uint64
+	eventsDropped, conflicts                                                   atomic.Uint64
+}
+
+// Stats returns a snapshot of the counters.
+func (m *Membership) Stats() Stats {
+	c := &m.stats
+	return Stats{
+		StatesApplied: c.applied.Load(), StatesStale: c.stale.Load(), StatesDeparted: c.departed.Load(),
+		StatesWrongInstance: c.wrongInstance.Load(), StatesRejected: c.rejected.Load(),
+		StatesPending: c.pending.Load(), PendingDropped: c.pendingDropped.Load(),
+		MalformedMsgs: c.malformed.Load(), UnknownMsgs: c.unknownMsgs.Load(), MetaInvalid: c.metaInvalid.Load(),
+		TableTruncated: c.tableTruncated.Load(), Pushes: c.pushes.Load(), PushErrors: c.pushErrors.Load(),
+		EventsDropped: c.eventsDropped.Load(), Conflicts: c.conflicts.Load(),
+	}
+}

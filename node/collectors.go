@@ -1,0 +1,97 @@
+package node
+
+import (
+	"time"
+
+	"github.com/rsbd/rsbd/group/membership"
+	"github.com/rsbd/rsbd/metrics"
+	"github.com/rsbd/rsbd/qos"
+	"github.com/rsbd/rsbd/rsbsocket"
+)
+
+const (
+	membershipLeave = membership.EventLeave
+	membershipFail  = membership.EventFail
+	// statsEvery is how often the engine folds its machines' counters into
+	// the metrics.
+	statsEvery = 100 * time.Millisecond
+)
+
+// timeNow is the engine's clock source outside the run loop.
+var timeNow = time.Now
+
+// registerCollectors adds the drop counts other packages keep to
+// rsbd_drops_total and keeps the socket gauges current at scrape time.
+func (n *Node) registerCollectors() {
+	n.m.AddDropSource(func(dc *metrics.DropCounts) {
+		if n.sock != nil {
+			st := n.sock.Stats()
+			dc[metrics.DropSlowClient] += st.Drops[rsbsocket.DropQueueFull]
+			dc[metrics.DropFrameTooLarge] += st.Drops[rsbsocket.DropFrameTooLarge]
+			dc[metrics.DropDecodeError] += st.Drops[rsbsocket.DropMalformed] + st.Drops[rsbsocket.DropBadIntrospection]
+			dc[metrics.DropBadHandshake] += st.Drops[rsbsocket.DropTimeout]
+			dc[metrics.DropClosed] += st.Drops[rsbsocket.DropClosed]
+			dc[metrics.DropStreamLimit] += st.Drops[rsbsocket.DropParticipantLimit]
+			n.m.SocketConnections.Set(float64(st.ConnsCurrent))
+			n.m.QueueDepth[metrics.QueueSocketOut].Set(float64(st.QueueFrames))
+		}
+		if n.ep != nil {
+			st := n.ep.Stats()
+			dc[metrics.DropSendError] += st.SendErrors
+			dc[metrics.DropQueueFull] += st.KernelDrops
+		}
+		if s := n.eng.stats.Load(); s != nil {
+			dc[metrics.DropDuplicate] += s.rcv.Duplicates
+			dc[metrics.DropLate] += s.rcv.LateDrops
+			dc[metrics.DropUnknownStream] += s.rcv.UnknownStream
+			dc[metrics.DropStreamLimit] += s.rcv.StreamsEvicted
+			dc[metrics.DropMemoryLimit] += s.rcv.MemorySheds
+		}
+		n.m.QueueDepth[metrics.QueueNetworkIn].Set(float64(len(n.eng.rxCh)))
+		n.m.QueueDepth[metrics.QueueSocketIn].Set(float64(len(n.eng.pubCh)))
+	})
+}
+
+// engineStats is the snapshot of the engine's machines the scrape reads.
+type engineStats struct {
+	rcv  qos.ReceiversStats
+	send qos.SenderStats
+}
+
+// publishStats folds the machines' counters into the metrics (as deltas
+// since the last call) and stores a snapshot for the scrape.
+func (e *engine) publishStats(now time.Time) {
+	if now.Sub(e.statsAt) < statsEvery {
+		return
+	}
+	e.statsAt = now
+	s := &engineStats{rcv: e.rcv.Stats(), send: e.retired}
+	retained := 0
+	for _, st := range e.senders {
+		addSenderStats(&s.send, st.s.Stats())
+		retained += st.s.HeldBytes()
+	}
+	m, p := e.n.m, e.stats.Load()
+	if p == nil {
+		p = &engineStats{}
+	}
+	m.NackedDatagrams.Add(float64(s.rcv.NackRanges - p.rcv.NackRanges))
+	m.NacksSuppressed.Add(float64(s.rcv.NacksSuppressed - p.rcv.NacksSuppressed))
+	m.RepairsReceived.Add(float64(s.rcv.RepairsReceived - p.rcv.RepairsReceived))
+	m.RepairsSent.Add(float64(s.send.RepairsSent - p.send.RepairsSent))
+	m.BufferedBytes[metrics.BufferRetransmit].Set(float64(retained))
+	m.BufferedBytes[metrics.BufferReorder].Set(float64(s.rcv.HeldBytes))
+	m.BufferedBytes[metrics.BufferReassembly].Set(float64(e.asmRel.BufferedBytes() + e.asmUnrel.BufferedBytes()))
+	e.stats.Store(s)
+}
+
+// addSenderStats adds the counters of b to a.
+func addSenderStats(a *qos.SenderStats, b qos.SenderStats) {
+	a.DataSent += b.DataSent
+	a.RecordsSent += b.RecordsSent
+	a.Heartbeats += b.Heartbeats
+	a.NacksReceived += b.NacksReceived
+	a.RepairsSent += b.RepairsSent
+	a.GoneSent += b.GoneSent
+	a.EvictedCount += b.EvictedCount
+}

@@ -1,0 +1,199 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/rsbd/rsbd/fragmentation"
+	"github.com/rsbd/rsbd/group"
+	"github.com/rsbd/rsbd/group/membership"
+	"github.com/rsbd/rsbd/qos"
+	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/scope"
+	"github.com/rsbd/rsbd/transport"
+	"github.com/rsbd/rsbd/transport/datagram"
+)
+
+// ErrConfig is wrapped by every error Config.Validate returns.
+var ErrConfig = errors.New("node: invalid config")
+
+// QoS is an RSB quality-of-service pair.
+type QoS struct {
+	// Reliable asks for repair of lost datagrams (RSB RELIABLE).
+	Reliable bool
+	// Ordered asks for delivery in publish order per sender (RSB ORDERED).
+	Ordered bool
+}
+
+// Class returns the stream class of q.
+func (q QoS) Class() datagram.Class {
+	switch {
+	case q.Reliable && q.Ordered:
+		return datagram.ReliableOrdered
+	case q.Reliable:
+		return datagram.ReliableUnordered
+	case q.Ordered:
+		return datagram.UnreliableOrdered
+	}
+	return datagram.UnreliableUnordered
+}
+
+// ScopeQoS overrides the QoS of a scope and its sub-scopes.
+type ScopeQoS struct {
+	Scope scope.Scope
+	QoS   QoS
+}
+
+// Config configures a Node. The zero value runs a single-host daemon with
+// RSB's defaults; DefaultConfig shows what the zero fields stand for.
+type Config struct {
+	// Name is the memberlist node name; empty picks hostname + random suffix.
+	Name string
+	// SocketAddr is the RSB socket server address; "off" disables it.
+	SocketAddr string
+	// GossipAddr is the memberlist bind address (host:port).
+	GossipAddr string
+	// AdvertiseAddr is the memberlist address told to peers, if not GossipAddr.
+	AdvertiseAddr string
+	// DataAddr is the unicast UDP address for data, NACKs and repairs.
+	DataAddr string
+	// Join lists peers' gossip addresses to join at start.
+	Join []string
+	// Unicast turns multicast off: datagrams go to each interested peer.
+	Unicast bool
+	// Interface is the multicast interface; empty means loopback.
+	Interface string
+	// MaxDatagram is the datagram size; 0 picks by interface (params.go).
+	MaxDatagram int
+	// QoS is the QoS of events published through this node. RSB's default,
+	// unordered+reliable, applies unless ExplicitQoS is set; the zero QoS
+	// (unreliable, unordered) is honoured only with ExplicitQoS.
+	QoS QoS
+	// ExplicitQoS says QoS was set on purpose (otherwise the RSB default).
+	ExplicitQoS bool
+	// ScopeQoS overrides QoS by scope; the longest matching scope wins.
+	ScopeQoS []ScopeQoS
+	// LocalProfile uses memberlist's fast loopback timings (tests, laptops).
+	LocalProfile bool
+	// Socket configures the RSB socket server (Addr is set from SocketAddr).
+	Socket rsbsocket.Config
+	// Group configures the multicast address pool and interest bounds.
+	Group group.Config
+	// Membership tunes memberlist; the address fields come from above.
+	Membership membership.Config
+	// Transport tunes the UDP sockets; Listen, Interface and MaxDatagram
+	// come from above.
+	Transport transport.Config
+	// Streams configures the qos stream machines.
+	Streams qos.Config
+	// Assembly configures the reassembly of fragmented events; its Timeout
+	// is replaced per class by the params.go timeouts when zero.
+	Assembly fragmentation.Config
+	// PublishQueue, ReceiveQueue, MaxSenders: see params.go; 0 = default.
+	PublishQueue, ReceiveQueue, MaxSenders int
+	// ShutdownFlush bounds the reliable flush at Close; 0 = default.
+	ShutdownFlush time.Duration
+	// OnLoss, if set, is told of every unrecoverable loss (on the engine
+	// goroutine; it must not block).
+	OnLoss func(LossReport)
+	// Logger receives the node's logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns the configuration the zero value stands for.
+func DefaultConfig() Config {
+	var c Config
+	c.applyDefaults()
+	return c
+}
+
+func (c *Config) applyDefaults() {
+	def := func(s *string, v string) {
+		if *s == "" {
+			*s = v
+		}
+	}
+	def(&c.SocketAddr, DefaultSocketAddr)
+	def(&c.GossipAddr, DefaultGossipAddr)
+	def(&c.DataAddr, DefaultDataAddr)
+	if !c.ExplicitQoS {
+		c.QoS = QoS{Reliable: true}
+	}
+	if c.MaxDatagram == 0 {
+		c.MaxDatagram = DefaultLANDatagram
+		if c.Interface == "" || c.Interface == "lo" {
+			c.MaxDatagram = DefaultLoopbackDatagram
+		}
+	}
+	defInt := func(p *int, v int) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	defInt(&c.PublishQueue, DefaultPublishQueue)
+	defInt(&c.ReceiveQueue, DefaultReceiveQueue)
+	defInt(&c.MaxSenders, DefaultMaxSenders)
+	if c.ShutdownFlush == 0 {
+		c.ShutdownFlush = DefaultShutdownFlush
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Validate reports whether c (with defaults applied) is usable.
+func (c Config) Validate() error {
+	c.applyDefaults()
+	var errs []error
+	if c.SocketAddr != "off" {
+		if _, _, err := splitHostPort(c.SocketAddr); err != nil {
+			errs = append(errs, fmt.Errorf("socket address: %w", err))
+		}
+	}
+	if _, _, err := splitHostPort(c.GossipAddr); err != nil {
+		errs = append(errs, fmt.Errorf("gossip address: %w", err))
+	}
+	if _, err := netip.ParseAddrPort(c.DataAddr); err != nil {
+		errs = append(errs, fmt.Errorf("data address: %w", err))
+	}
+	if c.MaxDatagram < 512 || c.MaxDatagram > datagram.MaxDatagramSize {
+		errs = append(errs, fmt.Errorf("max datagram %d outside 512..%d", c.MaxDatagram, datagram.MaxDatagramSize))
+	}
+	if c.PublishQueue < 0 || c.ReceiveQueue < 0 || c.MaxSenders < 0 {
+		errs = append(errs, errors.New("queue and sender bounds must not be negative"))
+	}
+	for _, sq := range c.ScopeQoS {
+		if sq.Scope.IsZero() {
+			errs = append(errs, errors.New("scope QoS override without scope"))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return nil
+}
+
+// splitHostPort splits "host:port" and accepts ":port".
+func splitHostPort(s string) (string, string, error) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return "", "", fmt.Errorf("%q has no port", s)
+	}
+	return s[:i], s[i+1:], nil
+}
+
+// qosFor returns the QoS of events on sc: the longest matching override, or
+// the default.
+func (c *Config) qosFor(sc scope.Scope) QoS {
+	best, q := -1, c.QoS
+	for _, o := range c.ScopeQoS {
+		if n := len(o.Scope.String()); n > best && o.Scope.Contains(sc) {
+			best, q = n, o.QoS
+		}
+	}
+	return q
+}

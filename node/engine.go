@@ -1,0 +1,211 @@
+package node
+
+import (
+	"net/netip"
+	"sync/atomic"
+	"time"
+
+	"github.com/rsbd/rsbd/fragmentation"
+	"github.com/rsbd/rsbd/qos"
+	"github.com/rsbd/rsbd/scope"
+	"github.com/rsbd/rsbd/transport/datagram"
+)
+
+// pubReq asks the engine to send one serialized Notification to the network.
+type pubReq struct {
+	body  []byte
+	scope scope.Scope
+	class datagram.Class
+}
+
+// rxBatch is a batch of received datagrams copied out of the socket buffer.
+// The slab is never reused, so records delivered from it may be retained.
+type rxBatch struct {
+	slab []byte
+	pkts []rxPkt
+}
+
+type rxPkt struct {
+	off, n int
+	from   netip.AddrPort
+}
+
+// ctlReq runs fn on the engine goroutine (membership events, shutdown flush).
+type ctlReq func(e *engine)
+
+// senderState is a sender stream and the records waiting to be packed.
+type senderState struct {
+	s       *qos.Sender
+	pending [][]byte
+	size    int // encoded size of the pending DATA datagram
+	used    time.Time
+}
+
+// engine owns every qos machine and assembler of the node; one goroutine
+// (run) drives it, fed by bounded channels. Nothing in it is shared.
+type engine struct {
+	n        *Node
+	pubCh    chan pubReq
+	rxCh     chan rxBatch
+	ctlCh    chan ctlReq
+	stop     chan struct{}
+	done     chan struct{}
+	senders  map[datagram.StreamKey]*senderState
+	dirty    []*senderState // senders with pending records
+	rcv      *qos.Receivers
+	asmRel   *fragmentation.Assembler
+	asmUnrel *fragmentation.Assembler
+	out      qos.Output
+	d        datagram.Datagram
+	origin   map[datagram.InstanceID]netip.AddrPort // unicast address per sender instance
+	tx       txBuffer
+	scratch  scratch
+	timer    *time.Timer
+	// stats is the snapshot the metrics scrape reads; statsAt when it was
+	// taken; retired sums the counters of freed sender streams.
+	stats   atomic.Pointer[engineStats]
+	statsAt time.Time
+	retired qos.SenderStats
+	// lastActive is when the engine last sent DATA or heard a NACK.
+	lastActive time.Time
+}
+
+// scratch holds reusable slices of the hot path.
+type scratch struct {
+	groups []datagram.GroupID
+	recs   [][]byte
+	drops  []fragmentation.Drop
+}
+
+func newEngine(n *Node) (*engine, error) {
+	rcv, err := qos.NewReceivers(n.instance, n.cfg.Streams.Receivers)
+	if err != nil {
+		return nil, err
+	}
+	rel, unrel := n.cfg.Assembly, n.cfg.Assembly
+	if rel.Timeout == 0 {
+		rel.Timeout = DefaultReliableAssemblyTimeout
+	}
+	if unrel.Timeout == 0 {
+		unrel.Timeout = DefaultUnreliableAssemblyTimeout
+	}
+	e := &engine{
+		n:       n,
+		pubCh:   make(chan pubReq, n.cfg.PublishQueue),
+		rxCh:    make(chan rxBatch, n.cfg.ReceiveQueue),
+		ctlCh:   make(chan ctlReq, 64),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+		senders: map[datagram.StreamKey]*senderState{},
+		rcv:     rcv,
+		origin:  map[datagram.InstanceID]netip.AddrPort{},
+		timer:   time.NewTimer(time.Hour),
+	}
+	if e.asmRel, err = fragmentation.NewAssembler(rel); err != nil {
+		return nil, err
+	}
+	if e.asmUnrel, err = fragmentation.NewAssembler(unrel); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// run is the engine goroutine. It exits when stop is closed.
+func (e *engine) run() {
+	defer close(e.done)
+	for {
+		select {
+		case p := <-e.pubCh:
+			now := time.Now()
+			e.publish(p, now)
+			e.drainPublishes(now)
+		case b := <-e.rxCh:
+			e.receive(b, time.Now())
+		case fn := <-e.ctlCh:
+			fn(e)
+		case <-e.timer.C:
+			e.tick(time.Now())
+		case <-e.stop:
+			return
+		}
+		e.flush(time.Now())
+	}
+}
+
+// drainPublishes handles queued publish requests so that small events share
+// datagrams under load, without waiting when the queue is empty.
+func (e *engine) drainPublishes(now time.Time) {
+	for i := 0; i < maxDrain; i++ {
+		select {
+		case p := <-e.pubCh:
+			e.publish(p, now)
+		default:
+			return
+		}
+	}
+}
+
+// tick drives every machine's timers.
+func (e *engine) tick(now time.Time) {
+	for _, st := range e.senders {
+		if dl := st.s.NextDeadline(); !dl.IsZero() && !dl.After(now) {
+			st.s.Tick(now, &e.out)
+		}
+	}
+	e.rcv.Tick(now, &e.out)
+	e.asmRel.Prune(now)
+	e.asmUnrel.Prune(now)
+	e.countAssemblyDrops()
+	e.expireSenders(now)
+}
+
+// flush packs pending records, transmits what the machines produced,
+// delivers what they released and re-arms the timer.
+func (e *engine) flush(now time.Time) {
+	e.packPending(now)
+	e.handleOutput(now)
+	e.publishStats(now)
+	e.rearm(now)
+}
+
+// handleOutput acts on e.out: deliveries first (local latency), then
+// datagrams, then loss reports.
+func (e *engine) handleOutput(now time.Time) {
+	for len(e.out.Datagrams) > 0 || len(e.out.Deliveries) > 0 || len(e.out.Losses) > 0 {
+		for _, d := range e.out.Deliveries {
+			e.deliverRecords(d, now)
+		}
+		e.transmit(e.out.Datagrams)
+		for _, l := range e.out.Losses {
+			e.n.reportLoss(l)
+		}
+		e.out.Reset()
+	}
+}
+
+// rearm sets the timer to the earliest deadline of any machine.
+func (e *engine) rearm(now time.Time) {
+	next := now.Add(time.Second)
+	consider := func(t time.Time) {
+		if !t.IsZero() && t.Before(next) {
+			next = t
+		}
+	}
+	for _, st := range e.senders {
+		consider(st.s.NextDeadline())
+	}
+	consider(e.rcv.NextDeadline())
+	if t, ok := e.asmRel.NextDeadline(); ok {
+		consider(t)
+	}
+	if t, ok := e.asmUnrel.NextDeadline(); ok {
+		consider(t)
+	}
+	if !e.timer.Stop() {
+		select {
+		case <-e.timer.C:
+		default:
+		}
+	}
+	e.timer.Reset(max(next.Sub(now), 0))
+}

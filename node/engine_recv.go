@@ -1,0 +1,148 @@
+package node
+
+import (
+	"errors"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/rsbd/rsbd/fragmentation"
+	"github.com/rsbd/rsbd/metrics"
+	"github.com/rsbd/rsbd/qos"
+	"github.com/rsbd/rsbd/transport/datagram"
+)
+
+// receive decodes and routes a batch of datagrams.
+func (e *engine) receive(b rxBatch, now time.Time) {
+	for _, p := range b.pkts {
+		d := &e.d
+		if err := datagram.Decode(b.slab[p.off:p.off+p.n], d); err != nil {
+			e.n.m.Drop(metrics.DropDecodeError)
+			continue
+		}
+		e.n.m.DatagramsIn[kindLabel(d.Kind)].Inc()
+		if d.Stream.Instance == e.n.instance {
+			continue
+		}
+		e.route(d, p, now)
+		// Deliveries alias e.d's Records, which the next Decode reuses.
+		e.handleOutput(now)
+	}
+}
+
+// route hands d to the machine it belongs to.
+func (e *engine) route(d *datagram.Datagram, p rxPkt, now time.Time) {
+	if d.Kind == datagram.KindNack && d.Target == e.n.instance {
+		key := datagram.StreamKey{Instance: e.n.instance, Group: d.Stream.Group, Class: d.Stream.Class}
+		if st, ok := e.senders[key]; ok {
+			e.n.m.NacksReceived.Inc()
+			e.lastActive = now
+			st.s.HandleNack(d, now, &e.out)
+		} else {
+			e.n.m.Drop(metrics.DropUnknownStream)
+		}
+		return
+	}
+	if !e.n.wantsGroup(d.Stream.Group) {
+		e.n.m.Drop(metrics.DropNotInterested)
+		return
+	}
+	if d.Kind != datagram.KindNack {
+		e.noteOrigin(d.Stream.Instance, p)
+	}
+	e.rcv.Handle(d, now, &e.out)
+}
+
+// noteOrigin remembers the unicast address of a sender instance, where
+// NACKs for its streams go. The map is bounded by the receivers table: it
+// is pruned when instances are forgotten and capped here.
+func (e *engine) noteOrigin(inst datagram.InstanceID, p rxPkt) {
+	if a, ok := e.origin[inst]; ok && a == p.from {
+		return
+	}
+	if _, ok := e.origin[inst]; !ok && len(e.origin) >= maxOrigins {
+		for k := range e.origin {
+			delete(e.origin, k)
+			break
+		}
+	}
+	e.origin[inst] = p.from
+}
+
+// forget frees every stream of a departed sender instance.
+func (e *engine) forget(inst datagram.InstanceID, now time.Time) {
+	e.rcv.Forget(inst, now, &e.out)
+	delete(e.origin, inst)
+}
+
+// deliverRecords reassembles the records of one released DATA datagram and
+// delivers complete events locally.
+func (e *engine) deliverRecords(dl qos.Delivery, now time.Time) {
+	asm := e.asmUnrel
+	if dl.Stream.Class.Reliable() {
+		asm = e.asmRel
+	}
+	for _, r := range dl.Records {
+		body, whole, err := unwrapWhole(r)
+		if err != nil {
+			e.n.m.Drop(metrics.DropDecodeError)
+			continue
+		}
+		if !whole {
+			body = e.assemble(asm, r, now)
+			if body == nil {
+				continue
+			}
+		}
+		e.n.deliverNetwork(body, e)
+	}
+}
+
+// assemble offers a fragment to asm and returns the serialized Notification
+// when it completes an event.
+func (e *engine) assemble(asm *fragmentation.Assembler, r []byte, now time.Time) []byte {
+	n, err := asm.AddBytes(now, r)
+	e.countAssemblyDrops()
+	if err != nil {
+		if !errors.Is(err, fragmentation.ErrDuplicate) && !errors.Is(err, fragmentation.ErrDropped) {
+			e.n.m.Drop(metrics.DropDecodeError)
+			e.n.log.Debug("fragment refused", "err", err)
+		}
+		return nil
+	}
+	if n == nil {
+		return nil
+	}
+	body, err := proto.MarshalOptions{Deterministic: true}.Marshal(n)
+	if err != nil {
+		e.n.m.Drop(metrics.DropDecodeError)
+		return nil
+	}
+	return body
+}
+
+// countAssemblyDrops moves the assemblers' drop records into the metrics.
+func (e *engine) countAssemblyDrops() {
+	for _, a := range []*fragmentation.Assembler{e.asmRel, e.asmUnrel} {
+		e.scratch.drops = a.AppendDrops(e.scratch.drops[:0])
+		for _, d := range e.scratch.drops {
+			e.n.m.Drop(assemblyDropReason(d.Reason))
+		}
+	}
+}
+
+func assemblyDropReason(r fragmentation.Reason) metrics.DropReason {
+	switch r {
+	case fragmentation.ReasonDuplicate:
+		return metrics.DropFragmentDuplicate
+	case fragmentation.ReasonTimeout:
+		return metrics.DropReassemblyTimeout
+	case fragmentation.ReasonEvictedBytes:
+		return metrics.DropReassemblyEvicted
+	case fragmentation.ReasonEvictedPartials:
+		return metrics.DropReassemblyLimit
+	case fragmentation.ReasonEventTooLarge:
+		return metrics.DropEventTooLarge
+	}
+	return metrics.DropFragmentInvalid
+}

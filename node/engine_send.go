@@ -1,0 +1,218 @@
+package node
+
+import (
+	"net/netip"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/rsbd/rsbd/fragmentation"
+	"github.com/rsbd/rsbd/group"
+	"github.com/rsbd/rsbd/metrics"
+	"github.com/rsbd/rsbd/proto/rsbpb"
+	"github.com/rsbd/rsbd/qos"
+	"github.com/rsbd/rsbd/transport/datagram"
+)
+
+// dataHeader is the encoded size of a DATA datagram without records.
+const dataHeader = datagram.HeaderSize + 2
+
+// recordOverhead is the per-record length prefix in a DATA datagram.
+const recordOverhead = 4
+
+// publish turns one Notification into records and queues them on the sender
+// stream of every group some peer wants.
+func (e *engine) publish(p pubReq, now time.Time) {
+	e.scratch.groups = group.AppendIDs(e.scratch.groups[:0], p.scope)
+	in := e.n.interest()
+	wanted := e.scratch.groups[:0]
+	for _, id := range e.scratch.groups {
+		if in.Wanted(id) {
+			wanted = append(wanted, id)
+		}
+	}
+	if len(wanted) == 0 {
+		return
+	}
+	recs, err := e.records(p.body)
+	if err != nil {
+		e.n.m.Drop(metrics.DropFragmentInvalid)
+		e.n.log.Warn("cannot fragment event", "scope", p.scope.String(), "size", len(p.body), "err", err)
+		return
+	}
+	e.n.m.EventsOut[metrics.PathNetwork].Inc()
+	e.n.m.BytesOut[metrics.PathNetwork].Add(float64(len(p.body)))
+	for _, id := range wanted {
+		st := e.sender(datagram.StreamKey{Instance: e.n.instance, Group: id, Class: p.class}, now)
+		if st == nil {
+			continue
+		}
+		for _, r := range recs {
+			e.queueRecord(st, r, now)
+		}
+	}
+}
+
+// records splits a serialized Notification into serialized
+// FragmentedNotifications that each fit one datagram.
+func (e *engine) records(body []byte) ([][]byte, error) {
+	capacity := e.n.cfg.MaxDatagram - dataHeader - recordOverhead
+	if wholeSize(len(body)) <= capacity {
+		return append(e.scratch.recs[:0], appendWhole(make([]byte, 0, wholeSize(len(body))), body)), nil
+	}
+	var n rsbpb.Notification
+	if err := proto.Unmarshal(body, &n); err != nil {
+		return nil, err
+	}
+	return fragmentation.AppendSplit(e.scratch.recs[:0], &n, capacity)
+}
+
+// sender returns the sender state of key, creating it (and evicting the
+// least recently used past MaxSenders).
+func (e *engine) sender(key datagram.StreamKey, now time.Time) *senderState {
+	if st, ok := e.senders[key]; ok {
+		st.used = now
+		return st
+	}
+	if len(e.senders) >= e.n.cfg.MaxSenders {
+		e.evictOldestSender()
+	}
+	s, err := qos.NewSender(key, e.n.cfg.Streams.Sender)
+	if err != nil {
+		e.n.log.Error("cannot create sender stream", "err", err)
+		return nil
+	}
+	st := &senderState{s: s, used: now, size: dataHeader}
+	e.senders[key] = st
+	return st
+}
+
+func (e *engine) evictOldestSender() {
+	var oldest datagram.StreamKey
+	var t time.Time
+	for k, st := range e.senders {
+		if len(st.pending) == 0 && (t.IsZero() || st.used.Before(t)) {
+			oldest, t = k, st.used
+		}
+	}
+	if !t.IsZero() {
+		addSenderStats(&e.retired, e.senders[oldest].s.Stats())
+		delete(e.senders, oldest)
+		e.n.m.Drop(metrics.DropStreamLimit)
+	}
+}
+
+// expireSenders frees sender streams idle past DefaultSenderIdle that no
+// longer retain anything for repair.
+func (e *engine) expireSenders(now time.Time) {
+	for k, st := range e.senders {
+		if len(st.pending) == 0 && st.s.Retained() == 0 && now.Sub(st.used) > DefaultSenderIdle {
+			addSenderStats(&e.retired, st.s.Stats())
+			delete(e.senders, k)
+		}
+	}
+}
+
+// queueRecord adds r to the pending DATA datagram of st, sending the
+// pending one first when r does not fit.
+func (e *engine) queueRecord(st *senderState, r []byte, now time.Time) {
+	if st.size+recordOverhead+len(r) > e.n.cfg.MaxDatagram || len(st.pending) == datagram.MaxRecords {
+		e.sendPending(st, now)
+	}
+	if len(st.pending) == 0 {
+		e.dirty = append(e.dirty, st)
+	}
+	st.pending = append(st.pending, r)
+	st.size += recordOverhead + len(r)
+}
+
+// sendPending numbers the pending DATA datagram of st.
+func (e *engine) sendPending(st *senderState, now time.Time) {
+	if len(st.pending) == 0 {
+		return
+	}
+	d := &datagram.Datagram{Kind: datagram.KindData, Records: st.pending}
+	st.pending, st.size = nil, dataHeader
+	e.lastActive = now
+	if _, err := st.s.Send(d, now, &e.out); err != nil {
+		e.n.log.Error("sender stream refused datagram", "err", err)
+	}
+}
+
+// packPending sends every pending DATA datagram.
+func (e *engine) packPending(now time.Time) {
+	for _, st := range e.dirty {
+		e.sendPending(st, now)
+	}
+	clear(e.dirty)
+	e.dirty = e.dirty[:0]
+}
+
+// transmit encodes ds and sends each to its destinations, batching runs of
+// datagrams that go to the same destinations into one system call.
+func (e *engine) transmit(ds []*datagram.Datagram) {
+	if len(ds) == 0 {
+		return
+	}
+	e.tx.reset()
+	for _, d := range ds {
+		dst := e.destinations(d)
+		if len(dst) == 0 {
+			continue
+		}
+		b, err := e.tx.encode(d)
+		if err != nil {
+			e.n.log.Error("cannot encode datagram", "kind", d.Kind, "err", err)
+			continue
+		}
+		e.n.m.DatagramsOut[kindLabel(d.Kind)].Inc()
+		if !e.tx.sameDst(dst) {
+			e.tx.send(e.n.conn)
+			e.tx.setDst(dst)
+		}
+		e.tx.bufs = append(e.tx.bufs, b)
+	}
+	e.tx.send(e.n.conn)
+}
+
+// destinations returns where d goes: its group's multicast address, or in
+// unicast mode every interested peer; a NACK also goes to the unicast
+// address of the sender it asks.
+func (e *engine) destinations(d *datagram.Datagram) []netip.AddrPort {
+	dst := e.tx.dstScratch[:0]
+	if d.Kind == datagram.KindNack {
+		if a, ok := e.origin[d.Target]; ok {
+			dst = append(dst, a)
+		}
+		if !e.n.cfg.Unicast {
+			dst = append(dst, e.n.pool.Addr(d.Stream.Group))
+		}
+		e.tx.dstScratch = dst
+		return dst
+	}
+	if !e.n.cfg.Unicast {
+		dst = append(dst, e.n.pool.Addr(d.Stream.Group))
+		e.tx.dstScratch = dst
+		return dst
+	}
+	e.tx.peers = e.n.interest().AppendPeers(e.tx.peers[:0], d.Stream.Group)
+	for _, p := range e.tx.peers {
+		if p.Addr.IsValid() && p.Instance != e.n.instance {
+			dst = append(dst, p.Addr)
+		}
+	}
+	e.tx.dstScratch = dst
+	return dst
+}
+
+func kindLabel(k datagram.Kind) metrics.Kind {
+	switch k {
+	case datagram.KindHeartbeat:
+		return metrics.KindHeartbeat
+	case datagram.KindNack:
+		return metrics.KindNack
+	case datagram.KindGone:
+		return metrics.KindGone
+	}
+	return metrics.KindData
+}

@@ -1,0 +1,85 @@
+package node
+
+import (
+	"log/slog"
+	"math/rand/v2"
+	"net/netip"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/rsbd/rsbd/group"
+	"github.com/rsbd/rsbd/scope"
+)
+
+// testPool returns a multicast pool private to one test: a random
+// 239.255.x.0 base and port, so parallel tests never hear each other.
+func testPool() group.Config {
+	c := group.DefaultConfig()
+	c.PoolBase = netip.AddrFrom4([4]byte{239, 255, byte(rand.IntN(200) + 20), 0})
+	c.PoolPort = uint16(20000 + rand.IntN(30000))
+	return c
+}
+
+// testConfig returns a loopback node config with ephemeral ports.
+func testConfig(t testing.TB, pool group.Config) Config {
+	t.Helper()
+	lvl := slog.LevelWarn
+	if testing.Verbose() {
+		lvl = slog.LevelDebug
+	}
+	return Config{
+		SocketAddr:   "127.0.0.1:0",
+		GossipAddr:   "127.0.0.1:0",
+		DataAddr:     "127.0.0.1:0",
+		LocalProfile: true,
+		Group:        pool,
+		Logger:       slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})),
+	}
+}
+
+// startNodes starts k nodes joined into one cluster.
+func startNodes(t testing.TB, k int, mod func(i int, c *Config)) []*Node {
+	t.Helper()
+	pool := testPool()
+	var nodes []*Node
+	for i := 0; i < k; i++ {
+		c := testConfig(t, pool)
+		if mod != nil {
+			mod(i, &c)
+		}
+		if i > 0 {
+			c.Join = []string{nodes[0].GossipAddr().String()}
+		}
+		n, err := New(c, nil)
+		if err != nil {
+			t.Fatalf("node %d: %v", i, err)
+		}
+		t.Cleanup(func() { n.Close() })
+		nodes = append(nodes, n)
+	}
+	waitFor(t, 10*time.Second, "cluster formed", func() bool {
+		for _, n := range nodes {
+			if len(n.Members()) != k-1 {
+				return false
+			}
+		}
+		return true
+	})
+	return nodes
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		tm := time.NewTimer(5 * time.Millisecond)
+		<-tm.C
+	}
+}
+
+func groupID(s string) [16]byte { return group.ID(scope.MustParse(s)) }

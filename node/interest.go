@@ -1,0 +1,214 @@
+package node
+
+import (
+	"net/netip"
+	"slices"
+	"sync/atomic"
+
+	"github.com/rsbd/rsbd/group"
+	"github.com/rsbd/rsbd/metrics"
+	"github.com/rsbd/rsbd/qos"
+	"github.com/rsbd/rsbd/scope"
+	"github.com/rsbd/rsbd/transport"
+	"github.com/rsbd/rsbd/transport/datagram"
+)
+
+// wantedSet is the set of groups local sinks want, read lock-free by the
+// socket readers and the engine.
+type wantedSet struct {
+	p atomic.Pointer[map[datagram.GroupID]struct{}]
+}
+
+func (w *wantedSet) store(ids []datagram.GroupID) {
+	m := make(map[datagram.GroupID]struct{}, len(ids))
+	for _, id := range ids {
+		m[id] = struct{}{}
+	}
+	w.p.Store(&m)
+}
+
+func (w *wantedSet) has(id datagram.GroupID) bool {
+	_, ok := (*w.p.Load())[id]
+	return ok
+}
+
+// wantsGroup reports whether a local sink wants the group.
+func (n *Node) wantsGroup(id datagram.GroupID) bool { return n.wanted.has(id) }
+
+// signalInterest asks the interest loop to re-derive the wanted groups
+// (coalesced: a pending signal absorbs later ones).
+func (n *Node) signalInterest() {
+	select {
+	case n.interestSig <- struct{}{}:
+	default:
+	}
+}
+
+// localScopes returns the minimal set of scopes local sinks want.
+func (n *Node) localScopes() []scope.Scope {
+	var all []scope.Scope
+	if n.sock != nil {
+		in := n.sock.Interest()
+		if in.All {
+			return []scope.Scope{scope.Root}
+		}
+		all = append(all, in.Scopes...)
+	}
+	all = append(all, n.sinks.scopes()...)
+	return minimalScopes(all)
+}
+
+// minimalScopes drops every scope contained in another one of the list, so
+// that an event reaches this host through exactly one of its groups.
+func minimalScopes(in []scope.Scope) []scope.Scope {
+	slices.SortFunc(in, func(a, b scope.Scope) int { return len(a.String()) - len(b.String()) })
+	var out []scope.Scope
+	for _, s := range in {
+		covered := false
+		for _, o := range out {
+			if o.Contains(s) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// interestLoop owns the local interest: it tells peers which groups this
+// host wants and joins their multicast addresses. It exits on stop.
+func (n *Node) interestLoop() {
+	joined := map[netip.AddrPort]bool{}
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-n.interestSig:
+		}
+		var ids []datagram.GroupID
+		for _, s := range n.localScopes() {
+			ids = append(ids, group.ID(s))
+		}
+		ids = group.SortGroups(ids)
+		n.wanted.store(ids)
+		if err := n.mem.SetLocalGroups(ids); err != nil {
+			n.log.Error("cannot announce interest", "groups", len(ids), "err", err)
+		}
+		if !n.cfg.Unicast {
+			n.updateJoins(joined, ids)
+		}
+		n.m.MulticastGroups.Set(float64(len(joined)))
+	}
+}
+
+// updateJoins joins the pool addresses of ids and leaves the others.
+func (n *Node) updateJoins(joined map[netip.AddrPort]bool, ids []datagram.GroupID) {
+	want := map[netip.AddrPort]bool{}
+	for _, id := range ids {
+		want[n.pool.Addr(id)] = true
+	}
+	for a := range want {
+		if !joined[a] {
+			if err := n.conn.Join(a); err != nil {
+				n.log.Error("cannot join multicast group", "addr", a, "err", err)
+				continue
+			}
+			joined[a] = true
+		}
+	}
+	for a := range joined {
+		if !want[a] {
+			if err := n.conn.Leave(a); err != nil {
+				n.log.Warn("cannot leave multicast group", "addr", a, "err", err)
+			}
+			delete(joined, a)
+		}
+	}
+}
+
+// memberLoop frees the streams of peers that leave or fail. It exits when
+// the membership closes its event channel or on stop.
+func (n *Node) memberLoop() {
+	for {
+		select {
+		case <-n.stop:
+			return
+		case ev, ok := <-n.mem.Events():
+			if !ok {
+				return
+			}
+			n.m.Peers.Set(float64(len(n.mem.Members())))
+			if ev.Kind == membershipLeave || ev.Kind == membershipFail {
+				inst := ev.Member.Instance
+				n.log.Info("peer gone", "name", ev.Member.Name, "kind", ev.Kind.String())
+				select {
+				case n.eng.ctlCh <- func(e *engine) { e.forget(inst, timeNow()) }:
+				case <-n.stop:
+					return
+				}
+			}
+		}
+	}
+}
+
+// onPackets runs on a transport reader goroutine: it drops datagrams of
+// groups nobody here wants before copying, copies the rest into one slab and
+// queues it for the engine (dropping the batch, counted, when the queue is
+// full).
+func (n *Node) onPackets(batch []transport.Packet) {
+	total := 0
+	for _, p := range batch {
+		total += len(p.Data)
+	}
+	b := rxBatch{slab: make([]byte, 0, total), pkts: make([]rxPkt, 0, len(batch))}
+	for _, p := range batch {
+		if !n.acceptPacket(p.Data) {
+			continue
+		}
+		b.pkts = append(b.pkts, rxPkt{off: len(b.slab), n: len(p.Data), from: p.From})
+		b.slab = append(b.slab, p.Data...)
+	}
+	if len(b.pkts) == 0 {
+		return
+	}
+	select {
+	case n.eng.rxCh <- b:
+	default:
+		n.m.DropN(metrics.DropQueueFull, uint64(len(b.pkts)))
+	}
+}
+
+// acceptPacket is the cheap pre-filter on the reader goroutine: DATA,
+// HEARTBEAT and GONE of unwanted groups are dropped here; everything else
+// is decoded and checked by the engine.
+func (n *Node) acceptPacket(b []byte) bool {
+	if len(b) < datagram.HeaderSize {
+		n.m.Drop(metrics.DropDecodeError)
+		return false
+	}
+	if datagram.Kind(b[1]) == datagram.KindNack {
+		return true
+	}
+	var id datagram.GroupID
+	copy(id[:], b[24:40])
+	if !n.wanted.has(id) {
+		n.m.Drop(metrics.DropNotInterested)
+		return false
+	}
+	return true
+}
+
+func lossLabel(l qos.LossReport) metrics.LossReason {
+	switch l.Reason {
+	case qos.ReasonGone:
+		return metrics.LossGone
+	case qos.ReasonTrailPassed:
+		return metrics.LossTrail
+	case qos.ReasonRetriesExhausted:
+		return metrics.LossRetries
+	}
+	return metrics.LossGapLimit
+}

@@ -1,0 +1,163 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rsbd/rsbd/metrics"
+	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/scope"
+)
+
+// socketHandler connects the RSB socket server to the node.
+type socketHandler struct{ n *Node }
+
+// OnFrame runs on the client's reading goroutine after the server has
+// forwarded the frame to the other local connections: it delivers to
+// embedded subscriptions and queues the event for the network. A full
+// publish queue blocks this client only (TCP back-pressure).
+func (h socketHandler) OnFrame(_ rsbsocket.ConnID, f rsbsocket.Frame) {
+	n := h.n
+	n.m.EventsIn[metrics.PathSocket].Inc()
+	n.m.BytesIn[metrics.PathSocket].Add(float64(len(f.Body)))
+	n.deliverSinks(f.Body, f.Scope, nil)
+	n.enqueue(pubReq{body: f.Body, scope: f.Scope, class: n.cfg.qosFor(f.Scope).Class()})
+}
+
+// OnInterestChanged re-derives the groups this host wants.
+func (h socketHandler) OnInterestChanged() { h.n.signalInterest() }
+
+// enqueue hands a publish request to the engine, waiting while the queue is
+// full unless the node stops.
+func (n *Node) enqueue(p pubReq) bool {
+	select {
+	case n.eng.pubCh <- p:
+		return true
+	case <-n.stop:
+		n.m.Drop(metrics.DropClosed)
+		return false
+	}
+}
+
+// Publish sends an event from an embedded participant: to the local socket
+// clients and subscriptions whose scope matches and to the network. ev must
+// carry its scope and event id; Publish sets no timestamps.
+func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
+	body, err := notification.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("node: publish: %w", err)
+	}
+	select {
+	case <-n.stop:
+		return ErrClosed
+	default:
+	}
+	n.m.EventsIn[metrics.PathLocal].Inc()
+	n.m.BytesIn[metrics.PathLocal].Add(float64(len(body)))
+	if n.sock != nil {
+		n.sock.Deliver(body, ev.Scope, 0)
+	}
+	n.deliverSinks(body, ev.Scope, ev)
+	select {
+	case n.eng.pubCh <- pubReq{body: body, scope: ev.Scope, class: n.cfg.qosFor(ev.Scope).Class()}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-n.stop:
+		return ErrClosed
+	}
+}
+
+// Subscribe registers fn for events on sc and its sub-scopes, local and
+// remote. The returned function cancels the subscription.
+func (n *Node) Subscribe(sc scope.Scope, fn Handler) (cancel func()) {
+	id := n.sinks.add(sc, fn)
+	n.signalInterest()
+	return func() {
+		if n.sinks.remove(sc, id) {
+			n.signalInterest()
+		}
+	}
+}
+
+// deliverSinks calls the embedded subscriptions matching sc. ev is the
+// decoded event when the caller has it; otherwise body is decoded once, and
+// only if some subscription matches.
+func (n *Node) deliverSinks(body []byte, sc scope.Scope, ev *notification.Event) int {
+	var supers [8]scope.Scope
+	subs, _ := n.sinks.matching(nil, supers[:0], sc)
+	if len(subs) == 0 {
+		return 0
+	}
+	if ev == nil {
+		var err error
+		if ev, err = notification.Unmarshal(body); err != nil {
+			n.m.Drop(metrics.DropDecodeError)
+			return 0
+		}
+	}
+	for _, s := range subs {
+		s.fn(ev)
+	}
+	return len(subs)
+}
+
+// deliverNetwork delivers an event received from the network to the local
+// socket clients and subscriptions whose scope matches (hashed groups
+// collide and carry sub-scopes, so the scope is checked again here).
+func (n *Node) deliverNetwork(body []byte, _ *engine) {
+	f, err := rsbsocket.ParseFrame(body)
+	if err != nil {
+		n.m.Drop(metrics.DropDecodeError)
+		return
+	}
+	n.m.EventsIn[metrics.PathNetwork].Inc()
+	n.m.BytesIn[metrics.PathNetwork].Add(float64(len(body)))
+	got := 0
+	if n.sock != nil {
+		got = n.sock.Deliver(body, f.Scope, 0)
+	}
+	got += n.deliverSinks(body, f.Scope, nil)
+	if got == 0 {
+		n.m.Drop(metrics.DropScopeMismatch)
+		return
+	}
+	n.m.EventsOut[metrics.PathLocal].Inc()
+}
+
+// reportLoss surfaces an unrecoverable loss: metrics, log, OnLoss.
+func (n *Node) reportLoss(l LossReport) {
+	n.m.LossReports[lossLabel(l)].Inc()
+	n.m.LostDatagrams[lossLabel(l)].Add(float64(l.Range.Len()))
+	n.log.Warn("events lost", "sender", fmt.Sprintf("%x", l.Stream.Instance[:4]),
+		"group", fmt.Sprintf("%x", l.Stream.Group[:4]), "class", l.Stream.Class,
+		"first", l.Range.First, "last", l.Range.Last, "reason", l.Reason.String())
+	if n.cfg.OnLoss != nil {
+		n.cfg.OnLoss(l)
+	}
+}
+
+// flushReliable gives reliable streams up to d to finish: it waits until
+// the engine has sent nothing and heard no NACK for flushQuiet (so the final
+// heartbeats went out and receivers had their chance to ask for repairs).
+func (n *Node) flushReliable(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for {
+		quiet := make(chan bool, 1)
+		select {
+		case n.eng.ctlCh <- func(e *engine) {
+			e.packPending(time.Now())
+			quiet <- time.Since(e.lastActive) >= flushQuiet
+		}:
+		case <-time.After(time.Until(deadline)):
+			return
+		}
+		if <-quiet || !time.Now().Before(deadline) {
+			return
+		}
+		t := time.NewTimer(flushQuiet / 4)
+		<-t.C
+	}
+}

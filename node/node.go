@@ -1,0 +1,279 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rsbd/rsbd/group"
+	"github.com/rsbd/rsbd/group/membership"
+	"github.com/rsbd/rsbd/metrics"
+	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/qos"
+	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/transport"
+	"github.com/rsbd/rsbd/transport/datagram"
+)
+
+// ErrClosed is returned by operations on a closed Node.
+var ErrClosed = errors.New("node: closed")
+
+// LossReport tells of datagrams of a remote stream that will never arrive.
+type LossReport = qos.LossReport
+
+// Node is one rsbd bus endpoint: local sinks (socket clients and embedded
+// subscriptions), the stream engine and the network. Create it with New and
+// release it with Close.
+type Node struct {
+	cfg      Config
+	log      *slog.Logger
+	instance datagram.InstanceID
+	reg      *prometheus.Registry
+	m        *metrics.Metrics
+	pool     *group.Pool
+	conn     transport.Conn
+	ep       *transport.Endpoint
+	mem      *membership.Membership
+	sock     *rsbsocket.Server
+	sockLn   net.Listener
+	sinks    *sinkTable
+	eng      *engine
+	wanted   wantedSet
+	interest func() group.InterestReader
+
+	interestSig chan struct{}
+	stop        chan struct{}
+	wg          sync.WaitGroup
+	closeOnce   sync.Once
+	closeErr    error
+}
+
+// New starts a node: UDP transport, memberlist, the engine and (unless
+// disabled) the RSB socket server. reg may be nil for a private registry.
+func New(cfg Config, reg *prometheus.Registry) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.applyDefaults()
+	if reg == nil {
+		reg = metrics.NewRegistry()
+	}
+	n := &Node{
+		cfg:         cfg,
+		log:         cfg.Logger,
+		instance:    datagram.InstanceID(notification.NewParticipantID()),
+		reg:         reg,
+		m:           metrics.New(reg),
+		sinks:       newSinkTable(),
+		interestSig: make(chan struct{}, 1),
+		stop:        make(chan struct{}),
+	}
+	n.wanted.store(nil)
+	if err := n.start(); err != nil {
+		n.Close()
+		return nil, err
+	}
+	return n, nil
+}
+
+func (n *Node) start() error {
+	var err error
+	if n.pool, err = group.NewPool(n.cfg.Group); err != nil {
+		return err
+	}
+	if err = n.openTransport(); err != nil {
+		return err
+	}
+	if n.eng, err = newEngine(n); err != nil {
+		return err
+	}
+	n.eng.tx.m = n.m
+	if err = n.openMembership(); err != nil {
+		return err
+	}
+	n.registerCollectors()
+	n.wg.Add(3)
+	go func() { defer n.wg.Done(); n.eng.run() }()
+	go func() { defer n.wg.Done(); n.interestLoop() }()
+	go func() { defer n.wg.Done(); n.memberLoop() }()
+	if err = n.openSocket(); err != nil {
+		return err
+	}
+	n.signalInterest()
+	if len(n.cfg.Join) > 0 {
+		if _, err := n.mem.Join(n.cfg.Join); err != nil {
+			n.log.Warn("join failed; will serve alone until a peer joins", "seeds", n.cfg.Join, "err", err)
+		}
+	}
+	return nil
+}
+
+func (n *Node) openTransport() error {
+	tc := n.cfg.Transport
+	tc.Listen = netip.MustParseAddrPort(n.cfg.DataAddr)
+	tc.Interface = n.cfg.Interface
+	tc.MaxDatagram = n.cfg.MaxDatagram
+	if tc.Logger == nil {
+		tc.Logger = n.log
+	}
+	ep, err := transport.Open(tc, n.onPackets)
+	if err != nil {
+		return fmt.Errorf("node: transport: %w", err)
+	}
+	n.ep, n.conn = ep, ep
+	return nil
+}
+
+func (n *Node) openMembership() error {
+	mc := n.cfg.Membership
+	host, port, _ := splitHostPort(n.cfg.GossipAddr)
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return fmt.Errorf("%w: gossip port %q", ErrConfig, port)
+	}
+	if p == 0 {
+		p = membership.AnyPort
+	}
+	mc.NodeName, mc.BindAddr, mc.BindPort = n.cfg.Name, host, p
+	if n.cfg.AdvertiseAddr != "" {
+		ah, ap, _ := splitHostPort(n.cfg.AdvertiseAddr)
+		mc.AdvertiseAddr = ah
+		mc.AdvertisePort, _ = strconv.Atoi(ap)
+	}
+	mc.Local = mc.Local || n.cfg.LocalProfile
+	mc.Group = n.cfg.Group
+	if mc.Logger == nil {
+		mc.Logger = n.log
+	}
+	local := membership.LocalState{Instance: n.instance, DataAddr: n.dataAddr()}
+	if n.mem, err = membership.New(mc, local); err != nil {
+		return fmt.Errorf("node: membership: %w", err)
+	}
+	n.interest = n.mem.Interest
+	return nil
+}
+
+// dataAddr is the unicast data address advertised to peers: the bound port
+// on the gossip host when bound to all addresses.
+func (n *Node) dataAddr() netip.AddrPort {
+	a := n.ep.LocalAddr()
+	if a.Addr().IsUnspecified() {
+		host, _, _ := splitHostPort(n.cfg.GossipAddr)
+		if n.cfg.AdvertiseAddr != "" {
+			host, _, _ = splitHostPort(n.cfg.AdvertiseAddr)
+		}
+		if ip, err := netip.ParseAddr(host); err == nil && !ip.IsUnspecified() {
+			return netip.AddrPortFrom(ip, a.Port())
+		}
+		return netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), a.Port())
+	}
+	return a
+}
+
+func (n *Node) openSocket() error {
+	if n.cfg.SocketAddr == "off" {
+		return nil
+	}
+	sc := n.cfg.Socket
+	sc.Addr = n.cfg.SocketAddr
+	if sc.Logger == nil {
+		sc.Logger = n.log
+	}
+	srv, err := rsbsocket.NewServer(sc, socketHandler{n})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp4", sc.Addr)
+	if err != nil {
+		return fmt.Errorf("node: socket server: %w", err)
+	}
+	n.sock, n.sockLn = srv, ln
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, rsbsocket.ErrServerClosed) {
+			n.log.Error("socket server stopped", "err", err)
+		}
+	}()
+	return nil
+}
+
+// Instance returns this node's instance id.
+func (n *Node) Instance() datagram.InstanceID { return n.instance }
+
+// Registry returns the node's Prometheus registry.
+func (n *Node) Registry() *prometheus.Registry { return n.reg }
+
+// SocketAddr returns the RSB socket server's address (nil when disabled).
+func (n *Node) SocketAddr() net.Addr {
+	if n.sockLn == nil {
+		return nil
+	}
+	return n.sockLn.Addr()
+}
+
+// GossipAddr returns the memberlist address peers join.
+func (n *Node) GossipAddr() netip.AddrPort { return n.mem.GossipAddr() }
+
+// DataAddr returns the unicast UDP data address.
+func (n *Node) DataAddr() netip.AddrPort { return n.dataAddr() }
+
+// Join adds the node to the cluster of the given gossip addresses.
+func (n *Node) Join(seeds ...string) (int, error) { return n.mem.Join(seeds) }
+
+// Members returns the remote cluster members currently alive.
+func (n *Node) Members() []membership.Member { return n.mem.Members() }
+
+// Ready reports nil once the node serves (used by /readyz).
+func (n *Node) Ready() error {
+	select {
+	case <-n.stop:
+		return ErrClosed
+	default:
+		return nil
+	}
+}
+
+// Close stops the node: the socket server stops accepting and closes its
+// connections in order, reliable streams get ShutdownFlush to answer
+// outstanding NACKs, the node leaves the cluster and every goroutine ends.
+// It is idempotent.
+func (n *Node) Close() error {
+	n.closeOnce.Do(func() { n.closeErr = n.close() })
+	return n.closeErr
+}
+
+func (n *Node) close() error {
+	var errs []error
+	if n.sock != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		errs = append(errs, n.sock.Shutdown(ctx))
+		cancel()
+	}
+	if n.eng != nil {
+		n.flushReliable(n.cfg.ShutdownFlush)
+	}
+	if n.mem != nil {
+		errs = append(errs, n.mem.Leave(time.Second), n.mem.Close())
+	}
+	close(n.stop)
+	if n.eng != nil {
+		close(n.eng.stop)
+	}
+	if n.ep != nil {
+		errs = append(errs, n.ep.Close())
+	}
+	n.wg.Wait()
+	return errors.Join(errs...)
+}

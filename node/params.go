@@ -1,0 +1,51 @@
+package node
+
+import "time"
+
+// Defaults of Config. Every limit of the node lives here.
+const (
+	// DefaultSocketAddr is where RSB socket clients connect (RSB's default
+	// port 55555 on all IPv4 interfaces, as RSB's own servers bind).
+	DefaultSocketAddr = ":55555"
+	// DefaultGossipAddr is the memberlist bind address.
+	DefaultGossipAddr = "0.0.0.0:7946"
+	// DefaultDataAddr is the unicast UDP address for data, NACKs and repairs;
+	// port 0 picks a free port, advertised to peers through memberlist.
+	DefaultDataAddr = "0.0.0.0:0"
+	// DefaultLoopbackDatagram is the datagram size when multicast stays on
+	// the loopback interface (MTU 65536): large datagrams move big events
+	// with few system calls.
+	DefaultLoopbackDatagram = 60000
+	// DefaultLANDatagram is the datagram size on a real interface: it fits
+	// a 1500-byte Ethernet MTU with IP and UDP headers and room to spare.
+	DefaultLANDatagram = 1400
+	// DefaultPublishQueue bounds publish requests waiting for the engine;
+	// a full queue blocks the publisher (TCP back-pressure to its client).
+	DefaultPublishQueue = 4096
+	// DefaultReceiveQueue bounds batches of received datagrams waiting for
+	// the engine; a full queue drops the batch (counted; reliable streams
+	// repair it).
+	DefaultReceiveQueue = 1024
+	// DefaultMaxSenders bounds the sender streams (group x class) of this
+	// daemon; the least recently used is closed past it.
+	DefaultMaxSenders = 4096
+	// DefaultSenderIdle frees a sender stream that sent nothing for this
+	// long and retains nothing.
+	DefaultSenderIdle = 60 * time.Second
+	// DefaultReliableAssemblyTimeout is how long a reliable stream's
+	// partial event may wait for its fragments (retention + 5 s).
+	DefaultReliableAssemblyTimeout = 15 * time.Second
+	// DefaultUnreliableAssemblyTimeout is the same for unreliable streams.
+	DefaultUnreliableAssemblyTimeout = 2 * time.Second
+	// DefaultShutdownFlush bounds how long Close waits for reliable streams
+	// to answer outstanding NACKs before leaving the cluster.
+	DefaultShutdownFlush = 500 * time.Millisecond
+	// flushQuiet is how long the engine must have sent nothing and heard
+	// no NACK before Close considers the reliable streams flushed.
+	flushQuiet = 50 * time.Millisecond
+	// maxOrigins bounds the remembered unicast addresses of sender instances.
+	maxOrigins = 4096
+	// maxDrain is how many queued inputs the engine handles before it
+	// flushes pending datagrams (batching under load, latency when idle).
+	maxDrain = 256
+)

@@ -1,0 +1,232 @@
+package notification
+
+import (
+	"bytes"
+	"fmt"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Unmarshal decodes a Notification; it is DecodeNotification.
+func Unmarshal(b []byte) (*Event, error) { return DecodeNotification(b) }
+
+// DecodeNotification decodes a serialized Notification into a new Event.
+//
+// It follows protobuf semantics exactly as the generated code does (unknown
+// fields and known fields of an unexpected wire type are skipped, a repeated
+// singular scalar keeps its last value, repeated singular messages merge,
+// required fields must be set) and then applies the checks of
+// FromNotification, so it accepts and rejects the same inputs and returns
+// the same events as proto.Unmarshal followed by FromNotification. The Event
+// shares no memory with b.
+func DecodeNotification(b []byte) (*Event, error) {
+	e := new(Event)
+	d := notificationDecoder{e: e}
+	if err := d.decode(b); err != nil {
+		return nil, err
+	}
+	if err := d.finish(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// fieldReader steps through the fields of one protobuf message, like a
+// bufio.Scanner: next consumes a field and reports whether there was one;
+// after it returns false, err tells a clean end (nil) from malformed input.
+// For varint fields x holds the value, for length-delimited fields v holds
+// the bytes; other wire types carry nothing and are skipped by every message
+// of the RSB protocol.
+type fieldReader struct {
+	b   []byte
+	num protowire.Number
+	typ protowire.Type
+	x   uint64
+	v   []byte
+	err error
+}
+
+func (r *fieldReader) next() bool {
+	if len(r.b) == 0 || r.err != nil {
+		return false
+	}
+	num, typ, n := protowire.ConsumeTag(r.b)
+	if n < 0 {
+		r.err = malformed(n)
+		return false
+	}
+	if num > protowire.MaxValidNumber {
+		r.err = fmt.Errorf("%w: field number %d out of range", ErrMalformed, num)
+		return false
+	}
+	r.num, r.typ = num, typ
+	var m int
+	switch typ {
+	case protowire.VarintType:
+		r.x, m = protowire.ConsumeVarint(r.b[n:])
+	case protowire.BytesType:
+		r.v, m = protowire.ConsumeBytes(r.b[n:])
+	default:
+		m = protowire.ConsumeFieldValue(num, typ, r.b[n:])
+	}
+	if m < 0 {
+		r.err = malformed(m)
+		return false
+	}
+	r.b = r.b[n+m:]
+	return true
+}
+
+func malformed(n int) error {
+	return fmt.Errorf("%w: %w", ErrMalformed, protowire.ParseError(n))
+}
+
+// idDecoder accumulates one EventId, merging repeated occurrences.
+type idDecoder struct {
+	sender []byte
+	seq    uint32
+	hasSeq bool
+}
+
+func (d *idDecoder) decode(b []byte) error {
+	r := fieldReader{b: b}
+	for r.next() {
+		switch {
+		case r.num == fieldSenderID && r.typ == protowire.BytesType:
+			d.sender = r.v
+		case r.num == fieldSequenceNumber && r.typ == protowire.VarintType:
+			d.seq, d.hasSeq = uint32(r.x), true
+		}
+	}
+	return r.err
+}
+
+// id checks the accumulated EventId as FromNotification does.
+func (d *idDecoder) id() (EventID, error) {
+	var id EventID
+	if len(d.sender) != len(id.SenderID) {
+		return id, fmt.Errorf("%w: %d bytes", ErrBadSenderID, len(d.sender))
+	}
+	if !d.hasSeq {
+		return id, fmt.Errorf("%w: event id without sequence number", ErrMalformed)
+	}
+	copy(id.SenderID[:], d.sender)
+	id.SequenceNumber = d.seq
+	return id, nil
+}
+
+// notificationDecoder holds the last value of each bytes field (nil when
+// absent) until finish converts them, so repeated fields cost no copies.
+type notificationDecoder struct {
+	e                               *Event
+	scope, method, wireSchema, data []byte
+	id                              idDecoder
+	hasID                           bool
+	meta                            metaDecoder
+}
+
+func (d *notificationDecoder) decode(b []byte) error {
+	r := fieldReader{b: b}
+	for r.next() {
+		if r.typ != protowire.BytesType {
+			continue // every Notification field is length-delimited
+		}
+		var err error
+		switch r.num {
+		case fieldScope:
+			d.scope = r.v
+		case fieldWireSchema:
+			d.wireSchema = r.v
+		case fieldData:
+			d.data = r.v
+		case fieldMethod:
+			d.method = r.v
+		case fieldCauses:
+			err = d.cause(r.v)
+		case fieldMetaData:
+			err = d.meta.decode(&d.e.MetaData, r.v)
+			d.e.Present |= HasMetaData
+		case fieldEventID:
+			err = d.id.decode(r.v)
+			d.hasID = true
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return r.err
+}
+
+func (d *notificationDecoder) cause(b []byte) error {
+	if len(d.e.Causes) >= MaxCauses {
+		return fmt.Errorf("%w: more than %d causes", ErrTooMany, MaxCauses)
+	}
+	var c idDecoder
+	if err := c.decode(b); err != nil {
+		return err
+	}
+	id, err := c.id()
+	if err != nil {
+		return fmt.Errorf("cause %d: %w", len(d.e.Causes), err)
+	}
+	d.e.Causes = append(d.e.Causes, id)
+	return nil
+}
+
+// finish checks required fields and fills the Event's strings and payload.
+func (d *notificationDecoder) finish() error {
+	e := d.e
+	if !d.hasID {
+		return ErrMissingEventID
+	}
+	id, err := d.id.id()
+	if err != nil {
+		return fmt.Errorf("event id: %w", err)
+	}
+	e.ID = id
+	if err := d.meta.check(e); err != nil {
+		return err
+	}
+	if e.Scope, err = parseScope(d.scope); err != nil {
+		return err
+	}
+	e.Method, e.WireSchema = internString(d.method), internString(d.wireSchema)
+	if len(d.data) > 0 {
+		e.Data = bytes.Clone(d.data)
+	}
+	e.Present |= presentIf(d.method != nil, HasMethod) | presentIf(d.wireSchema != nil, HasWireSchema) |
+		presentIf(d.data != nil, HasData)
+	return nil
+}
+
+// internString converts b to a string without allocating for the wire
+// schemas and methods RSB clients commonly send.
+func internString(b []byte) string {
+	switch string(b) {
+	case "":
+		return ""
+	case "utf-8-string":
+		return "utf-8-string"
+	case "void":
+		return "void"
+	case ".*":
+		return ".*"
+	case "bytes":
+		return "bytes"
+	case ".rsb.protocol.introspection.Hello":
+		return ".rsb.protocol.introspection.Hello"
+	case ".rsb.protocol.introspection.Bye":
+		return ".rsb.protocol.introspection.Bye"
+	case "REQUEST":
+		return "REQUEST"
+	case "REPLY":
+		return "REPLY"
+	case "SURVEY":
+		return "SURVEY"
+	case "rsb:error?":
+		return "rsb:error?"
+	case "rsb.wire-schema":
+		return "rsb.wire-schema"
+	}
+	return string(b)
+}

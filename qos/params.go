@@ -1,0 +1,130 @@
+package qos
+
+import (
+	"math"
+	"time"
+
+	"github.com/rsbd/rsbd/transport/datagram"
+)
+
+// Sequence numbers.
+const (
+	// FirstSeq is the first sequence number of every stream: a sender numbers
+	// its DATA datagrams FirstSeq, FirstSeq+1, ... without wrapping.
+	FirstSeq uint64 = 1
+	// MaxSeq is the highest sequence number the machines accept. Datagrams
+	// claiming more are ignored so that seq+1 never wraps; at a million
+	// datagrams a second a stream would need 584,000 years to get there.
+	MaxSeq uint64 = math.MaxUint64 - 1
+)
+
+// MaxNackRanges bounds the ranges of one NACK or GONE datagram (the wire
+// limit of docs/WIRE.md, 64). Receivers split longer lists over several
+// NACKs; senders look at no more than this many ranges of one NACK.
+const MaxNackRanges = datagram.MaxNackRanges
+
+// Sender defaults (SenderConfig).
+const (
+	// DefaultRetainCount bounds the datagrams a reliable sender keeps for
+	// repair, per stream; the oldest is evicted first (publishers never block).
+	DefaultRetainCount = 16384
+	// DefaultRetainBytes bounds the record bytes a reliable sender keeps per
+	// stream (8 MiB: about 6,000 full 1400-byte datagrams).
+	DefaultRetainBytes = 8 << 20
+	// DefaultRetainAge is how long a datagram stays repairable at most.
+	// Receivers give up on a hole after about 100 ms of NACKs, so 10 s also
+	// covers a receiver that was cut off for several seconds.
+	DefaultRetainAge = 10 * time.Second
+	// DefaultHeartbeatMin is the delay of the first heartbeat after data: it
+	// bounds how long a receiver that lost the last datagram of a burst waits
+	// before it notices (tail loss).
+	DefaultHeartbeatMin = 10 * time.Millisecond
+	// DefaultHeartbeatMax is where the heartbeat interval stops doubling while
+	// the stream is idle, and the period of the ambient heartbeat that also
+	// goes out among data to tell late joiners the retained range.
+	DefaultHeartbeatMax = time.Second
+	// DefaultRepairMerge is how long after repeating a datagram further NACKs
+	// for it are ignored: the repair went to the whole group and serves every
+	// receiver that asked within that time.
+	DefaultRepairMerge = 5 * time.Millisecond
+	// DefaultRepairRate is the token-bucket refill rate of repairs and GONEs,
+	// in datagrams per second per stream (14 MB/s of 1400-byte datagrams).
+	DefaultRepairRate = 10000
+	// DefaultRepairBurst is the token-bucket depth: the most repairs one NACK
+	// or one Tick can send at once (256 x 1400 B = 350 KiB, within the 4 MiB
+	// socket receive buffer rsbd asks for).
+	DefaultRepairBurst = 256
+	// DefaultMaxPendingRepairs bounds the sequence numbers queued for repair
+	// (NACKed but not yet repeated because the bucket is empty); further NACKed
+	// numbers are dropped and counted, and the receiver's next NACK asks again.
+	DefaultMaxPendingRepairs = 4096
+)
+
+// repairBatch is how many repair tokens a sender with a backlog waits for
+// before its next Tick: a long queue is served in batches of this size
+// instead of waking the owner for every datagram (1.6 ms at 10,000/s).
+const repairBatch = 16
+
+// Receiver defaults (ReceiverConfig).
+const (
+	// DefaultNackBackoff is the upper bound of the random delay between
+	// noticing a hole and NACKing it. Receivers that hear another receiver's
+	// NACK or the repair meanwhile stay quiet (NACK suppression).
+	DefaultNackBackoff = 2 * time.Millisecond
+	// DefaultNackInterval is how long a receiver waits for the repair before
+	// it NACKs a hole again.
+	DefaultNackInterval = 10 * time.Millisecond
+	// DefaultNackTries is how many NACKs in a row a hole gets without the
+	// sender repeating anything on the stream before it is given up as lost
+	// (ReasonRetriesExhausted): about 100 ms for a dead or unreachable sender.
+	// Any repair heard meanwhile (for this receiver or another) shows the
+	// sender alive and restarts the count, so a sender working through a
+	// backlog is waited for; the heartbeat trail still bounds the wait.
+	DefaultNackTries = 10
+	// DefaultReorderDatagrams bounds the datagrams an ordered reliable
+	// receiver holds while it waits for a hole to be repaired.
+	DefaultReorderDatagrams = 1024
+	// DefaultReorderBytes bounds the bytes of held datagrams (4 MiB).
+	DefaultReorderBytes = 4 << 20
+	// DefaultMaxGaps bounds the holes one reliable receiver tracks; past it the
+	// oldest hole is given up (ReasonGapOverflow).
+	DefaultMaxGaps = 1024
+)
+
+// DedupWindow is the number of sequence numbers below the highest one seen
+// for which an unreliable receiver remembers what it delivered: duplicates in
+// the window are dropped, anything older counts as a late drop.
+const DedupWindow = 1024
+
+// Receivers table defaults (ReceiversConfig).
+const (
+	// DefaultMaxStreams bounds the streams of one Receivers table; opening one
+	// more closes the one idle for longest.
+	DefaultMaxStreams = 1024
+	// DefaultIdleTimeout frees a stream that has carried no DATA for this long.
+	DefaultIdleTimeout = 30 * time.Second
+	// DefaultMaxBytes bounds the memory of all receivers of a table (64 MiB);
+	// past it the largest holders give up holes (ReasonMemoryLimit).
+	DefaultMaxBytes = 64 << 20
+)
+
+// Memory accounting. The machines count the bytes they hold (record copies
+// and retained records) plus these estimates of their bookkeeping.
+const (
+	// StreamOverhead is the fixed cost counted for every receiver.
+	StreamOverhead = 512
+	// gapOverhead is counted per tracked hole.
+	gapOverhead = 48
+	// heldOverhead is counted per held datagram, plus 24 bytes per record.
+	heldOverhead = 96
+	// recordOverhead is counted per record held or retained (a slice header).
+	recordOverhead = 24
+	// retainOverhead is counted per retained datagram (its struct).
+	retainOverhead = 160
+	// ringSlotOverhead is counted per slot of a sender's retain ring.
+	ringSlotOverhead = 80
+)
+
+// maxGapCost is the most a receiver's gap list is counted at with MaxGaps
+// holes (one more is tracked transiently while the oldest is given up).
+func maxGapCost(maxGaps int) int { return (maxGaps + 1) * gapOverhead }

@@ -1,0 +1,205 @@
+package rsbsocket
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// ErrClosed is returned by ClientConn methods after Close.
+var ErrClosed = errors.New("rsbsocket: connection closed")
+
+// ClientConfig configures a ClientConn. The zero value works: zero fields
+// take the defaults of params.go.
+type ClientConfig struct {
+	// MaxFrameSize bounds a received frame body (default 64 MiB).
+	MaxFrameSize int
+	// HandshakeTimeout bounds the wait for the server's greeting when the
+	// Dial context has no earlier deadline (default 5 s).
+	HandshakeTimeout time.Duration
+	// CloseTimeout bounds Close's wait for the server's EOF (default 5 s).
+	CloseTimeout time.Duration
+}
+
+// withDefaults returns c with its zero fields set to the defaults.
+func (c ClientConfig) withDefaults() ClientConfig {
+	setDefault(&c.MaxFrameSize, DefaultMaxFrameSize)
+	setDefault(&c.HandshakeTimeout, DefaultHandshakeTimeout)
+	setDefault(&c.CloseTimeout, DefaultShutdownTimeout)
+	return c
+}
+
+// Validate reports the first invalid field.
+func (c ClientConfig) Validate() error {
+	switch {
+	case c.MaxFrameSize < 0 || int64(c.MaxFrameSize) > 1<<32-1:
+		return fmt.Errorf("%w: MaxFrameSize %d outside 0..4294967295", ErrInvalidConfig, c.MaxFrameSize)
+	case c.HandshakeTimeout < 0 || c.CloseTimeout < 0:
+		return fmt.Errorf("%w: negative timeout", ErrInvalidConfig)
+	}
+	return nil
+}
+
+// ClientConn is the client side of an RSB socket connection. Send may be
+// called concurrently with itself and with Recv; Recv by one goroutine at a
+// time.
+type ClientConn struct {
+	nc  net.Conn
+	cfg ClientConfig
+
+	sendMu sync.Mutex
+	w      batchWriter
+
+	recvMu sync.Mutex
+	r      *bufio.Reader
+	sawEOF bool
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Dial connects to an RSB socket server at addr ("host:port") and checks
+// its handshake. A wrong greeting gives an error wrapping ErrBadHandshake.
+func Dial(ctx context.Context, addr string) (*ClientConn, error) {
+	return DialConfig(ctx, addr, ClientConfig{})
+}
+
+// DialConfig is Dial with a configuration.
+func DialConfig(ctx context.Context, addr string, cfg ClientConfig) (*ClientConn, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	nc, err := new(net.Dialer).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("rsbsocket: dial %s: %w", addr, err)
+	}
+	c, err := newClientConn(ctx, nc, cfg.withDefaults())
+	if err != nil {
+		_ = nc.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// NewClientConn wraps an established connection to an RSB socket server
+// and reads its handshake. On error nc is left open.
+func NewClientConn(ctx context.Context, nc net.Conn, cfg ClientConfig) (*ClientConn, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return newClientConn(ctx, nc, cfg.withDefaults())
+}
+
+// newClientConn reads the handshake within the context's deadline or
+// HandshakeTimeout, whichever comes first.
+func newClientConn(ctx context.Context, nc net.Conn, cfg ClientConfig) (*ClientConn, error) {
+	deadline := time.Now().Add(cfg.HandshakeTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	stop := context.AfterFunc(ctx, func() { _ = nc.SetReadDeadline(time.Now()) })
+	defer stop()
+	if err := nc.SetReadDeadline(deadline); err != nil {
+		return nil, err
+	}
+	r := bufio.NewReaderSize(nc, readBufferSize)
+	if err := ReadHandshake(r); err != nil {
+		return nil, err
+	}
+	if !stop() {
+		return nil, fmt.Errorf("%w: %w", ErrBadHandshake, ctx.Err())
+	}
+	if err := nc.SetReadDeadline(time.Time{}); err != nil {
+		return nil, err
+	}
+	return &ClientConn{nc: nc, cfg: cfg, r: r}, nil
+}
+
+// LocalAddr returns the local address of the connection.
+func (c *ClientConn) LocalAddr() net.Addr { return c.nc.LocalAddr() }
+
+// Send writes one frame carrying body (a serialized Notification) with a
+// single write system call, header and body together.
+func (c *ClientConn) Send(body []byte) error {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	return closedErr(c.w.writeOne(c.nc, body))
+}
+
+// SendMany writes the frames of bodies in order, coalescing small ones into
+// few system calls; each frame stays contiguous.
+func (c *ClientConn) SendMany(bodies [][]byte) error {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	for len(bodies) > 0 {
+		n, _, err := c.w.writeSome(c.nc, bodies)
+		if err != nil {
+			return closedErr(err)
+		}
+		bodies = bodies[n:]
+	}
+	return nil
+}
+
+// Recv reads the next frame and returns its body in new memory. It returns
+// io.EOF once the server has shut down its sending side.
+func (c *ClientConn) Recv() ([]byte, error) {
+	c.recvMu.Lock()
+	defer c.recvMu.Unlock()
+	body, err := ReadFrame(c.r, c.cfg.MaxFrameSize, nil)
+	if errors.Is(err, io.EOF) {
+		c.sawEOF = true
+	}
+	return body, closedErr(err)
+}
+
+// closedErr marks an error from a closed connection with ErrClosed.
+func closedErr(err error) error {
+	if errors.Is(err, net.ErrClosed) {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	return err
+}
+
+// SetReadDeadline sets the deadline of Recv.
+func (c *ClientConn) SetReadDeadline(t time.Time) error { return c.nc.SetReadDeadline(t) }
+
+// SetWriteDeadline sets the deadline of Send and SendMany.
+func (c *ClientConn) SetWriteDeadline(t time.Time) error { return c.nc.SetWriteDeadline(t) }
+
+// CloseWrite shuts down the sending side (SHUT_WR): the server sees EOF,
+// writes what it still has queued for this client and shuts down its side.
+func (c *ClientConn) CloseWrite() error {
+	if cw, ok := c.nc.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// Close ends the connection in order: it shuts down the sending side, reads
+// and discards frames until the server's EOF (at most CloseTimeout), then
+// closes. A Recv running concurrently returns by the same deadline, or with
+// io.EOF, which Close then does not wait for again. Close is idempotent.
+func (c *ClientConn) Close() error {
+	c.closeOnce.Do(func() {
+		_ = c.CloseWrite()
+		_ = c.nc.SetReadDeadline(time.Now().Add(c.cfg.CloseTimeout))
+		c.recvMu.Lock()
+		for !c.sawEOF {
+			err := skipFrame(c.r, c.cfg.MaxFrameSize)
+			if errors.Is(err, io.EOF) {
+				c.sawEOF = true
+			} else if err != nil && !errors.Is(err, ErrEmptyFrame) {
+				break
+			}
+		}
+		c.recvMu.Unlock()
+		c.closeErr = c.nc.Close()
+	})
+	return c.closeErr
+}

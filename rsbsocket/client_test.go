@@ -1,0 +1,169 @@
+package rsbsocket
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"testing"
+	"time"
+)
+
+// fakeServer accepts one connection and runs serve on it.
+func fakeServer(t *testing.T, serve func(net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		serve(nc)
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+	})
+	return ln.Addr().String()
+}
+
+func TestDialBadHandshake(t *testing.T) {
+	tests := []struct {
+		name  string
+		greet []byte
+	}{
+		{"non-zero", []byte{0, 0, 0, 1}},
+		{"frame instead", AppendFrame(nil, pythonFrame)},
+		{"short", []byte{0, 0}},
+		{"nothing", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			addr := fakeServer(t, func(nc net.Conn) { _, _ = nc.Write(tt.greet) })
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			c, err := Dial(ctx, addr)
+			if !errors.Is(err, ErrBadHandshake) || c != nil {
+				t.Fatalf("Dial = %v, %v; want ErrBadHandshake", c, err)
+			}
+		})
+	}
+}
+
+func TestDialHandshakeTimeout(t *testing.T) {
+	release := make(chan struct{})
+	addr := fakeServer(t, func(net.Conn) { <-release })
+	defer close(release)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	_, err := DialConfig(ctx, addr, ClientConfig{HandshakeTimeout: 50 * time.Millisecond})
+	if !errors.Is(err, ErrBadHandshake) || time.Since(start) > testTimeout/2 {
+		t.Fatalf("Dial = %v after %v", err, time.Since(start))
+	}
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	go cancel2()
+	if _, err := Dial(ctx2, addr); err == nil {
+		t.Fatal("Dial succeeded with a cancelled context")
+	}
+}
+
+func TestClientFramesFollowingHandshake(t *testing.T) {
+	// A server that sends the greeting and two frames in one write.
+	greeting := append([]byte{0, 0, 0, 0}, AppendFrame(AppendFrame(nil, pythonFrame), []byte("x"))...)
+	got := make(chan []byte, 1)
+	addr := fakeServer(t, func(nc net.Conn) {
+		_, _ = nc.Write(greeting)
+		body, _ := ReadFrame(bufioReader(nc), 0, nil)
+		got <- body
+		_ = nc.(*net.TCPConn).CloseWrite()
+		_, _ = io.Copy(io.Discard, nc)
+	})
+	c := dial(t, addr)
+	if b := recv(t, c); !bytes.Equal(b, pythonFrame) {
+		t.Fatalf("first frame % x", b)
+	}
+	if b := recv(t, c); string(b) != "x" {
+		t.Fatalf("second frame % x", b)
+	}
+	send(t, c, pythonFrame)
+	if b := <-got; !bytes.Equal(b, pythonFrame) {
+		t.Fatalf("server got % x", b)
+	}
+	if _, err := c.Recv(); err != io.EOF {
+		t.Fatalf("Recv after server EOF = %v", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Send(pythonFrame); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Send after Close = %v", err)
+	}
+}
+
+func TestClientCloseWaitsForServerEOF(t *testing.T) {
+	sawEOF := make(chan struct{})
+	addr := fakeServer(t, func(nc net.Conn) {
+		_ = WriteHandshake(nc)
+		// Answer the client's EOF with two more frames and our own EOF.
+		_, _ = io.Copy(io.Discard, nc)
+		close(sawEOF)
+		_, _ = nc.Write(AppendFrame(AppendFrame(nil, pythonFrame), pythonFrame))
+		_ = nc.(*net.TCPConn).CloseWrite()
+	})
+	c := dial(t, addr)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sawEOF:
+	default:
+		t.Fatal("Close returned before the server saw EOF")
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
+
+func TestClientSendMany(t *testing.T) {
+	s, addr := startServer(t, quietConfig(), nil)
+	pub, sub := dial(t, addr), dial(t, addr)
+	connOf(t, s, pub)
+	connOf(t, s, sub)
+	var bodies [][]byte
+	for i, size := range []int{10, 70 << 10, 100, 20 << 10, 5} {
+		bodies = append(bodies, notification(t, "/many/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i)))
+	}
+	for range 30 { // enough frames to need several writes
+		bodies = append(bodies, pythonFrame)
+	}
+	if err := pub.SendMany(bodies); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range bodies {
+		if got := recv(t, sub); !bytes.Equal(got, want) {
+			t.Fatalf("frame %d differs", i)
+		}
+	}
+}
+
+func TestClientConfigValidate(t *testing.T) {
+	if err := (ClientConfig{}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []ClientConfig{{MaxFrameSize: -1}, {CloseTimeout: -1}, {HandshakeTimeout: -1}} {
+		if err := c.Validate(); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("Validate(%+v) = %v", c, err)
+		}
+		if _, err := DialConfig(context.Background(), "127.0.0.1:1", c); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("DialConfig(%+v) = %v", c, err)
+		}
+	}
+}

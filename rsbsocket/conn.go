@@ -1,0 +1,361 @@
+package rsbsocket
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"sync/atomic"
+	"time"
+)
+
+// conn is the server side of one client connection. Its goroutine (serve)
+// performs the handshake, runs the reader and tears everything down; a
+// second goroutine (writeLoop) owns the writing side.
+type conn struct {
+	id         ConnID
+	srv        *Server
+	nc         net.Conn
+	remote     net.Addr
+	log        *slog.Logger
+	q          *sendQueue
+	match      atomic.Pointer[matcher]
+	parts      *participants // owned by the reader
+	reason     atomic.Int32  // first DisconnectReason + 1; 0 while none
+	routed     bool          // in the Deliver snapshot; guarded by srv.mu
+	writerDone chan struct{}
+	warnedFull atomic.Bool
+}
+
+// startConn registers a freshly accepted connection and starts serving it.
+func (s *Server) startConn(nc net.Conn) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		_ = nc.Close()
+		return
+	}
+	c := &conn{
+		id:         ConnID(s.nextID.Add(1)),
+		srv:        s,
+		nc:         nc,
+		remote:     nc.RemoteAddr(),
+		q:          newSendQueue(s.cfg.QueueFrames, s.cfg.QueueBytes),
+		parts:      newParticipants(s.cfg.MaxParticipants, s.cfg.DefaultInterest == InterestAll),
+		writerDone: make(chan struct{}),
+	}
+	c.log = s.log.With("conn", uint64(c.id), "remote", c.remote.String())
+	c.match.Store(newMatcher(c.parts.interest()))
+	s.conns[c.id] = c
+	s.wg.Add(1)
+	s.mu.Unlock()
+	s.stats.connsTotal.Add(1)
+	s.stats.connsCurrent.Add(1)
+	go c.serve()
+}
+
+// serve is the connection's main goroutine and its only exit path.
+func (c *conn) serve() {
+	defer c.srv.wg.Done()
+	if err := c.handshake(); err != nil {
+		c.setReason(classifyWriteError(err))
+		c.log.Info("handshake failed", "err", err)
+		close(c.writerDone)
+		c.finish(false, false)
+		return
+	}
+	go c.writeLoop()
+	c.publish()
+	orderly := c.readLoop()
+	c.finish(orderly, true)
+}
+
+// handshake writes the 4 zero bytes within HandshakeTimeout.
+func (c *conn) handshake() error {
+	if err := c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.HandshakeTimeout)); err != nil {
+		return err
+	}
+	if err := WriteHandshake(c.nc); err != nil {
+		return err
+	}
+	return c.nc.SetWriteDeadline(time.Time{})
+}
+
+// publish announces the connection and makes it a Deliver target.
+func (c *conn) publish() {
+	s := c.srv
+	if s.connObs != nil {
+		s.connObs.OnConnect(c.id, c.remote)
+	}
+	s.mu.Lock()
+	if !s.closed {
+		c.routed = true
+		s.rebuildRoutesLocked()
+	}
+	s.mu.Unlock()
+	c.log.Debug("client connected")
+	s.interestChanged()
+}
+
+// readLoop reads, checks, forwards and hands on frames until the client's
+// EOF (orderly is then true) or an error.
+func (c *conn) readLoop() (orderly bool) {
+	s := c.srv
+	r := bufio.NewReaderSize(c.nc, readBufferSize)
+	for {
+		body, err := ReadFrame(r, s.cfg.MaxFrameSize, nil)
+		if err != nil {
+			return c.readFailed(err)
+		}
+		f, err := ParseFrame(body)
+		if err != nil {
+			s.stats.drop(DropMalformed, 1)
+			c.setReason(DisconnectMalformed)
+			c.log.Warn("closing connection: frame is not a notification", "err", err, "size", len(body))
+			return false
+		}
+		s.stats.framesIn.Add(1)
+		s.stats.bytesIn.Add(uint64(len(body)))
+		c.learn(&f)
+		s.Deliver(body, f.Scope, c.id)
+		if s.handler != nil {
+			s.handler.OnFrame(c.id, f)
+		}
+	}
+}
+
+// readFailed classifies a read error; it reports whether it was a clean EOF.
+func (c *conn) readFailed(err error) bool {
+	s := c.srv
+	switch {
+	case errors.Is(err, io.EOF):
+		c.setReason(DisconnectEOF)
+		return true
+	case errors.Is(err, ErrFrameTooLarge):
+		s.stats.drop(DropFrameTooLarge, 1)
+		c.setReason(DisconnectFrameTooLarge)
+		c.log.Warn("closing connection: frame too large", "err", err)
+	case errors.Is(err, ErrEmptyFrame):
+		s.stats.drop(DropMalformed, 1)
+		c.setReason(DisconnectMalformed)
+		c.log.Warn("closing connection: empty frame")
+	default:
+		if c.setReason(DisconnectReadError) {
+			c.log.Info("read failed", "err", err)
+		}
+	}
+	return false
+}
+
+// learn updates the connection's interest from an introspection event.
+func (c *conn) learn(f *Frame) {
+	res := c.parts.observe(f)
+	switch res {
+	case introNone:
+		return
+	case introBad:
+		c.srv.stats.drop(DropBadIntrospection, 1)
+		return
+	case introOverflow:
+		c.srv.stats.drop(DropParticipantLimit, 1)
+	}
+	in := c.parts.interest()
+	if sameInterest(in, c.match.Load().interest) {
+		return
+	}
+	c.match.Store(newMatcher(in))
+	c.log.Debug("interest changed", "all", in.All, "scopes", len(in.Scopes))
+	c.srv.interestChanged()
+}
+
+// sameInterest compares two interests.
+func sameInterest(a, b Interest) bool {
+	if a.All != b.All || len(a.Scopes) != len(b.Scopes) {
+		return false
+	}
+	for i := range a.Scopes {
+		if a.Scopes[i] != b.Scopes[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// enqueue offers a frame to the send queue; it applies the slow-client
+// policy when the queue is full.
+func (c *conn) enqueue(body []byte) bool {
+	s := c.srv
+	switch c.q.push(body) {
+	case pushOK:
+		s.stats.queueFrames.Add(1)
+		s.stats.queueBytes.Add(int64(len(body)))
+		return true
+	case pushClosed:
+		s.stats.drop(DropClosed, 1)
+		return false
+	}
+	s.stats.drop(DropQueueFull, 1)
+	if s.cfg.SlowClientPolicy == SlowClientDisconnect {
+		if c.setReason(DisconnectSlowClient) {
+			c.log.Warn("closing connection: send queue full")
+		}
+		c.abort(DisconnectSlowClient)
+	} else if !c.warnedFull.Swap(true) {
+		c.log.Warn("send queue full, dropping frames for this client")
+	}
+	return false
+}
+
+// unqueued removes frames from the queue depth counters and counts them as
+// dropped for reason r.
+func (c *conn) unqueued(frames, bytes int, r DropReason) {
+	c.srv.stats.queueFrames.Add(-int64(frames))
+	c.srv.stats.queueBytes.Add(-int64(bytes))
+	c.srv.stats.drop(r, frames)
+}
+
+// setReason records why the connection ends; only the first reason sticks.
+// It reports whether r was the first.
+func (c *conn) setReason(r DisconnectReason) bool {
+	return c.reason.CompareAndSwap(0, int32(r)+1)
+}
+
+// shutdown starts an orderly close: write what is queued, then SHUT_WR; the
+// reader ends at the client's EOF.
+func (c *conn) shutdown() {
+	c.setReason(DisconnectShutdown)
+	c.q.close(true)
+}
+
+// abort closes the connection at once, dropping what is queued. Any
+// goroutine may call it, any number of times.
+func (c *conn) abort(r DisconnectReason) {
+	c.setReason(r)
+	frames, bytes := c.q.close(false)
+	c.unqueued(frames, bytes, DropClosed)
+	_ = c.nc.Close()
+}
+
+// finish tears the connection down once reading has ended. After a clean
+// EOF the writer first drains the queue and shuts down the sending side.
+func (c *conn) finish(orderly, published bool) {
+	s := c.srv
+	s.mu.Lock()
+	delete(s.conns, c.id)
+	if c.routed {
+		c.routed = false
+		s.rebuildRoutesLocked()
+	}
+	s.mu.Unlock()
+	if orderly {
+		c.q.close(true)
+	} else {
+		c.abort(DisconnectReadError)
+	}
+	<-c.writerDone
+	_ = c.nc.Close()
+	reason := DisconnectReason(c.reason.Load() - 1)
+	if reason < 0 {
+		reason = DisconnectReadError
+	}
+	s.stats.connsCurrent.Add(-1)
+	s.stats.disconnects[reason].Add(1)
+	if published {
+		if s.connObs != nil {
+			s.connObs.OnDisconnect(c.id, reason)
+		}
+		s.interestChanged()
+	}
+	c.log.Debug("client disconnected", "reason", reason.String())
+}
+
+// classifyWriteError maps a write error to a disconnect reason.
+func classifyWriteError(err error) DisconnectReason {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return DisconnectTimeout
+	}
+	return DisconnectWriteError
+}
+
+// writeLoop owns the writing side: it takes batches from the queue and
+// writes them until the queue is closed. A flushing close ends with SHUT_WR.
+func (c *conn) writeLoop() {
+	defer close(c.writerDone)
+	var (
+		w     batchWriter
+		batch [][]byte
+	)
+	for {
+		var closed, flush bool
+		batch, closed, flush = c.q.take(batch)
+		if len(batch) == 0 {
+			if closed {
+				if flush {
+					c.closeWrite()
+				}
+				return
+			}
+			<-c.q.wake
+			continue
+		}
+		if err := c.writeBatch(&w, batch); err != nil {
+			return
+		}
+		clear(batch)
+	}
+}
+
+// writeBatch writes batch, each write bounded by WriteTimeout. On failure
+// it records the reason, drops what is left and closes the connection.
+func (c *conn) writeBatch(w *batchWriter, batch [][]byte) error {
+	s := c.srv
+	for len(batch) > 0 {
+		if err := c.nc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout)); err != nil {
+			return c.writeFailed(err, batch)
+		}
+		n, bytes, err := w.writeSome(c.nc, batch)
+		if err != nil {
+			return c.writeFailed(err, batch)
+		}
+		c.q.release(n, bytes)
+		s.stats.queueFrames.Add(-int64(n))
+		s.stats.queueBytes.Add(-int64(bytes))
+		s.stats.framesOut.Add(uint64(n))
+		s.stats.bytesOut.Add(uint64(bytes))
+		batch = batch[n:]
+	}
+	return nil
+}
+
+// writeFailed handles a failed write of the frames in rest.
+func (c *conn) writeFailed(err error, rest [][]byte) error {
+	reason, drop := classifyWriteError(err), DropClosed
+	if reason == DisconnectTimeout {
+		drop = DropTimeout
+	}
+	if c.setReason(reason) {
+		c.log.Info("write failed, closing connection", "err", err)
+	}
+	bytes := 0
+	for _, b := range rest {
+		bytes += len(b)
+	}
+	c.q.release(len(rest), bytes)
+	c.unqueued(len(rest), bytes, drop)
+	clear(rest)
+	c.abort(reason)
+	return err
+}
+
+// closeWrite shuts down the sending side (SHUT_WR).
+func (c *conn) closeWrite() {
+	cw, ok := c.nc.(interface{ CloseWrite() error })
+	if !ok {
+		return
+	}
+	if err := cw.CloseWrite(); err != nil {
+		c.log.Debug("shutdown of sending side failed", "err", err)
+	}
+}

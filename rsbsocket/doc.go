@@ -1,0 +1,61 @@
+// Package rsbsocket implements the RSB socket transport, the TCP protocol
+// RSB clients use by default (port 55555), on the server and the client
+// side.
+//
+// # Wire protocol
+//
+// After accepting a connection the server writes exactly 4 zero bytes; the
+// client writes nothing first, reads exactly 4 bytes and gives up when they
+// are not zero (ErrBadHandshake). Then each direction is a sequence of
+// frames: a 4-byte little-endian uint32 length followed by that many bytes
+// of one serialized rsb.protocol.Notification (never fragmented). A frame of
+// length zero cannot be a Notification (event_id is required) and is a
+// protocol error (ErrEmptyFrame). Frames above the configured maximum
+// (DefaultMaxFrameSize, 64 MiB) are refused before anything is allocated
+// (ErrFrameTooLarge). Orderly shutdown is shutdown(SHUT_WR), wait for the
+// peer's EOF, close; a side that receives EOF replies the same way.
+//
+// ReadFrame, AppendFrame, ReadHandshake and WriteHandshake are the codec;
+// ParseFrame extracts scope, event id, wire schema, method and payload from
+// a frame body without decoding it fully, so frames are relayed byte for
+// byte.
+//
+// # Server
+//
+// There are no subscription messages in the RSB socket protocol. A Server
+// forwards every frame received on connection X itself to every other
+// connection whose interest matches the frame's scope, never back to X (an
+// echo would make the sender deliver its own event twice), and also hands
+// it to its Handler, which forwards it to the network. Deliver queues frames
+// from elsewhere (the network, embedded participants) the same way.
+//
+// A connection's interest is learnt from the introspection events it
+// publishes: a Hello (wire schema .rsb.protocol.introspection.Hello) on
+// /__rsb/introspection/participants/<ID>/ announces a participant, a Bye
+// removes it. A connection that announced at least one listening participant
+// (every kind but informer: listener, reader, local-server, remote-server,
+// ...) wants exactly the scopes of those participants, each including its
+// sub-scopes, plus /__rsb/introspection/ so that surveys reach it. Any other
+// connection wants every event (Config.DefaultInterest InterestAll, the
+// default, which is what an RSB socket server does for every client), or
+// with InterestNone nothing but introspection once it has announced
+// informers. Events published between a listener's creation and the arrival
+// of its Hello can be missed by that listener; that is the price of not
+// sending every event to every client.
+//
+// Each connection has a send queue bounded in frames and bytes and one
+// writer goroutine; Deliver never blocks. When a queue is full the frame is
+// dropped for that connection and counted, and under SlowClientDisconnect
+// the connection is closed. A writer sends each frame's header and body in
+// one system call (rsb-python reads the length with a plain recv(4)) and
+// coalesces queued frames into one writev, each frame contiguous.
+//
+// Garbage, frames that are not Notifications and oversized frames are
+// logged, counted (Stats) and close the offending connection; the server
+// keeps serving the others.
+//
+// # Client
+//
+// Dial connects and checks the handshake; ClientConn sends frames with one
+// write each and receives them. It is the base of rsbd's Go RSB client.
+package rsbsocket

@@ -1,0 +1,152 @@
+package rsbsocket
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+)
+
+// Errors callers branch on.
+var (
+	// ErrFrameTooLarge reports a frame whose announced length exceeds the
+	// configured maximum. The body has not been read: the stream is out of
+	// sync and the connection must be closed.
+	ErrFrameTooLarge = errors.New("rsbsocket: frame too large")
+
+	// ErrEmptyFrame reports a frame of length zero. An empty body cannot be
+	// a Notification (event_id is required), so it is a protocol violation;
+	// the stream itself is still in sync.
+	ErrEmptyFrame = errors.New("rsbsocket: empty frame")
+
+	// ErrBadHandshake reports that the server's greeting was not exactly
+	// four zero bytes.
+	ErrBadHandshake = errors.New("rsbsocket: bad handshake")
+)
+
+// handshake is the server's greeting.
+var handshake = [handshakeSize]byte{}
+
+// WriteHandshake writes the server's greeting, exactly 4 zero bytes, to w.
+func WriteHandshake(w io.Writer) error {
+	_, err := w.Write(handshake[:])
+	return err
+}
+
+// ReadHandshake reads exactly 4 bytes from r and checks that they are all
+// zero, as an RSB socket client does right after connecting. A short read or
+// any other bytes give an error wrapping ErrBadHandshake.
+func ReadHandshake(r io.Reader) error {
+	var b [handshakeSize]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadHandshake, err)
+	}
+	if b != handshake {
+		return fmt.Errorf("%w: got % x, want 00 00 00 00", ErrBadHandshake, b[:])
+	}
+	return nil
+}
+
+// AppendFrame appends the frame for body (the 4-byte little-endian length,
+// then body) to dst and returns the extended slice. body must be shorter
+// than 4 GiB.
+func AppendFrame(dst, body []byte) []byte {
+	dst = appendHeader(dst, len(body))
+	return append(dst, body...)
+}
+
+// appendHeader appends the 4-byte little-endian length n.
+func appendHeader(dst []byte, n int) []byte {
+	return binary.LittleEndian.AppendUint32(dst, uint32(n))
+}
+
+// ReadFrame reads one frame from r and returns its body.
+//
+// maxSize bounds the body (maxSize <= 0 means DefaultMaxFrameSize); a larger
+// announced length yields ErrFrameTooLarge before anything is allocated, with
+// the body left unread. A zero length yields ErrEmptyFrame. The body goes into
+// buf when cap(buf) suffices, else into new memory; bodies above 1 MiB are
+// grown as their bytes arrive rather than allocated from the claimed length.
+// A clean EOF before the header gives io.EOF; EOF inside a frame gives
+// io.ErrUnexpectedEOF.
+func ReadFrame(r *bufio.Reader, maxSize int, buf []byte) ([]byte, error) {
+	n, err := readHeader(r, maxSize)
+	if err != nil {
+		return nil, err
+	}
+	if n <= cap(buf) || n <= eagerAllocMax {
+		if n > cap(buf) {
+			buf = make([]byte, n)
+		}
+		buf = buf[:n]
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil, unexpected(err)
+		}
+		return buf, nil
+	}
+	return readGrowing(r, n)
+}
+
+// readHeader reads and checks a frame header.
+func readHeader(r *bufio.Reader, maxSize int) (int, error) {
+	if maxSize <= 0 {
+		maxSize = DefaultMaxFrameSize
+	}
+	h, err := r.Peek(headerSize)
+	if err != nil {
+		if len(h) > 0 {
+			return 0, unexpected(err)
+		}
+		return 0, err
+	}
+	n := binary.LittleEndian.Uint32(h)
+	_, _ = r.Discard(headerSize)
+	if n == 0 {
+		return 0, ErrEmptyFrame
+	}
+	if uint64(n) > uint64(maxSize) || uint64(n) > math.MaxInt {
+		return 0, fmt.Errorf("%w: %d bytes announced, limit %d", ErrFrameTooLarge, n, maxSize)
+	}
+	return int(n), nil
+}
+
+// readGrowing reads an n-byte body into memory that grows with the bytes
+// actually received.
+func readGrowing(r *bufio.Reader, n int) ([]byte, error) {
+	buf := make([]byte, 0, eagerAllocMax)
+	for len(buf) < n {
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), min(n, 2*cap(buf)))
+			copy(grown, buf)
+			buf = grown
+		}
+		m, err := io.ReadFull(r, buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			return nil, unexpected(err)
+		}
+	}
+	return buf, nil
+}
+
+// skipFrame reads one frame and discards its body without keeping it.
+func skipFrame(r *bufio.Reader, maxSize int) error {
+	n, err := readHeader(r, maxSize)
+	if err != nil {
+		return err
+	}
+	if _, err := r.Discard(n); err != nil {
+		return unexpected(err)
+	}
+	return nil
+}
+
+// unexpected turns an EOF inside a frame into io.ErrUnexpectedEOF.
+func unexpected(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}

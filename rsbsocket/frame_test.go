@@ -1,0 +1,181 @@
+package rsbsocket
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"runtime"
+	"testing"
+)
+
+func TestAppendReadFrameRoundTrip(t *testing.T) {
+	sizes := []int{1, 80, readBufferSize - 1, readBufferSize + 1, eagerAllocMax, eagerAllocMax + 1, 3*eagerAllocMax + 7}
+	var stream []byte
+	for i, n := range sizes {
+		stream = AppendFrame(stream, bytes.Repeat([]byte{byte(i + 1)}, n))
+	}
+	r := bufio.NewReaderSize(bytes.NewReader(stream), readBufferSize)
+	for i, n := range sizes {
+		body, err := ReadFrame(r, 0, nil)
+		if err != nil {
+			t.Fatalf("frame %d (%d bytes): %v", i, n, err)
+		}
+		if !bytes.Equal(body, bytes.Repeat([]byte{byte(i + 1)}, n)) {
+			t.Fatalf("frame %d: body differs (len %d, want %d)", i, len(body), n)
+		}
+	}
+	if _, err := ReadFrame(r, 0, nil); err != io.EOF {
+		t.Fatalf("after last frame: %v, want io.EOF", err)
+	}
+}
+
+func TestAppendFrameHeader(t *testing.T) {
+	got := AppendFrame([]byte{0xff}, pythonFrame)
+	if !bytes.Equal(got[:5], []byte{0xff, 0x50, 0, 0, 0}) || !bytes.Equal(got[5:], pythonFrame) {
+		t.Fatalf("AppendFrame = % x", got[:8])
+	}
+}
+
+func TestReadFrameReusesBuffer(t *testing.T) {
+	buf := make([]byte, 0, 128)
+	r := bufio.NewReader(bytes.NewReader(AppendFrame(nil, pythonFrame)))
+	body, err := ReadFrame(r, 0, buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &body[0] != &buf[:1][0] {
+		t.Fatal("body not read into buf")
+	}
+}
+
+func TestReadFrameErrors(t *testing.T) {
+	header := func(n uint32) []byte { return binary.LittleEndian.AppendUint32(nil, n) }
+	tests := []struct {
+		name  string
+		input []byte
+		max   int
+		want  error
+	}{
+		{"clean EOF", nil, 0, io.EOF},
+		{"EOF in header", []byte{5, 0}, 0, io.ErrUnexpectedEOF},
+		{"EOF in body", append(header(5), 1, 2), 0, io.ErrUnexpectedEOF},
+		{"EOF in large body", append(header(10<<20), 1, 2, 3), 0, io.ErrUnexpectedEOF},
+		{"empty frame", header(0), 0, ErrEmptyFrame},
+		{"above max", header(1025), 1024, ErrFrameTooLarge},
+		{"above default max", header(DefaultMaxFrameSize + 1), 0, ErrFrameTooLarge},
+		{"4 GiB", header(0xffffffff), 0, ErrFrameTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := bufio.NewReader(bytes.NewReader(tt.input))
+			body, err := ReadFrame(r, tt.max, nil)
+			if !errors.Is(err, tt.want) || body != nil {
+				t.Fatalf("ReadFrame = %d bytes, %v; want %v", len(body), err, tt.want)
+			}
+		})
+	}
+}
+
+func TestReadFrameEmptyKeepsSync(t *testing.T) {
+	stream := append([]byte{0, 0, 0, 0}, AppendFrame(nil, pythonFrame)...)
+	r := bufio.NewReader(bytes.NewReader(stream))
+	if _, err := ReadFrame(r, 0, nil); !errors.Is(err, ErrEmptyFrame) {
+		t.Fatalf("first: %v, want ErrEmptyFrame", err)
+	}
+	body, err := ReadFrame(r, 0, nil)
+	if err != nil || !bytes.Equal(body, pythonFrame) {
+		t.Fatalf("second: %v", err)
+	}
+}
+
+func TestReadFrameTooLargeAllocatesNothing(t *testing.T) {
+	input := binary.LittleEndian.AppendUint32(nil, 1<<30)
+	src := bytes.NewReader(input)
+	r := bufio.NewReader(src)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 100 {
+		src.Reset(input)
+		r.Reset(src)
+		if _, err := ReadFrame(r, 1<<20, nil); !errors.Is(err, ErrFrameTooLarge) {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	// Only the error values are allocated, never a body.
+	if got := after.TotalAlloc - before.TotalAlloc; got > 100<<10 {
+		t.Fatalf("%d bytes allocated for 100 refused frames", got)
+	}
+}
+
+func TestHandshake(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteHandshake(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b.Bytes(), []byte{0, 0, 0, 0}) {
+		t.Fatalf("handshake = % x, want 00 00 00 00", b.Bytes())
+	}
+	tests := []struct {
+		input []byte
+		ok    bool
+	}{
+		{[]byte{0, 0, 0, 0}, true},
+		{[]byte{0, 0, 0, 0, 0}, true}, // the fifth byte is not read
+		{[]byte{0, 0, 0, 1}, false},
+		{[]byte{0, 0, 0}, false},
+		{nil, false},
+	}
+	for _, tt := range tests {
+		r := bytes.NewReader(tt.input)
+		err := ReadHandshake(r)
+		if tt.ok != (err == nil) || (err != nil && !errors.Is(err, ErrBadHandshake)) {
+			t.Errorf("ReadHandshake(% x) = %v", tt.input, err)
+		}
+		if tt.ok && r.Len() != len(tt.input)-4 {
+			t.Errorf("ReadHandshake(% x) consumed %d bytes", tt.input, len(tt.input)-r.Len())
+		}
+	}
+}
+
+func FuzzReadFrame(f *testing.F) {
+	f.Add([]byte{})
+	f.Add(AppendFrame(nil, pythonFrame))
+	f.Add(AppendFrame(AppendFrame(nil, []byte("a")), []byte("bc")))
+	f.Add([]byte{0, 0, 0, 0, 1, 0, 0, 0, 'x'})
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
+	f.Add([]byte{100, 0, 0, 0, 1, 2, 3})
+	f.Add([]byte{3, 0})
+	const maxSize = 200
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := bufio.NewReaderSize(bytes.NewReader(data), 16)
+		var rebuilt []byte
+		for {
+			body, err := ReadFrame(r, maxSize, nil)
+			if err != nil {
+				if errors.Is(err, ErrEmptyFrame) {
+					rebuilt = append(rebuilt, 0, 0, 0, 0)
+					continue
+				}
+				if errors.Is(err, ErrFrameTooLarge) {
+					if n := binary.LittleEndian.Uint32(data[len(rebuilt):]); n <= maxSize {
+						t.Fatalf("refused a frame of %d bytes", n)
+					}
+				}
+				if err == io.EOF && len(rebuilt) != len(data) {
+					t.Fatalf("io.EOF after %d of %d bytes", len(rebuilt), len(data))
+				}
+				return
+			}
+			if len(body) == 0 || len(body) > maxSize {
+				t.Fatalf("body of %d bytes", len(body))
+			}
+			rebuilt = AppendFrame(rebuilt, body)
+			if !bytes.HasPrefix(data, rebuilt) {
+				t.Fatal("frames do not re-encode to the input")
+			}
+		}
+	})
+}

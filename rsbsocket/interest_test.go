@@ -1,0 +1,192 @@
+package rsbsocket
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/rsbd/rsbd/scope"
+)
+
+// observeFrame parses body and feeds it to p.
+func observeFrame(t *testing.T, p *participants, body []byte) introspectionResult {
+	t.Helper()
+	f, err := ParseFrame(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.observe(&f)
+}
+
+// scopes parses scope strings.
+func scopes(ss ...string) []scope.Scope {
+	out := make([]scope.Scope, len(ss))
+	for i, s := range ss {
+		out[i] = scope.MustParse(s)
+	}
+	return out
+}
+
+func TestParticipantsInterest(t *testing.T) {
+	intro := IntrospectionScope.String()
+	tests := []struct {
+		name       string
+		defaultAll bool
+		frames     func(t *testing.T) [][]byte
+		want       Interest
+	}{
+		{"nothing announced", true, func(*testing.T) [][]byte { return nil }, Interest{All: true}},
+		{"nothing announced, none", false, func(*testing.T) [][]byte { return nil }, Interest{}},
+		{"informer only", true, func(t *testing.T) [][]byte {
+			return [][]byte{helloFrame(t, uuid(1), "informer", "/a/")}
+		}, Interest{All: true}},
+		{"informer only, none", false, func(t *testing.T) [][]byte {
+			return [][]byte{helloFrame(t, uuid(1), "informer", "/a/")}
+		}, Interest{Scopes: scopes(intro)}},
+		{"listener", true, func(t *testing.T) [][]byte {
+			return [][]byte{helloFrame(t, uuid(1), "listener", "/a/"), helloFrame(t, uuid(2), "informer", "/b/")}
+		}, Interest{Scopes: scopes(intro, "/a/")}},
+		{"servers and reader", true, func(t *testing.T) [][]byte {
+			return [][]byte{
+				helloFrame(t, uuid(1), "local-server", "/rpc/svc/"),
+				helloFrame(t, uuid(2), "remote-server", "/rpc/other/"),
+				helloFrame(t, uuid(3), "reader", "/r/"),
+				helloFrame(t, uuid(4), "local-method", "/rpc/svc/echo/"), // contained in /rpc/svc/
+			}
+		}, Interest{Scopes: scopes(intro, "/r/", "/rpc/other/", "/rpc/svc/")}},
+		{"old class-name kinds", true, func(t *testing.T) [][]byte {
+			return [][]byte{helloFrame(t, uuid(1), "Informer", "/i/"), helloFrame(t, uuid(2), "LocalServer", "/s/")}
+		}, Interest{Scopes: scopes(intro, "/s/")}},
+		{"listener on root", true, func(t *testing.T) [][]byte {
+			return [][]byte{helloFrame(t, uuid(1), "listener", "/a/"), helloFrame(t, uuid(2), "listener", "/")}
+		}, Interest{Scopes: scopes("/")}},
+		{"bye", true, func(t *testing.T) [][]byte {
+			return [][]byte{helloFrame(t, uuid(1), "listener", "/a/"), helloFrame(t, uuid(2), "listener", "/b/"), byeFrame(t, uuid(1))}
+		}, Interest{Scopes: scopes(intro, "/b/")}},
+		{"bye of the last listener", true, func(t *testing.T) [][]byte {
+			return [][]byte{helloFrame(t, uuid(1), "listener", "/a/"), byeFrame(t, uuid(1))}
+		}, Interest{All: true}},
+		{"hello re-sent after survey changes scope", true, func(t *testing.T) [][]byte {
+			return [][]byte{helloFrame(t, uuid(1), "listener", "/a/"), helloFrame(t, uuid(1), "listener", "/c/")}
+		}, Interest{Scopes: scopes(intro, "/c/")}},
+		{"hello off the participants scope", true, func(t *testing.T) [][]byte {
+			b := helloFrame(t, uuid(1), "listener", "/a/")
+			f, _ := ParseFrame(b)
+			return [][]byte{notification(t, "/elsewhere/", HelloWireSchema, f.Data, 0)}
+		}, Interest{All: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newParticipants(10, tt.defaultAll)
+			for _, b := range tt.frames(t) {
+				observeFrame(t, p, b)
+			}
+			if got := p.interest(); !sameInterest(got, tt.want) {
+				t.Fatalf("interest = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParticipantsResults(t *testing.T) {
+	p := newParticipants(2, true)
+	steps := []struct {
+		body []byte
+		want introspectionResult
+	}{
+		{pythonFrame, introNone},
+		{helloFrame(t, uuid(1), "listener", "/a/"), introChanged},
+		{helloFrame(t, uuid(1), "listener", "/a/"), introNone}, // survey reply: same participant
+		{notification(t, participantScope(uuid(3)), HelloWireSchema, []byte{0xff}, 0), introBad},
+		{helloFrame(t, uuid(3), "listener", "not a scope"), introBad},
+		{helloFrame(t, uuid(3), "", "/a/"), introBad},
+		{notification(t, participantScope(uuid(3)), ByeWireSchema, nil, 0), introBad},
+		{byeFrame(t, uuid(9)), introNone},
+		{helloFrame(t, uuid(2), "listener", "/b/"), introChanged},
+		{helloFrame(t, uuid(3), "listener", "/c/"), introOverflow},
+	}
+	for i, st := range steps {
+		if got := observeFrame(t, p, st.body); got != st.want {
+			t.Fatalf("step %d: result %d, want %d", i, got, st.want)
+		}
+	}
+	if got := p.interest(); !got.All {
+		t.Fatalf("after overflow interest = %v, want all", got)
+	}
+}
+
+func TestIsListeningKind(t *testing.T) {
+	for kind, want := range map[string]bool{
+		"informer": false, "Informer": false, "INFORMER": false, "in-former": false,
+		"listener": true, "reader": true, "local-server": true, "remote-server": true,
+		"informers": true, "inform": true, "": true, "informer\x00": true,
+	} {
+		if got := isListeningKind(kind); got != want {
+			t.Errorf("isListeningKind(%q) = %v, want %v", kind, got, want)
+		}
+	}
+}
+
+func TestMinimalScopes(t *testing.T) {
+	got := minimalScopes(scopes("/b/c/", "/a/", "/b/", "/a/x/", "/a/", "/ab/"))
+	want := scopes("/a/", "/ab/", "/b/")
+	if !slices.Equal(got, want) {
+		t.Fatalf("minimalScopes = %v, want %v", got, want)
+	}
+}
+
+func TestMatcherSetAgreesWithLinear(t *testing.T) {
+	var ss []string
+	for i := range 3 * linearInterestMax {
+		ss = append(ss, fmt.Sprintf("/s%d/", i), fmt.Sprintf("/t/u%d/", i))
+	}
+	in := Interest{Scopes: minimalScopes(scopes(ss...))}
+	m := newMatcher(in)
+	if m.set == nil {
+		t.Fatal("expected the set form")
+	}
+	probes := scopes("/", "/s0/", "/s0/x/y/", "/s99/", "/t/", "/t/u3/", "/t/u3/v/", "/t/u333/",
+		"/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r/s/")
+	for _, sc := range probes {
+		if got, want := m.matches(sc), in.Matches(sc); got != want {
+			t.Errorf("matches(%v) = %v, linear %v", sc, got, want)
+		}
+	}
+	if !newMatcher(Interest{All: true}).matches(scope.Root) || newMatcher(Interest{}).matches(scope.Root) {
+		t.Fatal("all/none matcher wrong")
+	}
+}
+
+// FuzzParticipants feeds arbitrary frames, and Hellos and Byes built from
+// fuzzed fields, to the interest tracker and checks its invariants.
+func FuzzParticipants(f *testing.F) {
+	f.Add(helloFrame(f, uuid(1), "listener", "/a/"), byte(1), "listener", "/a/b/")
+	f.Add(byeFrame(f, uuid(1)), byte(1), "informer", "/")
+	f.Add(pythonFrame, byte(2), "local-server", "/rpc/")
+	f.Add([]byte{}, byte(0), "", "")
+	f.Fuzz(func(t *testing.T, frame []byte, id byte, kind, sc string) {
+		const limit = 3
+		p := newParticipants(limit, id%2 == 0)
+		feed := func(body []byte) {
+			if fr, err := ParseFrame(body); err == nil {
+				p.observe(&fr)
+			}
+		}
+		feed(frame)
+		for i := range 4 {
+			feed(helloFrame(t, uuid(id+byte(i)), kind, sc))
+		}
+		feed(byeFrame(t, uuid(id)))
+		feed(frame)
+		if len(p.byID) > limit {
+			t.Fatalf("%d participants tracked, limit %d", len(p.byID), limit)
+		}
+		in := p.interest()
+		if in.All && len(in.Scopes) > 0 {
+			t.Fatal("interest both all and scoped")
+		}
+		if got := minimalScopes(slices.Clone(in.Scopes)); !slices.Equal(got, in.Scopes) {
+			t.Fatalf("interest scopes not minimal: %v", in.Scopes)
+		}
+	})
+}

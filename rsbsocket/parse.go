@@ -1,0 +1,158 @@
+package rsbsocket
+
+import (
+	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/rsbd/rsbd/proto/rsbpb"
+	"github.com/rsbd/rsbd/scope"
+)
+
+// ErrMalformed reports a frame body that is not a valid Notification: broken
+// protobuf wire format, a missing event_id, or a missing or invalid scope.
+var ErrMalformed = errors.New("rsbsocket: malformed notification")
+
+// Field numbers of rsb.protocol.Notification and rsb.protocol.EventId.
+const (
+	fieldScope      protowire.Number = 6
+	fieldWireSchema protowire.Number = 7
+	fieldData       protowire.Number = 9
+	fieldMethod     protowire.Number = 14
+	fieldEventID    protowire.Number = 108 // 100 + wire format version 8
+
+	fieldSenderID       protowire.Number = 1
+	fieldSequenceNumber protowire.Number = 2
+)
+
+// Frame is one Notification as carried by the socket protocol: the raw body
+// (relayed byte for byte, never re-encoded) and the fields routing needs,
+// parsed cheaply from it.
+//
+// Body and the byte-slice fields alias the same memory; it is shared by every
+// connection the frame is queued to and must not be modified.
+type Frame struct {
+	// Body is the serialized Notification, without the length header.
+	Body []byte
+	// Scope is the event's scope (Notification field 6), validated.
+	Scope scope.Scope
+	// SenderID is event_id.sender_id: the sending participant's UUID.
+	SenderID []byte
+	// SequenceNumber is event_id.sequence_number.
+	SequenceNumber uint32
+	// WireSchema is the payload's wire schema (field 7), e.g. "utf-8-string".
+	WireSchema []byte
+	// Method is the event's method (field 14), e.g. "REQUEST"; empty if unset.
+	Method []byte
+	// Data is the serialized payload (field 9).
+	Data []byte
+}
+
+// ParseFrame checks the top-level wire structure of a serialized Notification
+// and extracts scope, event id, wire schema, method and data without a full
+// decode. It requires event_id with both sender_id and sequence_number, and a
+// valid scope. Like a protobuf decoder it takes the last occurrence of a
+// repeated singular field and skips fields of unexpected wire type; nested
+// messages other than event_id (meta_data, causes) are not inspected, so
+// Notification may still fail on a frame ParseFrame accepts.
+func ParseFrame(body []byte) (Frame, error) {
+	f := Frame{Body: body}
+	var rawScope []byte
+	var haveScope, haveSender, haveSeq bool
+	for b := body; len(b) > 0; {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return Frame{}, malformed("tag", protowire.ParseError(n))
+		}
+		b = b[n:]
+		if typ != protowire.BytesType {
+			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+				return Frame{}, malformed("field value", protowire.ParseError(n))
+			}
+			b = b[n:]
+			continue
+		}
+		v, n := protowire.ConsumeBytes(b)
+		if n < 0 {
+			return Frame{}, malformed("length-delimited field", protowire.ParseError(n))
+		}
+		b = b[n:]
+		switch num {
+		case fieldScope:
+			rawScope, haveScope = v, true
+		case fieldWireSchema:
+			f.WireSchema = v
+		case fieldData:
+			f.Data = v
+		case fieldMethod:
+			f.Method = v
+		case fieldEventID:
+			s, q, err := parseEventID(v, &f)
+			if err != nil {
+				return Frame{}, err
+			}
+			haveSender, haveSeq = haveSender || s, haveSeq || q
+		}
+	}
+	if !haveSender || !haveSeq {
+		return Frame{}, fmt.Errorf("%w: event_id missing or incomplete", ErrMalformed)
+	}
+	if !haveScope {
+		return Frame{}, fmt.Errorf("%w: no scope", ErrMalformed)
+	}
+	sc, err := scope.Parse(string(rawScope))
+	if err != nil {
+		return Frame{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	f.Scope = sc
+	return f, nil
+}
+
+// parseEventID parses one occurrence of the event_id message into f and
+// reports which of its required fields it carried. Occurrences merge like
+// protobuf messages do: later fields overwrite earlier ones.
+func parseEventID(b []byte, f *Frame) (sender, seq bool, err error) {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return false, false, malformed("event_id tag", protowire.ParseError(n))
+		}
+		b = b[n:]
+		switch {
+		case num == fieldSenderID && typ == protowire.BytesType:
+			v, m := protowire.ConsumeBytes(b)
+			if m < 0 {
+				return false, false, malformed("event_id.sender_id", protowire.ParseError(m))
+			}
+			f.SenderID, sender, n = v, true, m
+		case num == fieldSequenceNumber && typ == protowire.VarintType:
+			v, m := protowire.ConsumeVarint(b)
+			if m < 0 {
+				return false, false, malformed("event_id.sequence_number", protowire.ParseError(m))
+			}
+			f.SequenceNumber, seq, n = uint32(v), true, m
+		default:
+			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+				return false, false, malformed("event_id field", protowire.ParseError(n))
+			}
+		}
+		b = b[n:]
+	}
+	return sender, seq, nil
+}
+
+// malformed wraps a wire-format error.
+func malformed(what string, err error) error {
+	return fmt.Errorf("%w: %s: %w", ErrMalformed, what, err)
+}
+
+// Notification fully decodes the frame body, checking required fields.
+func (f Frame) Notification() (*rsbpb.Notification, error) {
+	n := new(rsbpb.Notification)
+	if err := proto.Unmarshal(f.Body, n); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	return n, nil
+}

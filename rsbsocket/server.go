@@ -1,0 +1,321 @@
+package rsbsocket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rsbd/rsbd/scope"
+)
+
+// ErrServerClosed is returned by Serve and ListenAndServe after Close or
+// Shutdown.
+var ErrServerClosed = errors.New("rsbsocket: server closed")
+
+// ConnID identifies one client connection of a Server for its lifetime. IDs
+// start at 1 and are never reused; 0 names no connection.
+type ConnID uint64
+
+// Handler receives every frame clients publish. OnFrame runs on the reading
+// goroutine of conn, after the server has already forwarded the frame to the
+// other matching connections; frames of one connection arrive in order.
+// OnFrame should return quickly: while it runs, that connection is not read
+// (which back-pressures only that client). f.Body may be retained but not
+// modified.
+type Handler interface {
+	OnFrame(conn ConnID, f Frame)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(conn ConnID, f Frame)
+
+// OnFrame calls h.
+func (h HandlerFunc) OnFrame(conn ConnID, f Frame) { h(conn, f) }
+
+// ConnObserver is optionally implemented by a Handler that wants to know
+// when connections come and go. OnConnect runs after the handshake, before
+// the connection receives frames; OnDisconnect after it was removed. Both
+// run on the connection's goroutine and must not call Close or Shutdown.
+type ConnObserver interface {
+	OnConnect(conn ConnID, remote net.Addr)
+	OnDisconnect(conn ConnID, reason DisconnectReason)
+}
+
+// InterestObserver is optionally implemented by a Handler that tracks the
+// union of the connections' interests (Server.Interest), e.g. to tell peers
+// which scopes this host wants. OnInterestChanged may be called concurrently
+// from several goroutines and spuriously; it should only note that the
+// interest must be re-read.
+type InterestObserver interface {
+	OnInterestChanged()
+}
+
+// Server is the server side of the RSB socket transport: it accepts client
+// connections, greets them with the handshake, forwards each frame a client
+// publishes to every other connection whose interest matches it (never back
+// to its sender) and hands it to the Handler.
+//
+// RSB clients send no subscriptions; a connection's interest is learnt from
+// the introspection Hello and Bye events it publishes (see Interest and
+// Config.DefaultInterest). Each connection has a bounded send queue and one
+// writer goroutine, so a slow client never delays the others.
+type Server struct {
+	cfg      Config
+	handler  Handler
+	connObs  ConnObserver
+	interObs InterestObserver
+	log      *slog.Logger
+	stats    counters
+	nextID   atomic.Uint64
+	routes   atomic.Pointer[[]*conn] // connections past the handshake, for Deliver
+	addr     atomic.Pointer[net.Addr]
+	done     chan struct{} // closed by Close or Shutdown
+
+	mu        sync.Mutex
+	closed    bool
+	listeners map[net.Listener]struct{}
+	conns     map[ConnID]*conn
+	wg        sync.WaitGroup // connection goroutines
+}
+
+// NewServer returns a Server with cfg (zero fields take defaults) handing
+// published frames to handler, which may be nil. A handler may also
+// implement ConnObserver and InterestObserver.
+func NewServer(cfg Config, handler Handler) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	s := &Server{
+		cfg:       cfg,
+		handler:   handler,
+		log:       cfg.Logger.With("component", "rsbsocket"),
+		done:      make(chan struct{}),
+		listeners: make(map[net.Listener]struct{}),
+		conns:     make(map[ConnID]*conn),
+	}
+	s.connObs, _ = handler.(ConnObserver)
+	s.interObs, _ = handler.(InterestObserver)
+	s.routes.Store(new([]*conn))
+	return s, nil
+}
+
+// ListenAndServe listens on Config.Addr and serves until ctx ends, then
+// shuts down in order within Config.ShutdownTimeout. It returns nil after
+// an orderly shutdown, ErrServerClosed if Close or Shutdown was called
+// elsewhere, or the error that stopped it.
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("rsbsocket: listen: %w", err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- s.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	err = s.Shutdown(sctx)
+	<-errc
+	return err
+}
+
+// Serve accepts connections on ln until Close or Shutdown (then it returns
+// ErrServerClosed) or until ln fails. Serve may run on several listeners.
+func (s *Server) Serve(ln net.Listener) error {
+	if !s.trackListener(ln) {
+		_ = ln.Close()
+		return ErrServerClosed
+	}
+	defer s.untrackListener(ln)
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err == nil {
+			backoff = 0
+			s.startConn(nc)
+			continue
+		}
+		select {
+		case <-s.done:
+			return ErrServerClosed
+		default:
+		}
+		if errors.Is(err, net.ErrClosed) {
+			return fmt.Errorf("rsbsocket: accept: %w", err)
+		}
+		// Transient failures such as running out of file descriptors.
+		backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+		s.log.Warn("accept failed, retrying", "err", err, "backoff", backoff)
+		select {
+		case <-time.After(backoff):
+		case <-s.done:
+			return ErrServerClosed
+		}
+	}
+}
+
+// trackListener registers ln unless the server is closed.
+func (s *Server) trackListener(ln net.Listener) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.listeners[ln] = struct{}{}
+	a := ln.Addr()
+	s.addr.CompareAndSwap(nil, &a)
+	return true
+}
+
+// untrackListener forgets ln.
+func (s *Server) untrackListener(ln net.Listener) {
+	s.mu.Lock()
+	delete(s.listeners, ln)
+	s.mu.Unlock()
+}
+
+// Addr returns the address of the first listener Serve ran on, or nil.
+func (s *Server) Addr() net.Addr {
+	if a := s.addr.Load(); a != nil {
+		return *a
+	}
+	return nil
+}
+
+// beginClose stops accepting and returns the connections; only the first
+// call returns ok.
+func (s *Server) beginClose() (conns []*conn, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed, ok = true, true
+		close(s.done)
+		for ln := range s.listeners {
+			_ = ln.Close()
+		}
+	}
+	for _, c := range s.conns {
+		conns = append(conns, c)
+	}
+	return conns, ok
+}
+
+// Shutdown stops accepting, then ends each connection in order: it writes
+// what is queued, shuts down the sending side and waits for the client's
+// EOF. When ctx ends first, the remaining connections are closed at once and
+// ctx's error returned.
+func (s *Server) Shutdown(ctx context.Context) error {
+	conns, _ := s.beginClose()
+	for _, c := range conns {
+		c.shutdown()
+	}
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+	}
+	_ = s.Close()
+	<-done
+	return ctx.Err()
+}
+
+// Close stops accepting, closes every connection at once (queued frames are
+// dropped) and waits for the connection goroutines. It is idempotent.
+func (s *Server) Close() error {
+	conns, _ := s.beginClose()
+	for _, c := range conns {
+		c.abort(DisconnectShutdown)
+	}
+	s.wg.Wait()
+	return nil
+}
+
+// Deliver queues frame (a serialized Notification body on scope sc) to every
+// connection whose interest matches sc, except the connection except (0 for
+// none), and returns to how many. It never blocks: a full queue drops the
+// frame for that connection by Config.SlowClientPolicy and counts it. frame
+// is shared by the queues and must not be modified afterwards.
+func (s *Server) Deliver(frame []byte, sc scope.Scope, except ConnID) int {
+	n := 0
+	for _, c := range *s.routes.Load() {
+		if c.id != except && c.match.Load().matches(sc) && c.enqueue(frame) {
+			n++
+		}
+	}
+	return n
+}
+
+// Interest returns the union of the interests of all connections: what this
+// server's clients want from elsewhere. With no connection it is empty.
+func (s *Server) Interest() Interest {
+	var scopes []scope.Scope
+	for _, c := range *s.routes.Load() {
+		in := c.match.Load().interest
+		if in.All {
+			return Interest{All: true}
+		}
+		scopes = append(scopes, in.Scopes...)
+	}
+	return Interest{Scopes: minimalScopes(scopes)}
+}
+
+// ConnInfo describes one connection.
+type ConnInfo struct {
+	ID          ConnID
+	Remote      net.Addr
+	Interest    Interest
+	QueueFrames int
+	QueueBytes  int
+}
+
+// Connections describes the connections past their handshake.
+func (s *Server) Connections() []ConnInfo {
+	routes := *s.routes.Load()
+	out := make([]ConnInfo, 0, len(routes))
+	for _, c := range routes {
+		frames, bytes := c.q.depth()
+		out = append(out, ConnInfo{ID: c.id, Remote: c.remote, Interest: c.match.Load().interest,
+			QueueFrames: frames, QueueBytes: bytes})
+	}
+	return out
+}
+
+// Stats returns a snapshot of the server's counters.
+func (s *Server) Stats() Stats { return s.stats.snapshot() }
+
+// QueueDepth returns the frames and body bytes waiting in all send queues.
+func (s *Server) QueueDepth() (frames, bytes int) {
+	return int(s.stats.queueFrames.Load()), int(s.stats.queueBytes.Load())
+}
+
+// rebuildRoutesLocked republishes the Deliver snapshot; s.mu is held.
+func (s *Server) rebuildRoutesLocked() {
+	routes := make([]*conn, 0, len(s.conns))
+	for _, c := range s.conns {
+		if c.routed {
+			routes = append(routes, c)
+		}
+	}
+	s.routes.Store(&routes)
+}
+
+// interestChanged tells the observer, if any.
+func (s *Server) interestChanged() {
+	if s.interObs != nil {
+		s.interObs.OnInterestChanged()
+	}
+}

@@ -1,0 +1,379 @@
+package rsbsocket
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/rsbd/rsbd/scope"
+)
+
+func TestServerHandshakeBytesAndFrameLayout(t *testing.T) {
+	s, addr := startServer(t, quietConfig(), nil)
+	raw, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	_ = raw.SetReadDeadline(time.Now().Add(testTimeout))
+	got := make([]byte, 4)
+	if _, err := io.ReadFull(raw, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, []byte{0, 0, 0, 0}) {
+		t.Fatalf("handshake = % x, want 00 00 00 00", got)
+	}
+	waitFor(t, "raw connection to be routed", func() bool { return len(s.Connections()) == 1 })
+
+	// The next bytes are exactly one frame relayed from another client.
+	pub := dial(t, addr)
+	send(t, pub, pythonFrame)
+	want := AppendFrame(nil, pythonFrame)
+	got = make([]byte, len(want))
+	if _, err := io.ReadFull(raw, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("relayed bytes differ:\n got % x\nwant % x", got, want)
+	}
+}
+
+func TestServerRelaysByteIdenticalWithoutEcho(t *testing.T) {
+	rec := &recorder{}
+	s, addr := startServer(t, quietConfig(), rec)
+	a, b := dial(t, addr), dial(t, addr)
+	idA := connOf(t, s, a)
+	connOf(t, s, b)
+
+	send(t, a, pythonFrame)
+	if got := recv(t, b); !bytes.Equal(got, pythonFrame) {
+		t.Fatalf("b received % x", got)
+	}
+	// A's next frame must be b's marker: its own frame was not echoed.
+	marker := notification(t, "/marker/", "utf-8-string", []byte("m"), 0)
+	send(t, b, marker)
+	if got := recv(t, a); !bytes.Equal(got, marker) {
+		t.Fatalf("a received % x, want the marker", got)
+	}
+	// The handler runs after the relay, so it may still be busy.
+	waitFor(t, "handler", func() bool { return len(rec.snapshot()) == 2 })
+	frames := rec.snapshot()
+	if frames[0].conn != idA || !bytes.Equal(frames[0].f.Body, pythonFrame) ||
+		frames[0].f.Scope.String() != "/example/sub/" {
+		t.Fatalf("handler saw %+v", frames)
+	}
+	// The writer counts a frame after its write returns, which may be after
+	// the peer has read it.
+	waitFor(t, "frames out", func() bool { return s.Stats().FramesOut == 2 })
+	st := s.Stats()
+	if st.FramesIn != 2 || st.BytesIn != uint64(len(pythonFrame)+len(marker)) ||
+		st.BytesOut != st.BytesIn || st.QueueFrames != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestServerDeliverFromNode(t *testing.T) {
+	s, addr := startServer(t, quietConfig(), nil)
+	a, b := dial(t, addr), dial(t, addr)
+	idA := connOf(t, s, a)
+	connOf(t, s, b)
+	if n := s.Deliver(pythonFrame, scope.MustParse("/example/sub/"), 0); n != 2 {
+		t.Fatalf("Deliver reached %d connections, want 2", n)
+	}
+	if n := s.Deliver(pythonFrame, scope.MustParse("/example/sub/"), idA); n != 1 {
+		t.Fatalf("Deliver except a reached %d connections, want 1", n)
+	}
+	for _, c := range []*ClientConn{a, b, b} {
+		if got := recv(t, c); !bytes.Equal(got, pythonFrame) {
+			t.Fatalf("received % x", got)
+		}
+	}
+}
+
+func TestServerLearnsInterestFromHelloBye(t *testing.T) {
+	rec := &recorder{}
+	s, addr := startServer(t, quietConfig(), rec)
+	lis, pub := dial(t, addr), dial(t, addr)
+	idL := connOf(t, s, lis)
+	connOf(t, s, pub)
+	interestOf := func(id ConnID) Interest {
+		for _, ci := range s.Connections() {
+			if ci.ID == id {
+				return ci.Interest
+			}
+		}
+		return Interest{}
+	}
+
+	listenerID := uuid(0x42)
+	send(t, lis, helloFrame(t, listenerID, "listener", "/a/"))
+	want := Interest{Scopes: scopes("/__rsb/introspection/", "/a/")}
+	waitFor(t, "interest from Hello", func() bool { return sameInterest(interestOf(idL), want) })
+	if in := s.Interest(); !in.All {
+		t.Fatalf("union interest = %v, want all (pub announced nothing)", in)
+	}
+
+	onB := notification(t, "/b/x/", "utf-8-string", []byte("b"), 1)
+	onA := notification(t, "/a/x/", "utf-8-string", []byte("a"), 2)
+	survey := notification(t, "/__rsb/introspection/participants/", "void", nil, 3)
+	send(t, pub, onB)
+	send(t, pub, onA)
+	send(t, pub, survey)
+	// Frames of one publisher stay in order, so receiving onA first proves
+	// that onB was not delivered.
+	if got := recv(t, lis); !bytes.Equal(got, onA) {
+		t.Fatalf("listener received % x, want the /a/x/ frame", got)
+	}
+	if got := recv(t, lis); !bytes.Equal(got, survey) {
+		t.Fatalf("listener received % x, want the survey", got)
+	}
+
+	send(t, lis, byeFrame(t, listenerID))
+	waitFor(t, "interest after Bye", func() bool { return interestOf(idL).All })
+	send(t, pub, onB)
+	if got := recv(t, lis); !bytes.Equal(got, onB) {
+		t.Fatalf("after Bye listener received % x, want the /b/x/ frame", got)
+	}
+	// Two connects, the Hello and the Bye changed the interest.
+	waitFor(t, "interest change reports", func() bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return rec.changes >= 4
+	})
+}
+
+func TestServerInterestNoneByDefault(t *testing.T) {
+	cfg := quietConfig()
+	cfg.DefaultInterest = InterestNone
+	s, addr := startServer(t, cfg, nil)
+	lis, pub := dial(t, addr), dial(t, addr)
+	connOf(t, s, lis)
+	connOf(t, s, pub)
+	if in := s.Interest(); in.All || len(in.Scopes) != 0 {
+		t.Fatalf("interest with silent clients = %v, want none", in)
+	}
+	send(t, lis, helloFrame(t, uuid(1), "listener", "/a/"))
+	waitFor(t, "union interest", func() bool {
+		return sameInterest(s.Interest(), Interest{Scopes: scopes("/__rsb/introspection/", "/a/")})
+	})
+	onA := notification(t, "/a/", "utf-8-string", []byte("a"), 2)
+	send(t, pub, notification(t, "/b/", "utf-8-string", []byte("b"), 1))
+	send(t, pub, onA)
+	if got := recv(t, lis); !bytes.Equal(got, onA) {
+		t.Fatalf("listener received % x", got)
+	}
+}
+
+func TestServerClosesBadConnections(t *testing.T) {
+	tests := []struct {
+		name   string
+		bytes  []byte
+		drop   DropReason
+		reason DisconnectReason
+	}{
+		{"oversized", []byte{0x01, 0x04, 0, 0}, DropFrameTooLarge, DisconnectFrameTooLarge}, // 1025 > 1024
+		{"garbage", AppendFrame(nil, []byte("GET / HTTP/1.1\r\n\r\n")), DropMalformed, DisconnectMalformed},
+		{"empty frame", []byte{0, 0, 0, 0}, DropMalformed, DisconnectMalformed},
+		{"no scope", AppendFrame(nil, []byte("\xe2\x06\x14\x0a\x10"+string(uuid(1))+"\x10\x00")), DropMalformed, DisconnectMalformed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := quietConfig()
+			cfg.MaxFrameSize = 1024
+			rec := &recorder{}
+			s, addr := startServer(t, cfg, rec)
+			bad, good1, good2 := dial(t, addr), dial(t, addr), dial(t, addr)
+			idBad := connOf(t, s, bad)
+			connOf(t, s, good1)
+			connOf(t, s, good2)
+			if _, err := bad.nc.Write(tt.bytes); err != nil {
+				t.Fatal(err)
+			}
+			_ = bad.SetReadDeadline(time.Now().Add(testTimeout))
+			if _, err := bad.Recv(); err == nil {
+				t.Fatal("bad client still connected")
+			}
+			waitFor(t, "disconnect to be counted", func() bool { return s.Stats().Disconnects[tt.reason] == 1 })
+			if st := s.Stats(); st.Drops[tt.drop] != 1 || st.ConnsCurrent != 2 || st.FramesIn != 0 {
+				t.Fatalf("stats %+v", st)
+			}
+			if got := rec.waitDisconnect(t, idBad); got != tt.reason {
+				t.Fatalf("OnDisconnect reason %v, want %v", got, tt.reason)
+			}
+			// The server keeps serving: old and new clients still talk.
+			send(t, good1, pythonFrame)
+			if got := recv(t, good2); !bytes.Equal(got, pythonFrame) {
+				t.Fatal("relay broken after a bad client")
+			}
+			late := dial(t, addr)
+			connOf(t, s, late)
+			send(t, late, pythonFrame)
+			if got := recv(t, good1); !bytes.Equal(got, pythonFrame) {
+				t.Fatal("new client not served after a bad client")
+			}
+		})
+	}
+}
+
+func TestServerOrderlyShutdown(t *testing.T) {
+	rec := &recorder{}
+	s, addr := startServer(t, quietConfig(), rec)
+	clients := []*ClientConn{dial(t, addr), dial(t, addr)}
+	for _, c := range clients {
+		connOf(t, s, c)
+	}
+	const queued = 50
+	for range queued {
+		s.Deliver(pythonFrame, scope.MustParse("/example/sub/"), 0)
+	}
+	// Each client reads everything, sees EOF, and closes its side.
+	results := make(chan error, len(clients))
+	for _, c := range clients {
+		go func() {
+			n := 0
+			for {
+				_ = c.SetReadDeadline(time.Now().Add(testTimeout))
+				_, err := c.Recv()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					results <- err
+					return
+				}
+				n++
+			}
+			if n != queued {
+				results <- errors.New("frames lost in shutdown")
+				return
+			}
+			results <- c.Close()
+		}()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	for range clients {
+		if err := <-results; err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := s.Stats()
+	if st.ConnsCurrent != 0 || st.Disconnects[DisconnectShutdown] != 2 || st.FramesOut != 2*queued {
+		t.Fatalf("stats %+v", st)
+	}
+	if _, err := net.Dial("tcp", addr); err == nil {
+		t.Fatal("still accepting after Shutdown")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close after Shutdown: %v", err)
+	}
+}
+
+func TestServerShutdownDeadline(t *testing.T) {
+	s, addr := startServer(t, quietConfig(), nil)
+	// A raw client that never answers the server's EOF.
+	raw, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	waitFor(t, "connection", func() bool { return len(s.Connections()) == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := s.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown = %v, want deadline exceeded", err)
+	}
+	if st := s.Stats(); st.ConnsCurrent != 0 {
+		t.Fatalf("%d connections left", st.ConnsCurrent)
+	}
+}
+
+func TestServerClientEOFIsOrderly(t *testing.T) {
+	rec := &recorder{}
+	s, addr := startServer(t, quietConfig(), rec)
+	c := dial(t, addr)
+	id := connOf(t, s, c)
+	s.Deliver(pythonFrame, scope.Root, 0)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.waitDisconnect(t, id); got != DisconnectEOF {
+		t.Fatalf("OnDisconnect reason %v, want eof", got)
+	}
+	if st := s.Stats(); st.Disconnects[DisconnectEOF] != 1 || st.FramesOut != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.connects) != 1 || rec.connects[0] != id {
+		t.Fatalf("connects %v", rec.connects)
+	}
+}
+
+func TestServerListenAndServe(t *testing.T) {
+	cfg := quietConfig()
+	cfg.Addr = "127.0.0.1:0"
+	s, err := NewServer(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ListenAndServe(ctx) }()
+	waitFor(t, "listener", func() bool { return s.Addr() != nil })
+	c := dial(t, s.Addr().String())
+	go func() {
+		for {
+			if _, err := c.Recv(); err != nil {
+				_ = c.Close()
+				return
+			}
+		}
+	}()
+	connOf(t, s, c)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("ListenAndServe = %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Serve(ln); !errors.Is(err, ErrServerClosed) {
+		t.Fatalf("Serve after shutdown = %v", err)
+	}
+	if _, err := ln.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("Serve after shutdown left its listener open: %v", err)
+	}
+}
+
+func TestConfig(t *testing.T) {
+	if err := (Config{}).Validate(); err != nil {
+		t.Fatalf("zero config: %v", err)
+	}
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatalf("default config: %v", err)
+	}
+	d := (Config{}).withDefaults()
+	if d.Addr != ":55555" || d.MaxFrameSize != 64<<20 || d.QueueFrames != 4096 || d.DefaultInterest != InterestAll {
+		t.Fatalf("defaults %+v", d)
+	}
+	for _, c := range []Config{
+		{MaxFrameSize: -1}, {MaxFrameSize: 1 << 33}, {QueueFrames: -1}, {QueueBytes: -1},
+		{SlowClientPolicy: 7}, {DefaultInterest: 3}, {MaxParticipants: -1}, {WriteTimeout: -time.Second},
+	} {
+		if err := c.Validate(); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("Validate(%+v) = %v", c, err)
+		}
+		if _, err := NewServer(c, nil); err == nil {
+			t.Errorf("NewServer accepted %+v", c)
+		}
+	}
+}

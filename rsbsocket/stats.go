@@ -1,0 +1,138 @@
+package rsbsocket
+
+import "sync/atomic"
+
+// DropReason says why a frame was not delivered. Append only: the values
+// index Stats.Drops and name metric labels.
+type DropReason int
+
+const (
+	// DropQueueFull: a connection's send queue was full (slow client).
+	DropQueueFull DropReason = iota
+	// DropFrameTooLarge: an inbound frame exceeded MaxFrameSize.
+	DropFrameTooLarge
+	// DropMalformed: an inbound frame was not a valid Notification.
+	DropMalformed
+	// DropTimeout: outbound frames lost because a write timed out.
+	DropTimeout
+	// DropClosed: outbound frames lost because their connection closed
+	// before they were written.
+	DropClosed
+	// DropBadIntrospection: a Hello or Bye whose payload could not be used
+	// for interest learning (the frame itself is still relayed).
+	DropBadIntrospection
+	// DropParticipantLimit: a Hello beyond MaxParticipants (the frame is
+	// relayed; the connection then wants every event).
+	DropParticipantLimit
+
+	// NumDropReasons is the number of drop reasons.
+	NumDropReasons
+)
+
+var dropReasonNames = [NumDropReasons]string{
+	"queue_full", "frame_too_large", "malformed", "timeout", "closed",
+	"bad_introspection", "participant_limit",
+}
+
+// String returns the reason's metric label.
+func (r DropReason) String() string {
+	if r < 0 || r >= NumDropReasons {
+		return "unknown"
+	}
+	return dropReasonNames[r]
+}
+
+// DisconnectReason says why a connection ended. Append only: the values
+// index Stats.Disconnects and name metric labels.
+type DisconnectReason int
+
+const (
+	// DisconnectEOF: the client shut down its side in order.
+	DisconnectEOF DisconnectReason = iota
+	// DisconnectReadError: reading failed (reset, unexpected EOF in a frame).
+	DisconnectReadError
+	// DisconnectWriteError: writing failed.
+	DisconnectWriteError
+	// DisconnectTimeout: a write or the handshake timed out.
+	DisconnectTimeout
+	// DisconnectFrameTooLarge: the client sent a frame above MaxFrameSize.
+	DisconnectFrameTooLarge
+	// DisconnectMalformed: the client sent something that is not a
+	// Notification.
+	DisconnectMalformed
+	// DisconnectSlowClient: the send queue overflowed under
+	// SlowClientDisconnect.
+	DisconnectSlowClient
+	// DisconnectShutdown: the server shut down.
+	DisconnectShutdown
+
+	// NumDisconnectReasons is the number of disconnect reasons.
+	NumDisconnectReasons
+)
+
+var disconnectReasonNames = [NumDisconnectReasons]string{
+	"eof", "read_error", "write_error", "timeout", "frame_too_large",
+	"malformed", "slow_client", "shutdown",
+}
+
+// String returns the reason's metric label.
+func (r DisconnectReason) String() string {
+	if r < 0 || r >= NumDisconnectReasons {
+		return "unknown"
+	}
+	return disconnectReasonNames[r]
+}
+
+// Stats is a snapshot of a Server's counters. Byte counts are frame bodies,
+// without the 4-byte length headers.
+type Stats struct {
+	ConnsCurrent uint64 // connections open now
+	ConnsTotal   uint64 // connections accepted since start
+	FramesIn     uint64 // valid frames received from clients
+	BytesIn      uint64
+	FramesOut    uint64 // frames written to clients
+	BytesOut     uint64
+	QueueFrames  uint64 // frames waiting in all send queues now
+	QueueBytes   uint64
+
+	Drops       [NumDropReasons]uint64
+	Disconnects [NumDisconnectReasons]uint64
+}
+
+// counters are the live, atomically updated counters behind Stats.
+type counters struct {
+	connsCurrent, connsTotal atomic.Int64
+	framesIn, bytesIn        atomic.Uint64
+	framesOut, bytesOut      atomic.Uint64
+	queueFrames, queueBytes  atomic.Int64
+	drops                    [NumDropReasons]atomic.Uint64
+	disconnects              [NumDisconnectReasons]atomic.Uint64
+}
+
+// snapshot copies the counters.
+func (c *counters) snapshot() Stats {
+	s := Stats{
+		ConnsCurrent: uint64(max(c.connsCurrent.Load(), 0)),
+		ConnsTotal:   uint64(c.connsTotal.Load()),
+		FramesIn:     c.framesIn.Load(),
+		BytesIn:      c.bytesIn.Load(),
+		FramesOut:    c.framesOut.Load(),
+		BytesOut:     c.bytesOut.Load(),
+		QueueFrames:  uint64(max(c.queueFrames.Load(), 0)),
+		QueueBytes:   uint64(max(c.queueBytes.Load(), 0)),
+	}
+	for i := range c.drops {
+		s.Drops[i] = c.drops[i].Load()
+	}
+	for i := range c.disconnects {
+		s.Disconnects[i] = c.disconnects[i].Load()
+	}
+	return s
+}
+
+// drop counts n frames dropped for reason r.
+func (c *counters) drop(r DropReason, n int) {
+	if n > 0 {
+		c.drops[r].Add(uint64(n))
+	}
+}

@@ -1,0 +1,48 @@
+package transport
+
+import "github.com/rsbd/rsbd/transport/datagram"
+
+// Limits and defaults of the UDP transport. Config fields left zero take the
+// Default values.
+const (
+	// DefaultTTL is the multicast TTL: 1 keeps datagrams on the local link.
+	DefaultTTL = 1
+
+	// DefaultMaxDatagram is the largest datagram sent or accepted: the LAN
+	// datagram size, never IP-fragmented on Ethernet. Every daemon of a
+	// cluster must use the same value; loopback tests may raise it up to
+	// datagram.MaxDatagramSize.
+	DefaultMaxDatagram = datagram.DefaultDatagramSize
+
+	// DefaultSocketBuffer is the SO_RCVBUF and SO_SNDBUF size requested.
+	// The Linux default (208 KiB) loses most of a 1000 datagram burst to a
+	// receiver that is briefly busy; the kernel caps the request at
+	// net.core.rmem_max / wmem_max and reports twice the granted size.
+	DefaultSocketBuffer = 4 << 20
+
+	// DefaultBatch is the number of datagrams per recvmmsg or sendmmsg
+	// call. Batches of 32 get most of the syscall saving of larger ones
+	// while a receive socket's buffers stay small (32 x MaxDatagram).
+	DefaultBatch = 32
+
+	// MaxBatch bounds ReadBatch and WriteBatch.
+	MaxBatch = 1024
+
+	// DefaultGroupsPerSocket is the number of multicast groups joined on one
+	// receive socket before another is opened: Linux's default
+	// net.ipv4.igmp_max_memberships. If the host's limit is lower, the
+	// ENOBUFS of a join marks the socket full and another one is opened.
+	DefaultGroupsPerSocket = 20
+
+	// DefaultMaxGroups bounds the groups an Endpoint joins (52 receive
+	// sockets at 20 groups each).
+	DefaultMaxGroups = 1024
+
+	// oobSize is the ancillary buffer per received datagram: room for the
+	// SO_RXQ_OVFL drop counter message.
+	oobSize = 64
+
+	// errorLogEvery rate-limits logging of repeated read or send errors:
+	// the first and then every errorLogEvery-th is logged, all are counted.
+	errorLogEvery = 1000
+)
