@@ -97,6 +97,9 @@ type Config struct {
 	PublishQueue, ReceiveQueue, MaxSenders int
 	// ShutdownFlush bounds the reliable flush at Close; 0 = default.
 	ShutdownFlush time.Duration
+	// NewConn opens the datagram network; nil means transport.Open (real
+	// UDP sockets). Tests pass a fault-injecting network here.
+	NewConn func(transport.Config, transport.Handler) (transport.Conn, error)
 	// OnLoss, if set, is told of every unrecoverable loss (on the engine
 	// goroutine; it must not block).
 	OnLoss func(LossReport)

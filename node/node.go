@@ -124,11 +124,20 @@ func (n *Node) openTransport() error {
 	if tc.Logger == nil {
 		tc.Logger = n.log
 	}
-	ep, err := transport.Open(tc, n.onPackets)
+	if n.cfg.NewConn == nil {
+		ep, err := transport.Open(tc, n.onPackets)
+		if err != nil {
+			return fmt.Errorf("node: transport: %w", err)
+		}
+		n.ep, n.conn = ep, ep
+		return nil
+	}
+	c, err := n.cfg.NewConn(tc, n.onPackets)
 	if err != nil {
 		return fmt.Errorf("node: transport: %w", err)
 	}
-	n.ep, n.conn = ep, ep
+	n.conn = c
+	n.ep, _ = c.(*transport.Endpoint)
 	return nil
 }
 
@@ -167,7 +176,7 @@ func (n *Node) openMembership() error {
 // dataAddr is the unicast data address advertised to peers: the bound port
 // on the gossip host when bound to all addresses.
 func (n *Node) dataAddr() netip.AddrPort {
-	a := n.ep.LocalAddr()
+	a := n.conn.LocalAddr()
 	if a.Addr().IsUnspecified() {
 		host, _, _ := splitHostPort(n.cfg.GossipAddr)
 		if n.cfg.AdvertiseAddr != "" {
@@ -271,8 +280,8 @@ func (n *Node) close() error {
 	if n.eng != nil {
 		close(n.eng.stop)
 	}
-	if n.ep != nil {
-		errs = append(errs, n.ep.Close())
+	if n.conn != nil {
+		errs = append(errs, n.conn.Close())
 	}
 	n.wg.Wait()
 	return errors.Join(errs...)

@@ -1,0 +1,31 @@
+// Package node is the embeddable rsbd bus endpoint; the daemon is a thin
+// main around it.
+//
+// A Node owns:
+//   - the local sinks: RSB socket clients (through an rsbsocket.Server) and
+//     embedded subscriptions (Subscribe), matched by scope: a sink on /a/
+//     receives /a/ and every sub-scope;
+//   - the engine: one goroutine that owns every qos sender and receiver
+//     stream machine and the fragment assemblers, fed by bounded channels
+//     from the socket clients, the embedded publishers and the UDP readers;
+//   - the network: a transport.Conn (UDP multicast, or unicast to each
+//     interested peer) and a memberlist cluster that carries which groups
+//     each node wants.
+//
+// Publish path: local delivery first (other socket clients, matching
+// subscriptions), then for each group of the scope and its super-scopes
+// that some peer wants, the event is split into FragmentedNotification
+// records that fit one datagram and queued on the sender stream of
+// (instance, group, class). Small events share datagrams under load.
+//
+// Receive path: datagrams of groups no local sink wants are dropped on the
+// reader goroutine before copying; the rest go to the receiver stream of
+// their sender, which repairs, orders and deduplicates by class and reports
+// unrecoverable loss; released records are reassembled and delivered to
+// the local sinks whose scope matches the event's scope again.
+//
+// Interest: the node derives the minimal set of scopes its sinks want
+// (a connection that announced no listener wants everything, i.e. the root
+// scope), tells peers the groups of those scopes through memberlist and
+// joins their multicast addresses.
+package node
