@@ -30,10 +30,11 @@ const (
 	KindHeartbeat             // HEARTBEAT
 	KindNack                  // NACK
 	KindGone                  // GONE
+	KindAck                   // ACK (receiver progress for flow control)
 	NumKinds                  // number of kinds, not a kind
 )
 
-var kindNames = [NumKinds]string{"data", "heartbeat", "nack", "gone"}
+var kindNames = [NumKinds]string{"data", "heartbeat", "nack", "gone", "ack"}
 
 // String returns the label value.
 func (k Kind) String() string { return name(kindNames[:], int(k), "kind") }
@@ -87,6 +88,7 @@ const (
 	DropBadHandshake                        // socket peer failed the handshake
 	DropSendError                           // the socket refused the datagram or frame
 	DropClosed                              // dropped while shutting down
+	DropSocketBuffer                        // the kernel's socket receive buffer overflowed
 	NumDropReasons
 )
 
@@ -96,6 +98,7 @@ var dropNames = [NumDropReasons]string{
 	"stream_limit", "unknown_stream", "not_interested", "scope_mismatch", "decode_error",
 	"auth_failed", "unknown_key", "replay", "unknown_sender", "queue_full", "memory_limit",
 	"slow_client", "frame_too_large", "bad_handshake", "send_error", "closed",
+	"socket_buffer",
 }
 
 // String returns the label value.

@@ -38,7 +38,7 @@ func (n *Node) registerCollectors() {
 		if n.ep != nil {
 			st := n.ep.Stats()
 			dc[metrics.DropSendError] += st.SendErrors
-			dc[metrics.DropQueueFull] += st.KernelDrops
+			dc[metrics.DropSocketBuffer] += st.KernelDrops
 		}
 		if s := n.eng.stats.Load(); s != nil {
 			dc[metrics.DropDuplicate] += s.rcv.Duplicates

@@ -36,6 +36,7 @@ type ctlReq func(e *engine)
 // senderState is a sender stream and the records waiting to be packed.
 type senderState struct {
 	s       *qos.Sender
+	rx      map[datagram.InstanceID]rxProgress // receivers' ACKed progress
 	pending [][]byte
 	size    int // encoded size of the pending DATA datagram
 	used    time.Time
@@ -66,6 +67,13 @@ type engine struct {
 	stats   atomic.Pointer[engineStats]
 	statsAt time.Time
 	retired qos.SenderStats
+	// window is the flow-control window in datagrams; blocked holds the
+	// reliable senders over it (publishes wait while it is not empty).
+	window  uint64
+	blocked map[*senderState]struct{}
+	// acks tracks what this node last ACKed per reliable remote stream.
+	acks     map[datagram.StreamKey]ackState
+	ackDirty bool
 	// lastActive is when the engine last sent DATA or heard a NACK.
 	lastActive time.Time
 }
@@ -100,6 +108,9 @@ func newEngine(n *Node) (*engine, error) {
 		rcv:     rcv,
 		origin:  map[datagram.InstanceID]netip.AddrPort{},
 		timer:   time.NewTimer(time.Hour),
+		window:  n.flowWindow(),
+		blocked: map[*senderState]struct{}{},
+		acks:    map[datagram.StreamKey]ackState{},
 	}
 	if e.asmRel, err = fragmentation.NewAssembler(rel); err != nil {
 		return nil, err
@@ -114,8 +125,12 @@ func newEngine(n *Node) (*engine, error) {
 func (e *engine) run() {
 	defer close(e.done)
 	for {
+		pubCh := e.pubCh
+		if len(e.blocked) > 0 {
+			pubCh = nil // flow control: take no publishes until ACKs arrive
+		}
 		select {
-		case p := <-e.pubCh:
+		case p := <-pubCh:
 			now := time.Now()
 			e.publish(p, now)
 			e.drainPublishes(now)
@@ -135,7 +150,7 @@ func (e *engine) run() {
 // drainPublishes handles queued publish requests so that small events share
 // datagrams under load, without waiting when the queue is empty.
 func (e *engine) drainPublishes(now time.Time) {
-	for i := 0; i < maxDrain; i++ {
+	for i := 0; i < maxDrain && len(e.blocked) == 0; i++ {
 		select {
 		case p := <-e.pubCh:
 			e.publish(p, now)
@@ -153,6 +168,8 @@ func (e *engine) tick(now time.Time) {
 		}
 	}
 	e.rcv.Tick(now, &e.out)
+	e.sendAcks(now, true)
+	e.recheckBlocked(now)
 	e.asmRel.Prune(now)
 	e.asmUnrel.Prune(now)
 	e.countAssemblyDrops()
@@ -163,6 +180,7 @@ func (e *engine) tick(now time.Time) {
 // delivers what they released and re-arms the timer.
 func (e *engine) flush(now time.Time) {
 	e.packPending(now)
+	e.sendAcks(now, false)
 	e.handleOutput(now)
 	e.publishStats(now)
 	e.rearm(now)
@@ -195,6 +213,12 @@ func (e *engine) rearm(now time.Time) {
 		consider(st.s.NextDeadline())
 	}
 	consider(e.rcv.NextDeadline())
+	if e.ackDirty {
+		consider(now.Add(ackInterval))
+	}
+	if len(e.blocked) > 0 {
+		consider(now.Add(ackTimeout / 4))
+	}
 	if t, ok := e.asmRel.NextDeadline(); ok {
 		consider(t)
 	}

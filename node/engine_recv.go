@@ -32,6 +32,12 @@ func (e *engine) receive(b rxBatch, now time.Time) {
 
 // route hands d to the machine it belongs to.
 func (e *engine) route(d *datagram.Datagram, p rxPkt, now time.Time) {
+	if d.Kind == datagram.KindAck {
+		if d.Target == e.n.instance {
+			e.handleAck(d, now)
+		}
+		return
+	}
 	if d.Kind == datagram.KindNack && d.Target == e.n.instance {
 		key := datagram.StreamKey{Instance: e.n.instance, Group: d.Stream.Group, Class: d.Stream.Class}
 		if st, ok := e.senders[key]; ok {
@@ -49,6 +55,9 @@ func (e *engine) route(d *datagram.Datagram, p rxPkt, now time.Time) {
 	}
 	if d.Kind != datagram.KindNack {
 		e.noteOrigin(d.Stream.Instance, p)
+	}
+	if d.Kind == datagram.KindData && d.Stream.Class.Reliable() {
+		e.noteReliableData(d.Stream)
 	}
 	e.rcv.Handle(d, now, &e.out)
 }
@@ -73,6 +82,7 @@ func (e *engine) noteOrigin(inst datagram.InstanceID, p rxPkt) {
 func (e *engine) forget(inst datagram.InstanceID, now time.Time) {
 	e.rcv.Forget(inst, now, &e.out)
 	delete(e.origin, inst)
+	e.forgetReceiver(inst, now)
 }
 
 // deliverRecords reassembles the records of one released DATA datagram and

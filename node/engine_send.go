@@ -83,6 +83,11 @@ func (e *engine) sender(key datagram.StreamKey, now time.Time) *senderState {
 		return nil
 	}
 	st := &senderState{s: s, used: now, size: dataHeader}
+	if key.Class.Reliable() {
+		// Until a receiver ACKs, pace the stream as if one sat at its start:
+		// the first burst must not overrun receivers before they report.
+		st.rx = map[datagram.InstanceID]rxProgress{{}: {edge: qos.FirstSeq, at: now}}
+	}
 	e.senders[key] = st
 	return st
 }
@@ -97,6 +102,7 @@ func (e *engine) evictOldestSender() {
 	}
 	if !t.IsZero() {
 		addSenderStats(&e.retired, e.senders[oldest].s.Stats())
+		delete(e.blocked, e.senders[oldest])
 		delete(e.senders, oldest)
 		e.n.m.Drop(metrics.DropStreamLimit)
 	}
@@ -136,6 +142,9 @@ func (e *engine) sendPending(st *senderState, now time.Time) {
 	e.lastActive = now
 	if _, err := st.s.Send(d, now, &e.out); err != nil {
 		e.n.log.Error("sender stream refused datagram", "err", err)
+	}
+	if st.rx != nil {
+		e.checkWindow(st, now)
 	}
 }
 
@@ -180,6 +189,13 @@ func (e *engine) transmit(ds []*datagram.Datagram) {
 // address of the sender it asks.
 func (e *engine) destinations(d *datagram.Datagram) []netip.AddrPort {
 	dst := e.tx.dstScratch[:0]
+	if d.Kind == datagram.KindAck {
+		if a, ok := e.origin[d.Target]; ok {
+			dst = append(dst, a)
+		}
+		e.tx.dstScratch = dst
+		return dst
+	}
 	if d.Kind == datagram.KindNack {
 		if a, ok := e.origin[d.Target]; ok {
 			dst = append(dst, a)
@@ -213,6 +229,8 @@ func kindLabel(k datagram.Kind) metrics.Kind {
 		return metrics.KindNack
 	case datagram.KindGone:
 		return metrics.KindGone
+	case datagram.KindAck:
+		return metrics.KindAck
 	}
 	return metrics.KindData
 }

@@ -13,16 +13,16 @@ import (
 	"github.com/rsbd/rsbd/transport/datagram"
 )
 
-// wantedSet is the set of groups local sinks want, read lock-free by the
-// socket readers and the engine.
+// wantedSet maps the groups local sinks want to their scopes, read
+// lock-free by the socket readers and the engine.
 type wantedSet struct {
-	p atomic.Pointer[map[datagram.GroupID]struct{}]
+	p atomic.Pointer[map[datagram.GroupID]scope.Scope]
 }
 
-func (w *wantedSet) store(ids []datagram.GroupID) {
-	m := make(map[datagram.GroupID]struct{}, len(ids))
-	for _, id := range ids {
-		m[id] = struct{}{}
+func (w *wantedSet) store(scopes []scope.Scope) {
+	m := make(map[datagram.GroupID]scope.Scope, len(scopes))
+	for _, s := range scopes {
+		m[group.ID(s)] = s
 	}
 	w.p.Store(&m)
 }
@@ -30,6 +30,12 @@ func (w *wantedSet) store(ids []datagram.GroupID) {
 func (w *wantedSet) has(id datagram.GroupID) bool {
 	_, ok := (*w.p.Load())[id]
 	return ok
+}
+
+// scopeOf returns the wanted scope whose group is id.
+func (w *wantedSet) scopeOf(id datagram.GroupID) (scope.Scope, bool) {
+	s, ok := (*w.p.Load())[id]
+	return s, ok
 }
 
 // wantsGroup reports whether a local sink wants the group.
@@ -88,12 +94,13 @@ func (n *Node) interestLoop() {
 			return
 		case <-n.interestSig:
 		}
-		var ids []datagram.GroupID
-		for _, s := range n.localScopes() {
+		scopes := n.localScopes()
+		ids := make([]datagram.GroupID, 0, len(scopes))
+		for _, s := range scopes {
 			ids = append(ids, group.ID(s))
 		}
 		ids = group.SortGroups(ids)
-		n.wanted.store(ids)
+		n.wanted.store(scopes)
 		if err := n.mem.SetLocalGroups(ids); err != nil {
 			n.log.Error("cannot announce interest", "groups", len(ids), "err", err)
 		}
@@ -189,7 +196,7 @@ func (n *Node) acceptPacket(b []byte) bool {
 		n.m.Drop(metrics.DropDecodeError)
 		return false
 	}
-	if datagram.Kind(b[1]) == datagram.KindNack {
+	if k := datagram.Kind(b[1]); k == datagram.KindNack || k == datagram.KindAck {
 		return true
 	}
 	var id datagram.GroupID

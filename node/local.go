@@ -72,8 +72,8 @@ func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
 
 // Subscribe registers fn for events on sc and its sub-scopes, local and
 // remote. The returned function cancels the subscription.
-func (n *Node) Subscribe(sc scope.Scope, fn Handler) (cancel func()) {
-	id := n.sinks.add(sc, fn)
+func (n *Node) Subscribe(sc scope.Scope, fn Handler, opts ...SubscribeOption) (cancel func()) {
+	id := n.sinks.add(sc, fn, opts)
 	n.signalInterest()
 	return func() {
 		if n.sinks.remove(sc, id) {
@@ -136,6 +136,11 @@ func (n *Node) reportLoss(l LossReport) {
 		"first", l.Range.First, "last", l.Range.Last, "reason", l.Reason.String())
 	if n.cfg.OnLoss != nil {
 		n.cfg.OnLoss(l)
+	}
+	if sc, ok := n.wanted.scopeOf(l.Stream.Group); ok {
+		for _, fn := range n.sinks.lossHandlers(nil, sc) {
+			fn(l)
+		}
 	}
 }
 

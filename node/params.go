@@ -45,6 +45,24 @@ const (
 	flushQuiet = 50 * time.Millisecond
 	// maxOrigins bounds the remembered unicast addresses of sender instances.
 	maxOrigins = 4096
+	// flowWindowBytes is the flow-control window of a reliable stream: the
+	// datagrams in flight to its slowest receiver, in bytes. It stays well
+	// under the sender's retention (8 MiB) so that what is in flight can
+	// still be repaired, and under a receiver's socket buffer.
+	flowWindowBytes = 4 << 20
+	// minFlowWindow is the smallest window in datagrams.
+	minFlowWindow = 16
+	// defaultRetainCount mirrors qos's retention count when unset.
+	defaultRetainCount = 16384
+	// ackInterval is the longest a receiver waits to ACK progress.
+	ackInterval = time.Millisecond
+	// ackTimeout drops a receiver that has not ACKed for this long from its
+	// sender's window.
+	ackTimeout = time.Second
+	// maxFlowReceivers bounds the receivers a sender tracks per stream.
+	maxFlowReceivers = 1024
+	// maxAckStreams bounds the streams a receiver ACKs.
+	maxAckStreams = 4096
 	// maxDrain is how many queued inputs the engine handles before it
 	// flushes pending datagrams (batching under load, latency when idle).
 	maxDrain = 256

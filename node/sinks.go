@@ -13,11 +13,25 @@ import (
 // your own. The event must not be modified; it may be retained.
 type Handler func(ev *notification.Event)
 
+// LossHandler is told of unrecoverable losses on a group that may have
+// carried events of a subscription's scope. It runs on the engine goroutine
+// and must not block.
+type LossHandler func(LossReport)
+
+// SubscribeOption tunes a subscription.
+type SubscribeOption func(*subscription)
+
+// WithLoss asks for loss reports that may concern the subscription.
+func WithLoss(fn LossHandler) SubscribeOption {
+	return func(s *subscription) { s.loss = fn }
+}
+
 // subscription is one embedded sink.
 type subscription struct {
 	id    uint64
 	scope scope.Scope
 	fn    Handler
+	loss  LossHandler
 }
 
 // sinkTable holds the embedded subscriptions by scope. Reads are lock-free
@@ -36,11 +50,14 @@ func newSinkTable() *sinkTable {
 }
 
 // add registers fn on sc and returns the subscription id.
-func (t *sinkTable) add(sc scope.Scope, fn Handler) uint64 {
+func (t *sinkTable) add(sc scope.Scope, fn Handler, opts []SubscribeOption) uint64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.nextID++
 	s := &subscription{id: t.nextID, scope: sc, fn: fn}
+	for _, o := range opts {
+		o(s)
+	}
 	next := t.copyLocked()
 	next[sc] = append(next[sc], s)
 	t.snap.Store(&next)
@@ -85,6 +102,21 @@ func (t *sinkTable) scopes() []scope.Scope {
 		out = append(out, sc)
 	}
 	return out
+}
+
+// lossHandlers appends the loss handlers of subscriptions inside sc.
+func (t *sinkTable) lossHandlers(dst []LossHandler, sc scope.Scope) []LossHandler {
+	for s, subs := range *t.snap.Load() {
+		if !sc.Contains(s) {
+			continue
+		}
+		for _, sub := range subs {
+			if sub.loss != nil {
+				dst = append(dst, sub.loss)
+			}
+		}
+	}
+	return dst
 }
 
 // matching appends to dst the subscriptions whose scope is sc or one of its

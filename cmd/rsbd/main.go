@@ -1,15 +1,24 @@
-// Command rsbd is the rsbd daemon: one per host, it carries RSB events between
-// local clients and the other daemons of the cluster.
 package main
 
 import (
-	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
 func main() {
-	fmt.Fprintf(os.Stdout, "rsbd %s\n", version)
+	// Signals are caught from the start, so that one arriving while the
+	// daemon starts still shuts it down in order.
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	os.Exit(run(process{
+		args:    os.Args[1:],
+		environ: os.Environ(),
+		stdout:  os.Stdout,
+		stderr:  os.Stderr,
+		signals: signals,
+	}))
 }

@@ -39,8 +39,8 @@ var (
 	// ErrRecord means a record is empty or cannot fit a datagram.
 	ErrRecord = errors.New("datagram: invalid record size")
 	// ErrRange means ranges are not ascending, overlap, have first > last or
-	// include sequence number 0, or a heartbeat has trail > highest+1 or
-	// trail 0.
+	// include sequence number 0, a heartbeat has trail > highest+1 or
+	// trail 0, or an ACK has edge 0.
 	ErrRange = errors.New("datagram: invalid range")
 	// ErrTooLarge means the datagram would exceed MaxDatagramSize (or a
 	// Packer's limit).
@@ -56,7 +56,7 @@ var (
 var be = binary.BigEndian
 
 // Valid reports whether k is a known kind.
-func (k Kind) Valid() bool { return k >= KindData && k <= KindGone }
+func (k Kind) Valid() bool { return k >= KindData && k <= KindAck }
 
 // String returns the kind's wire name.
 func (k Kind) String() string {
@@ -69,6 +69,8 @@ func (k Kind) String() string {
 		return "NACK"
 	case KindGone:
 		return "GONE"
+	case KindAck:
+		return "ACK"
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
@@ -105,6 +107,9 @@ func Append(dst []byte, d *Datagram) ([]byte, error) {
 		dst = appendRanges(dst, d.Ranges)
 	case KindGone:
 		dst = appendRanges(dst, d.Ranges)
+	case KindAck:
+		dst = append(dst, d.Target[:]...)
+		dst = be.AppendUint64(dst, d.Edge)
 	}
 	return dst, nil
 }
@@ -127,6 +132,11 @@ func encodedSize(d *Datagram) (int, error) {
 			return 0, fmt.Errorf("%w: heartbeat trail %d highest %d", ErrRange, d.Trail, d.Highest)
 		}
 		size = HeaderSize + heartbeatBodySize
+	case KindAck:
+		if d.Edge == 0 {
+			return 0, fmt.Errorf("%w: ACK edge 0", ErrRange)
+		}
+		size = HeaderSize + ackBodySize
 	case KindNack, KindGone:
 		if err := checkRanges(d.Ranges); err != nil {
 			return 0, err

@@ -32,6 +32,7 @@ func validDatagrams() map[string]*Datagram {
 			Ranges: []Range{{1, 1}, {2, 5}, {9, 1 << 50}}},
 		"gone": {Kind: KindGone, Stream: StreamKey{Instance: testInstance, Group: testGroup, Class: ReliableUnordered},
 			Ranges: []Range{{4, 4}}},
+		"ack": {Kind: KindAck, Stream: testStream, Target: testTarget, Edge: 77},
 	}
 }
 
@@ -108,7 +109,7 @@ func TestAppendRejects(t *testing.T) {
 		want error
 	}{
 		{"kind 0", data(func(d *Datagram) { d.Kind = 0 }), ErrKind},
-		{"kind 5", data(func(d *Datagram) { d.Kind = 5 }), ErrKind},
+		{"kind 6", data(func(d *Datagram) { d.Kind = 6 }), ErrKind},
 		{"class 4", data(func(d *Datagram) { d.Stream.Class = 4 }), ErrClass},
 		{"unknown flag", data(func(d *Datagram) { d.Flags = 4 }), ErrFlags},
 		{"sealed", data(func(d *Datagram) { d.Flags = FlagSealed }), ErrSealed},

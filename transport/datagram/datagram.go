@@ -14,6 +14,10 @@ const (
 	KindNack Kind = 3
 	// KindGone tells receivers that the listed ranges will never be repaired.
 	KindGone Kind = 4
+	// KindAck reports a receiver's progress on a reliable stream to its
+	// sender: every sequence number below Edge is resolved (delivered or
+	// reported lost). Senders use it for flow control.
+	KindAck Kind = 5
 )
 
 // Class is the QoS class of a stream: the RSB reliability x ordering matrix.
@@ -83,8 +87,11 @@ type Datagram struct {
 	// sequence number. Trail > Highest means nothing is retained yet.
 	Trail, Highest uint64
 
-	// Target is the sender instance whose stream a NACK asks to repair.
+	// Target is the sender instance whose stream a NACK asks to repair or
+	// an ACK reports on.
 	Target InstanceID
+	// Edge (ACK) is the receiver's lowest unresolved sequence number.
+	Edge uint64
 	// Ranges are the missing ranges of a NACK or the lost ranges of a GONE.
 	Ranges []Range
 }

@@ -29,9 +29,25 @@ func Decode(b []byte, d *Datagram) error {
 		}
 		copy(d.Target[:], body)
 		return decodeRanges(body[targetSize:], d)
+	case KindAck:
+		return decodeAck(body, d)
 	default: // KindGone; decodeHeader rejected unknown kinds.
 		return decodeRanges(body, d)
 	}
+}
+
+func decodeAck(body []byte, d *Datagram) error {
+	if len(body) < ackBodySize {
+		return ErrShort
+	}
+	if len(body) > ackBodySize {
+		return ErrTrailing
+	}
+	copy(d.Target[:], body)
+	if d.Edge = be.Uint64(body[targetSize:]); d.Edge == 0 {
+		return ErrRange
+	}
+	return nil
 }
 
 // decodeHeader checks the fixed header and fills the header fields of d,
@@ -72,6 +88,7 @@ func decodeHeader(b []byte, d *Datagram) error {
 	d.Records = d.Records[:0]
 	d.Trail, d.Highest = 0, 0
 	d.Target = InstanceID{}
+	d.Edge = 0
 	d.Ranges = d.Ranges[:0]
 	return nil
 }

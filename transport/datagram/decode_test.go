@@ -21,6 +21,7 @@ func TestDecodeRejects(t *testing.T) {
 	nack := mustAppend(t, &Datagram{Kind: KindNack, Stream: testStream, Target: testTarget,
 		Ranges: []Range{{2, 3}, {6, 9}}})
 	gone := mustAppend(t, &Datagram{Kind: KindGone, Stream: testStream, Ranges: []Range{{2, 3}}})
+	ack := mustAppend(t, &Datagram{Kind: KindAck, Stream: testStream, Target: testTarget, Edge: 5})
 	edit := func(b []byte, f func(c []byte) []byte) []byte {
 		return f(append([]byte(nil), b...))
 	}
@@ -33,6 +34,9 @@ func TestDecodeRejects(t *testing.T) {
 		want error
 	}{
 		{"empty", nil, ErrShort},
+		{"ack short", ack[:len(ack)-1], ErrShort},
+		{"ack trailing", append(append([]byte(nil), ack...), 0), ErrTrailing},
+		{"ack edge 0", set(ack, len(ack)-8, 0, 0, 0, 0, 0, 0, 0, 0), ErrRange},
 		{"header only 47", data[:47], ErrShort},
 		{"too large", make([]byte, MaxDatagramSize+1), ErrTooLarge},
 		{"version 0", set(data, 0, 0), ErrVersion},

@@ -77,6 +77,10 @@ func checkInvariants(t *testing.T, d *Datagram) {
 		if d.Trail == 0 {
 			t.Fatal("heartbeat trail 0")
 		}
+	case KindAck:
+		if d.Edge == 0 {
+			t.Fatal("ACK edge 0")
+		}
 	default:
 		t.Fatalf("unknown kind %d decoded", d.Kind)
 	}

@@ -24,6 +24,9 @@ const (
 	// heartbeatBodySize is the HEARTBEAT body: trail u64, highest u64.
 	heartbeatBodySize = 16
 
+	// ackBodySize is the ACK body: target instance, edge u64.
+	ackBodySize = targetSize + 8
+
 	// MaxDatagramSize is the hard upper bound of a datagram: the largest UDP
 	// payload over IPv4 (65535 - 20 byte IP header - 8 byte UDP header).
 	MaxDatagramSize = 65507

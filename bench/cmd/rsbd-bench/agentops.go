@@ -1,0 +1,394 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/rsbd/rsbd/bench/internal/agent"
+	"github.com/rsbd/rsbd/bench/internal/bus"
+	"github.com/rsbd/rsbd/bench/internal/workload"
+)
+
+// agentState is what one agent process holds between operations: at most
+// one endpoint it publishes and subscribes through, and the servers it runs.
+type agentState struct {
+	mu      sync.Mutex
+	ep      bus.Endpoint
+	emb     *bus.Embedded
+	nats    *server.Server
+	echo    *bus.UDPEcho
+	start   chan struct{}
+	pongs   map[string]func()
+	profile *os.File
+}
+
+// Argument and result types of the agent operations.
+type (
+	addrArgs struct {
+		Addr  string `json:"addr"`
+		Conns int    `json:"conns,omitempty"`
+	}
+	addrResult struct {
+		Addr   string `json:"addr"`
+		Socket string `json:"socket,omitempty"`
+	}
+	pongArgs struct {
+		In  string `json:"in"`
+		Out string `json:"out"`
+	}
+	subsArgs struct {
+		N      int    `json:"n"`
+		Prefix string `json:"prefix"`
+	}
+	subsResult struct {
+		N           int     `json:"n"`
+		BytesPerSub float64 `json:"bytes_per_sub"`
+	}
+	memResult struct {
+		HeapAlloc uint64 `json:"heap_alloc"`
+		Sys       uint64 `json:"sys"`
+	}
+)
+
+func (s *agentState) ops() map[string]agent.Op {
+	return map[string]agent.Op{
+		"node":        s.opNode,
+		"members":     s.opMembers,
+		"socket":      s.opSocket,
+		"nats-server": s.opNATSServer,
+		"nats":        s.opNATS,
+		"udp-echo":    s.opUDPEcho,
+		"udp":         s.opUDP,
+		"recv":        s.opRecv,
+		"send":        s.opSend,
+		"go":          s.opGo,
+		"pong":        s.opPong,
+		"unpong":      s.opUnpong,
+		"ping":        s.opPing,
+		"idle-subs":   s.opIdleSubs,
+		"memstats":    func(context.Context, json.RawMessage, agent.Progress) (any, error) { return memStats(), nil },
+		"profile":     s.opProfile,
+		"unprofile":   s.opUnprofile,
+	}
+}
+
+// runAgent serves operations on stdin/stdout until told to quit.
+func runAgent() error {
+	s := &agentState{pongs: map[string]func(){}}
+	defer s.closeAll()
+	return agent.Serve(context.Background(), os.Stdin, os.Stdout, s.ops())
+}
+
+func (s *agentState) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, stop := range s.pongs {
+		stop()
+	}
+	if s.profile != nil {
+		pprof.StopCPUProfile()
+		s.profile.Close()
+	}
+	if s.ep != nil {
+		_ = s.ep.Close()
+	}
+	if s.nats != nil {
+		s.nats.Shutdown()
+	}
+	if s.echo != nil {
+		_ = s.echo.Close()
+	}
+}
+
+func args[T any](raw json.RawMessage) (T, error) {
+	var v T
+	if len(raw) == 0 {
+		return v, nil
+	}
+	err := json.Unmarshal(raw, &v)
+	return v, err
+}
+
+func (s *agentState) setEndpoint(ep bus.Endpoint) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ep != nil {
+		return errors.New("agent already has an endpoint")
+	}
+	s.ep = ep
+	return nil
+}
+
+func (s *agentState) endpoint() (bus.Endpoint, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ep == nil {
+		return nil, errors.New("agent has no endpoint")
+	}
+	return s.ep, nil
+}
+
+func (s *agentState) opNode(_ context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
+	c, err := args[bus.NodeConfig](raw)
+	if err != nil {
+		return nil, err
+	}
+	e, err := bus.NewEmbedded(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.setEndpoint(e); err != nil {
+		e.Close()
+		return nil, err
+	}
+	s.emb = e
+	res := addrResult{Addr: e.Node().GossipAddr().String()}
+	if a := e.Node().SocketAddr(); a != nil {
+		res.Socket = a.String()
+	}
+	return res, nil
+}
+
+func (s *agentState) opMembers(context.Context, json.RawMessage, agent.Progress) (any, error) {
+	if s.emb == nil {
+		return nil, errors.New("agent runs no node")
+	}
+	return len(s.emb.Node().Members()), nil
+}
+
+func (s *agentState) opSocket(ctx context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
+	a, err := args[addrArgs](raw)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := bus.DialSocket(ctx, a.Addr, a.Conns)
+	if err != nil {
+		return nil, err
+	}
+	return nil, s.setEndpoint(ep)
+}
+
+func (s *agentState) opNATSServer(context.Context, json.RawMessage, agent.Progress) (any, error) {
+	srv, url, err := bus.StartNATSServer()
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.nats = srv
+	s.mu.Unlock()
+	return addrResult{Addr: url}, nil
+}
+
+func (s *agentState) opNATS(_ context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
+	a, err := args[addrArgs](raw)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := bus.DialNATS(a.Addr)
+	if err != nil {
+		return nil, err
+	}
+	return nil, s.setEndpoint(ep)
+}
+
+func (s *agentState) opUDPEcho(context.Context, json.RawMessage, agent.Progress) (any, error) {
+	e, err := bus.StartUDPEcho()
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.echo = e
+	s.mu.Unlock()
+	return addrResult{Addr: e.Addr()}, nil
+}
+
+func (s *agentState) opUDP(_ context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
+	a, err := args[addrArgs](raw)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := bus.DialUDP(a.Addr)
+	if err != nil {
+		return nil, err
+	}
+	return nil, s.setEndpoint(ep)
+}
+
+func (s *agentState) opRecv(ctx context.Context, raw json.RawMessage, progress agent.Progress) (any, error) {
+	a, err := args[workload.RecvArgs](raw)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := s.endpoint()
+	if err != nil {
+		return nil, err
+	}
+	return workload.Receive(ctx, ep, a, func(v any) { progress(v) })
+}
+
+func (s *agentState) opSend(ctx context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
+	a, err := args[workload.SendArgs](raw)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := s.endpoint()
+	if err != nil {
+		return nil, err
+	}
+	start := make(chan struct{})
+	s.mu.Lock()
+	s.start = start
+	s.mu.Unlock()
+	return workload.Send(ctx, ep, a, start)
+}
+
+func (s *agentState) opGo(context.Context, json.RawMessage, agent.Progress) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.start == nil {
+		return nil, errors.New("no sender waiting")
+	}
+	close(s.start)
+	s.start = nil
+	return nil, nil
+}
+
+func (s *agentState) opPong(_ context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
+	a, err := args[pongArgs](raw)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := s.endpoint()
+	if err != nil {
+		return nil, err
+	}
+	stop, err := workload.Pong(ep, a.In, a.Out)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.pongs[a.In] = stop
+	s.mu.Unlock()
+	return nil, nil
+}
+
+func (s *agentState) opUnpong(_ context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
+	a, err := args[pongArgs](raw)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	stop := s.pongs[a.In]
+	delete(s.pongs, a.In)
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	return nil, nil
+}
+
+func (s *agentState) opPing(ctx context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
+	a, err := args[workload.PingArgs](raw)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := s.endpoint()
+	if err != nil {
+		return nil, err
+	}
+	return workload.Ping(ctx, ep, a)
+}
+
+// opIdleSubs measures the heap taken by N subscriptions that never see an
+// event: the live heap after a GC before and after creating them, divided
+// by N. The subscriptions are cancelled afterwards.
+func (s *agentState) opIdleSubs(_ context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
+	a, err := args[subsArgs](raw)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := s.endpoint()
+	if err != nil {
+		return nil, err
+	}
+	topics := make([]string, a.N)
+	for i := range topics {
+		topics[i] = a.Prefix + strconv.Itoa(i) + "/"
+	}
+	before := settledHeap()
+	cancels := make([]func(), 0, a.N)
+	for _, t := range topics {
+		c, err := ep.Subscribe(t, func([]byte) {})
+		if err != nil {
+			return nil, err
+		}
+		cancels = append(cancels, c)
+	}
+	after := settledHeap()
+	for _, c := range cancels {
+		c()
+	}
+	return subsResult{N: a.N, BytesPerSub: (float64(after) - float64(before)) / float64(a.N)}, nil
+}
+
+// settledHeap returns the live heap after background work (the node's
+// interest loop) had a moment to finish and two collections ran.
+func settledHeap() uint64 {
+	time.Sleep(300 * time.Millisecond)
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+func memStats() memResult {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return memResult{HeapAlloc: m.HeapAlloc, Sys: m.Sys}
+}
+
+func (s *agentState) opProfile(_ context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
+	a, err := args[addrArgs](raw)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.profile != nil {
+		return nil, errors.New("profile already running")
+	}
+	f, err := os.Create(a.Addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	s.profile = f
+	return nil, nil
+}
+
+func (s *agentState) opUnprofile(context.Context, json.RawMessage, agent.Progress) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.profile == nil {
+		return nil, nil
+	}
+	pprof.StopCPUProfile()
+	err := s.profile.Close()
+	s.profile = nil
+	return nil, err
+}

@@ -1,0 +1,59 @@
+package main
+
+import "time"
+
+// Payload sizes of the comparison.
+var sizes = []int{64, 1 << 10, 64 << 10, 1 << 20}
+
+// latencySizes are the payload sizes of the round-trip runs.
+var latencySizes = []int{64, 1 << 10}
+
+// plan is how much each run does.
+type plan struct {
+	// count and warm are the measured and warm-up events per payload size.
+	count, warm map[int]int
+	// pings and pingWarm are the measured and warm-up round trips.
+	pings, pingWarm int
+	// ddsThr and ddsLat are ddsperf's run times (it runs for a duration,
+	// not a count; the median 1-s window is taken).
+	ddsThr, ddsLat time.Duration
+	// limit bounds one throughput run after its probe: a run that has not
+	// received everything by then fails as too slow.
+	limit time.Duration
+	// scopes and listeners are the scaling steps; scaleCount events of
+	// scaleSize bytes are measured at each (scaleCount/10 warm-up).
+	scopes, listeners     []int
+	scaleCount, scaleSize int
+	// idleSubs is how many subscriptions the memory figure averages over.
+	idleSubs int
+}
+
+func fullPlan() plan {
+	return plan{
+		count:      map[int]int{64: 1_000_000, 1 << 10: 500_000, 64 << 10: 20_000, 1 << 20: 1_500},
+		warm:       map[int]int{64: 100_000, 1 << 10: 50_000, 64 << 10: 2_000, 1 << 20: 150},
+		pings:      20_000,
+		pingWarm:   2_000,
+		ddsThr:     6 * time.Second,
+		ddsLat:     5 * time.Second,
+		limit:      60 * time.Second,
+		scopes:     []int{1, 100, 10_000},
+		listeners:  []int{1, 100, 1_000},
+		scaleCount: 300_000,
+		scaleSize:  64,
+		idleSubs:   10_000,
+	}
+}
+
+func quickPlan() plan {
+	p := fullPlan()
+	for k := range p.count {
+		p.count[k] /= 10
+		p.warm[k] /= 10
+	}
+	p.pings, p.pingWarm = 3_000, 300
+	p.ddsThr, p.ddsLat = 3*time.Second, 3*time.Second
+	p.limit = 20 * time.Second
+	p.scaleCount = 50_000
+	return p
+}

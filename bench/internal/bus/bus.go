@@ -1,0 +1,32 @@
+// Package bus puts the systems the benchmark compares behind one small
+// publish/subscribe interface: rsbd embedded (package node), rsbd through a
+// daemon's RSB socket, NATS (nats.go) and a raw UDP echo client, so that the
+// same throughput and ping-pong code measures each of them.
+package bus
+
+// Handler receives the payload of one event. It runs on a goroutine of the
+// endpoint, must not block and must not retain payload after it returns.
+type Handler func(payload []byte)
+
+// Endpoint is one participant of a bus.
+type Endpoint interface {
+	// Publish sends payload on topic (an RSB scope such as /bench/thr/1/).
+	// payload may be reused by the caller once Publish returns.
+	Publish(topic string, payload []byte) error
+	// Flush pushes publishes an endpoint buffers onto the wire without
+	// waiting for a round trip.
+	Flush() error
+	// Sync returns once everything published so far has left the endpoint.
+	Sync() error
+	// Subscribe calls fn for every event on topic until cancel is called.
+	Subscribe(topic string, fn Handler) (cancel func(), err error)
+	// Close releases the endpoint.
+	Close() error
+}
+
+// LossCounter is implemented by endpoints that learn of unrecoverable loss
+// (rsbd's reliable streams report it).
+type LossCounter interface {
+	// Losses returns the number of lost datagrams reported so far.
+	Losses() int64
+}

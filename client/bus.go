@@ -1,0 +1,290 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rsbd/rsbd/node"
+	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/scope"
+)
+
+// link is how a Bus reaches the bus: the socket protocol or an embedded node.
+type link interface {
+	// publish sends ev to the bus and to the local sinks whose scope
+	// matches. ev is not modified afterwards and may be retained by sinks.
+	publish(ctx context.Context, ev *notification.Event) error
+	// attach starts delivering the events on s's scope (and sub-scopes) to
+	// s; the returned function stops it.
+	attach(s sink) (detach func())
+	// transportURL names the transport in introspection Hellos.
+	transportURL() string
+	// close releases the link.
+	close() error
+}
+
+// sink receives the events of one scope and its sub-scopes.
+type sink interface {
+	sinkScope() scope.Scope
+	// deliver is called on the goroutine receiving from the bus (or the
+	// publisher's, for local events) and must not block. ev is shared and
+	// must not be modified; recv is the receive time in µs.
+	deliver(ev *notification.Event, recv int64)
+}
+
+// Bus is a process's connection to the RSB bus, over the socket protocol
+// (Dial) or as an embedded node (Embedded). Participants are created from it;
+// Close closes them and the connection. A Bus is safe for concurrent use.
+type Bus struct {
+	cfg   Config
+	reg   *notification.Registry
+	log   *slog.Logger
+	link  link
+	owned *node.Node // closed with the Bus (NewEmbedded)
+	intro *introspector
+
+	mu     sync.Mutex
+	closed bool
+	parts  map[uint64]func()
+	nextID uint64
+
+	dead     chan struct{}
+	deadErr  error
+	deadOnce sync.Once
+
+	closeOnce sync.Once
+	closeErr  error
+
+	published atomic.Uint64
+	received  atomic.Uint64
+	malformed atomic.Uint64
+}
+
+// BusStats counts a Bus's traffic.
+type BusStats struct {
+	// Published counts events this process published.
+	Published uint64
+	// Received counts events received from the bus (socket mode).
+	Received uint64
+	// Malformed counts received frames that were not valid Notifications
+	// (skipped).
+	Malformed uint64
+}
+
+// Dial connects to the bus over the RSB socket protocol with the default
+// Config. target is a URI ("socket://host:port", "socket:/"), a "host:port"
+// address, or "" for the local daemon; a scope in the URI is ignored.
+func Dial(ctx context.Context, target string) (*Bus, error) {
+	return DialConfig(ctx, target, Config{})
+}
+
+// DialConfig is Dial with a configuration.
+func DialConfig(ctx context.Context, target string, cfg Config) (*Bus, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	u, err := resolveTarget(target)
+	if err != nil {
+		return nil, err
+	}
+	b := newBus(cfg)
+	sl, err := dialSocket(ctx, u, cfg.Socket, b)
+	if err != nil {
+		return nil, err
+	}
+	b.link = sl
+	b.start()
+	sl.startReader()
+	return b, nil
+}
+
+// Embedded returns a Bus whose participants publish and receive through n,
+// an rsbd node running in this process, with the default Config. Closing the
+// Bus leaves n running.
+func Embedded(n *node.Node) *Bus {
+	b := newBus(Config{})
+	b.link = &embeddedLink{n: n}
+	b.start()
+	return b
+}
+
+// EmbeddedConfig is Embedded with a configuration.
+func EmbeddedConfig(n *node.Node, cfg Config) (*Bus, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	b := newBus(cfg)
+	b.link = &embeddedLink{n: n}
+	b.start()
+	return b, nil
+}
+
+// NewEmbedded starts a node with ncfg and returns a Bus on it; closing the
+// Bus closes the node.
+func NewEmbedded(ncfg node.Config, cfg Config) (*Bus, error) {
+	n, err := node.New(ncfg, nil)
+	if err != nil {
+		return nil, fmt.Errorf("client: embedded node: %w", err)
+	}
+	b, err := EmbeddedConfig(n, cfg)
+	if err != nil {
+		n.Close()
+		return nil, err
+	}
+	b.owned = n
+	return b, nil
+}
+
+func newBus(cfg Config) *Bus {
+	cfg = cfg.withDefaults()
+	return &Bus{
+		cfg:   cfg,
+		reg:   cfg.Registry,
+		log:   cfg.Logger,
+		parts: make(map[uint64]func()),
+		dead:  make(chan struct{}),
+	}
+}
+
+// start brings up introspection once the link exists.
+func (b *Bus) start() {
+	if !b.cfg.NoIntrospection {
+		b.intro = newIntrospector(b)
+	}
+}
+
+// Registry returns the registry converting this Bus's payloads.
+func (b *Bus) Registry() *notification.Registry { return b.reg }
+
+// Stats returns the Bus's counters.
+func (b *Bus) Stats() BusStats {
+	return BusStats{Published: b.published.Load(), Received: b.received.Load(), Malformed: b.malformed.Load()}
+}
+
+// Close closes every participant (sending their Byes), then the connection
+// (or leaves the cluster, for NewEmbedded). It is idempotent.
+func (b *Bus) Close() error {
+	b.closeOnce.Do(func() {
+		b.mu.Lock()
+		b.closed = true
+		parts := b.parts
+		b.parts = nil
+		b.mu.Unlock()
+		for _, closeFn := range parts {
+			closeFn()
+		}
+		if b.intro != nil {
+			b.intro.close()
+		}
+		var errs []error
+		if b.link != nil {
+			errs = append(errs, b.link.close())
+		}
+		if b.owned != nil {
+			errs = append(errs, b.owned.Close())
+		}
+		b.closeErr = errors.Join(errs...)
+	})
+	return b.closeErr
+}
+
+// track registers a participant's close function for Bus.Close and returns
+// the function that forgets it again.
+func (b *Bus) track(closeFn func()) (untrack func(), err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, ErrClosed
+	}
+	if err := b.deadError(); err != nil {
+		return nil, err
+	}
+	b.nextID++
+	id := b.nextID
+	b.parts[id] = closeFn
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		delete(b.parts, id)
+	}, nil
+}
+
+// publish sends a prepared event.
+func (b *Bus) publish(ctx context.Context, ev *notification.Event) error {
+	if err := b.deadError(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return ctxError(ctx)
+	}
+	if err := b.link.publish(ctx, ev); err != nil {
+		if errors.Is(err, node.ErrClosed) {
+			return fmt.Errorf("%w: %w", ErrClosed, err)
+		}
+		return err
+	}
+	b.published.Add(1)
+	return nil
+}
+
+// markDead records that the link failed; blocked Reads return cause.
+func (b *Bus) markDead(cause error) {
+	b.deadOnce.Do(func() {
+		b.deadErr = fmt.Errorf("%w: %w", ErrDisconnected, cause)
+		close(b.dead)
+	})
+}
+
+// deadError returns the link's failure, if any.
+func (b *Bus) deadError() error {
+	select {
+	case <-b.dead:
+		return b.deadErr
+	default:
+		return nil
+	}
+}
+
+// announce tells introspection about a new participant.
+func (b *Bus) announce(ctx context.Context, p partInfo) error {
+	if b.intro == nil || p.scope.IsReserved() {
+		return nil
+	}
+	return b.intro.announce(ctx, p)
+}
+
+// retire tells introspection that a participant is gone.
+func (b *Bus) retire(p partInfo) {
+	if b.intro == nil || p.scope.IsReserved() {
+		return
+	}
+	b.intro.retire(p)
+}
+
+// queueSize picks a participant's queue bound.
+func (b *Bus) queueSize(n int) int {
+	if n > 0 {
+		return n
+	}
+	return b.cfg.QueueSize
+}
+
+// embeddedLink publishes and subscribes through an in-process node, which
+// delivers to local subscriptions itself.
+type embeddedLink struct{ n *node.Node }
+
+func (l *embeddedLink) publish(ctx context.Context, ev *notification.Event) error {
+	return l.n.Publish(ctx, ev)
+}
+
+func (l *embeddedLink) attach(s sink) func() {
+	return l.n.Subscribe(s.sinkScope(), func(ev *notification.Event) { s.deliver(ev, nowMicros()) })
+}
+
+func (l *embeddedLink) transportURL() string { return "rsbd://" + l.n.GossipAddr().String() }
+
+func (l *embeddedLink) close() error { return nil }

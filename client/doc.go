@@ -1,0 +1,51 @@
+// Package client is rsbd's Go implementation of the RSB participant model.
+//
+// A Bus is a process's connection to the bus. It is reached in one of two
+// ways with the same API above it:
+//
+//   - Dial connects over the RSB socket protocol to rsbd (or to any RSB socket
+//     server, which relays frames between its clients). One reader goroutine
+//     per Bus hands received events to the local participants. Servers never
+//     send a frame back to its sender, so the Bus delivers a participant's own
+//     events to the local participants itself, as RSB clients do.
+//   - Embedded (or NewEmbedded) makes the process itself a node of the rsbd
+//     cluster: events are published with node.Publish and received through
+//     node.Subscribe, no daemon involved.
+//
+// Participants are created from a Bus:
+//
+//   - Informer publishes events on its scope or any sub-scope. Payloads are
+//     converted by the Bus's notification.Registry, chosen from the Go type of
+//     the value or from an explicit wire schema (WithWireSchema). Event ids are
+//     (the informer's random participant UUID, a per-informer sequence number
+//     from 0); create and send times are set in microseconds.
+//   - Listener calls handlers for the events on its scope and sub-scopes that
+//     pass its filters (scope, method, origin, wire schema). A handler's error
+//     or panic is logged and counted; it never stops the Bus.
+//   - Reader queues the same events for Read, which waits with a context.
+//   - LocalServer and RemoteServer implement RSB request/reply: a method
+//     scope is <server scope>/<method>/, requests carry method REQUEST and
+//     replies method REPLY with the request's event id as first cause; error
+//     replies carry the user info "rsb:error?" and the message as a
+//     utf-8-string payload (RemoteError). Call returns the first reply and
+//     ignores later ones.
+//
+// Every received event passes through a bounded per-participant queue; when a
+// queue is full the event is dropped by the participant's DropPolicy and
+// counted, so a slow participant never stalls the Bus or the others.
+//
+// # Introspection
+//
+// Unless Config.NoIntrospection is set, each participant (except those under
+// /__rsb/) is announced with an introspection Hello on
+// /__rsb/introspection/participants/<ID>/ when created and a Bye when closed,
+// carrying its kind, id, scope and the process and host it runs on. Over the
+// socket protocol these announcements are how rsbd learns which scopes the
+// connection wants. SURVEY events on /__rsb/introspection/participants/ are
+// answered by re-sending every Hello with the survey's id as cause, and a
+// REQUEST on a participant's own introspection scope by re-sending its Hello.
+//
+// A listener may miss events published before the daemon processed its Hello
+// and, across hosts, before the other daemons learnt the new interest: the
+// RSB socket protocol has no acknowledgement for announcements.
+package client

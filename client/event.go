@@ -1,0 +1,92 @@
+package client
+
+import (
+	"time"
+
+	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/scope"
+)
+
+// Event is an RSB event as participants see it: the wire view (scope,
+// method, wire schema, serialized Data, id, causes, meta data) and the
+// payload converted by the Bus's registry.
+//
+// Events handed to handlers and readers share their slices with the other
+// local participants that received them: treat them as read-only.
+type Event struct {
+	notification.Event
+	// Payload is the converted payload. When publishing, nil means void
+	// unless Data is set (then Data is sent as is with WireSchema).
+	Payload any
+	// PayloadErr is set on received events whose Data the registry could
+	// not convert (unknown wire schema or bad payload); Payload is then nil.
+	PayloadErr error
+}
+
+// Filter decides on the wire view of a received event, before its payload is
+// converted, whether a participant wants it. Filters run on the goroutine
+// that receives from the bus and must be quick and must not block.
+type Filter func(ev *notification.Event) bool
+
+// ScopeFilter passes events on sc and its sub-scopes.
+func ScopeFilter(sc scope.Scope) Filter {
+	return func(ev *notification.Event) bool { return sc.Contains(ev.Scope) }
+}
+
+// MethodFilter passes events whose method is m ("" passes events without one).
+func MethodFilter(m string) Filter {
+	return func(ev *notification.Event) bool { return ev.Method == m }
+}
+
+// OriginFilter passes events sent by the participant with the given id.
+func OriginFilter(id [16]byte) Filter {
+	return func(ev *notification.Event) bool { return ev.ID.SenderID == id }
+}
+
+// WireSchemaFilter passes events whose wire schema is s.
+func WireSchemaFilter(s string) Filter {
+	return func(ev *notification.Event) bool { return ev.WireSchema == s }
+}
+
+// passes reports whether ev passes every filter.
+func passes(filters []Filter, ev *notification.Event) bool {
+	for _, f := range filters {
+		if !f(ev) {
+			return false
+		}
+	}
+	return true
+}
+
+// item is a received event waiting in a participant's queue.
+type item struct {
+	ev   *notification.Event
+	recv int64 // receive time, µs
+}
+
+// toEvent builds the participant's view of a received event: a copy of the
+// shared wire view with receive and deliver times, and the converted payload.
+func toEvent(reg *notification.Registry, it item) *Event {
+	out := &Event{Event: *it.ev}
+	out.MetaData.ReceiveTime = it.recv
+	out.MetaData.DeliverTime = nowMicros()
+	out.Present |= notification.HasReceiveTime | notification.HasDeliverTime
+	out.Payload, out.PayloadErr = reg.Deserialize(out.WireSchema, out.Data)
+	if out.PayloadErr != nil {
+		out.Payload = nil
+	}
+	return out
+}
+
+// nowMicros returns the current time in microseconds since the Unix epoch,
+// RSB's timestamp unit.
+func nowMicros() int64 { return time.Now().UnixMicro() }
+
+// Time converts an RSB timestamp (µs since the epoch) to a time.Time; zero
+// stays the zero Time.
+func Time(us int64) time.Time {
+	if us == 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(us)
+}

@@ -1,0 +1,198 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/proto/rsbpb/introspection"
+	"github.com/rsbd/rsbd/proto/rsbpb/operatingsystem"
+	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/scope"
+)
+
+// introspector announces a Bus's participants (Hello, Bye) and answers
+// surveys. Hellos and Byes are sent by its own informer, which is not
+// announced itself (it lives under /__rsb/).
+type introspector struct {
+	bus  *Bus
+	inf  *Informer
+	proc *operatingsystem.Process
+	host *operatingsystem.Host
+	url  string
+
+	mu    sync.Mutex
+	parts map[[16]byte]partInfo
+
+	surveys chan surveyReq
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	detach  func()
+
+	droppedSurveys atomic.Uint64
+}
+
+// surveyReq asks for Hellos caused by a survey: of every participant, or of
+// the one named by only.
+type surveyReq struct {
+	cause notification.EventID
+	only  *[16]byte
+}
+
+// newIntrospector starts introspection on b's link.
+func newIntrospector(b *Bus) *introspector {
+	in := &introspector{
+		bus:     b,
+		inf:     b.newUntrackedInformer(rsbsocket.ParticipantsScope),
+		proc:    processInfo(b.cfg.DisplayName),
+		host:    hostInfo(),
+		url:     b.link.transportURL(),
+		parts:   make(map[[16]byte]partInfo),
+		surveys: make(chan surveyReq, surveyQueue),
+		stop:    make(chan struct{}),
+	}
+	in.detach = b.link.attach(in)
+	in.wg.Add(1)
+	go in.answerSurveys()
+	return in
+}
+
+func (in *introspector) sinkScope() scope.Scope { return rsbsocket.ParticipantsScope }
+
+// deliver spots surveys: SURVEY on the participants scope (everyone) and
+// REQUEST on one participant's scope (that one, if it is ours).
+func (in *introspector) deliver(ev *notification.Event, _ int64) {
+	var req surveyReq
+	switch {
+	case ev.Method == MethodSurvey && ev.Scope == rsbsocket.ParticipantsScope:
+		req = surveyReq{cause: ev.ID}
+	case ev.Method == MethodRequest && ev.Scope.IsSubScopeOf(rsbsocket.ParticipantsScope):
+		comps := ev.Scope.Components()
+		id, err := notification.ParseUUID(comps[len(comps)-1])
+		if err != nil || len(comps) != len(rsbsocket.ParticipantsScope.Components())+1 {
+			return
+		}
+		req = surveyReq{cause: ev.ID, only: &id}
+	default:
+		return
+	}
+	select {
+	case in.surveys <- req:
+	default:
+		in.droppedSurveys.Add(1)
+	}
+}
+
+// answerSurveys sends the Hellos surveys ask for, off the receiving path.
+func (in *introspector) answerSurveys() {
+	defer in.wg.Done()
+	for {
+		select {
+		case <-in.stop:
+			return
+		case req := <-in.surveys:
+			for _, p := range in.snapshot(req.only) {
+				if err := in.sendHello(context.Background(), p, &req.cause); err != nil {
+					in.bus.log.Debug("client: answering survey failed", "err", err)
+				}
+			}
+		}
+	}
+}
+
+// snapshot returns the participants to announce again.
+func (in *introspector) snapshot(only *[16]byte) []partInfo {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	var out []partInfo
+	for id, p := range in.parts {
+		if only == nil || *only == id {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// announce records p and sends its Hello.
+func (in *introspector) announce(ctx context.Context, p partInfo) error {
+	in.mu.Lock()
+	in.parts[p.id] = p
+	in.mu.Unlock()
+	if err := in.sendHello(ctx, p, nil); err != nil {
+		in.mu.Lock()
+		delete(in.parts, p.id)
+		in.mu.Unlock()
+		return fmt.Errorf("client: announcing %s on %s: %w", p.kind, p.scope, err)
+	}
+	return nil
+}
+
+// retire forgets p and sends its Bye, if p was announced.
+func (in *introspector) retire(p partInfo) {
+	in.mu.Lock()
+	_, known := in.parts[p.id]
+	delete(in.parts, p.id)
+	in.mu.Unlock()
+	if !known {
+		return
+	}
+	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(&introspection.Bye{Id: p.id[:]})
+	if err == nil {
+		err = in.send(context.Background(), p.id, rsbsocket.ByeWireSchema, data, nil)
+	}
+	if err != nil {
+		in.bus.log.Debug("client: sending Bye failed", "scope", p.scope.String(), "err", err)
+	}
+}
+
+// sendHello publishes p's Hello, caused by a survey when cause is set.
+func (in *introspector) sendHello(ctx context.Context, p partInfo, cause *notification.EventID) error {
+	h := &introspection.Hello{
+		Kind:      proto.String(p.kind),
+		Id:        p.id[:],
+		Scope:     proto.String(p.scope.String()),
+		Transport: []string{in.url},
+		Process:   in.proc,
+		Host:      in.host,
+	}
+	if p.parent != ([16]byte{}) {
+		h.Parent = p.parent[:]
+	}
+	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(h)
+	if err != nil {
+		return err
+	}
+	return in.send(ctx, p.id, rsbsocket.HelloWireSchema, data, cause)
+}
+
+// send publishes an introspection payload on participants/<id>/.
+func (in *introspector) send(ctx context.Context, id [16]byte, schema string, data []byte, cause *notification.EventID) error {
+	sc, err := participantScope(id)
+	if err != nil {
+		return err
+	}
+	ev := &Event{}
+	ev.Scope, ev.WireSchema, ev.Data = sc, schema, data
+	if cause != nil {
+		ev.Causes = []notification.EventID{*cause}
+	}
+	return in.inf.PublishEvent(ctx, ev)
+}
+
+// participantScope returns /__rsb/introspection/participants/<id>/.
+func participantScope(id [16]byte) (scope.Scope, error) {
+	return scope.Parse(rsbsocket.ParticipantsScope.String() + notification.FormatUUID(id) + "/")
+}
+
+// close stops answering surveys. Byes of remaining participants were sent
+// by their own Close.
+func (in *introspector) close() {
+	in.detach()
+	close(in.stop)
+	in.wg.Wait()
+	in.inf.Close()
+}

@@ -1,0 +1,190 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/scope"
+)
+
+// Handler handles an event delivered to a Listener. A returned error is
+// logged and counted; it does not stop the listener.
+type Handler func(ev *Event) error
+
+// ListenerStats counts what a Listener did.
+type ListenerStats struct {
+	// Queued counts events accepted into the queue.
+	Queued uint64
+	// Dropped counts events lost to a full queue.
+	Dropped uint64
+	// Handled counts handler calls.
+	Handled uint64
+	// Errors counts handler calls that returned an error.
+	Errors uint64
+	// Panics counts handler calls that panicked (recovered).
+	Panics uint64
+}
+
+// receiver is the receiving half shared by Listener and Reader: scope,
+// filters and the bounded queue.
+type receiver struct {
+	bus     *Bus
+	info    partInfo
+	filters []Filter
+	q       *queue
+}
+
+func (r *receiver) sinkScope() scope.Scope { return r.info.scope }
+
+func (r *receiver) participant() partInfo { return r.info }
+
+func (r *receiver) deliver(ev *notification.Event, recv int64) {
+	if passes(r.filters, ev) {
+		r.q.push(item{ev: ev, recv: recv})
+	}
+}
+
+// newReceiver builds the receiving half of a participant.
+func (b *Bus) newReceiver(sc scope.Scope, kind string, o options) (*receiver, error) {
+	if sc.IsZero() {
+		return nil, fmt.Errorf("%w: zero scope", ErrConfig)
+	}
+	if o.queueSize < 0 {
+		return nil, fmt.Errorf("%w: queue size %d", ErrConfig, o.queueSize)
+	}
+	return &receiver{
+		bus:     b,
+		info:    partInfo{kind: kind, id: notification.NewParticipantID(), scope: sc},
+		filters: o.filters,
+		q:       newQueue(b.queueSize(o.queueSize), o.policy),
+	}, nil
+}
+
+// handlerEntry is a handler with the id its remove function names.
+type handlerEntry struct {
+	id uint64
+	h  Handler
+}
+
+// Listener calls its handlers for every event on its scope and sub-scopes
+// that passes its filters, one event at a time in arrival order, on a
+// goroutine of its own. Events wait in a bounded queue (WithQueue).
+type Listener struct {
+	r *receiver
+
+	mu          sync.Mutex
+	handlers    []handlerEntry
+	nextHandler uint64
+	snap        atomic.Pointer[[]Handler]
+
+	life lifecycle
+
+	handled, errs, panics atomic.Uint64
+}
+
+// NewListener creates a listener on sc (WithFilter, WithQueue apply). It is
+// announced before NewListener returns.
+func (b *Bus) NewListener(sc scope.Scope, opts ...Option) (*Listener, error) {
+	r, err := b.newReceiver(sc, KindListener, collect(opts))
+	if err != nil {
+		return nil, err
+	}
+	l := &Listener{r: r}
+	l.snap.Store(&[]Handler{})
+	if err := l.life.open(b, r, l.r.q.close); err != nil {
+		return nil, err
+	}
+	go l.run()
+	return l, nil
+}
+
+// ID returns the listener's participant id.
+func (l *Listener) ID() [16]byte { return l.r.info.id }
+
+// Scope returns the listener's scope.
+func (l *Listener) Scope() scope.Scope { return l.r.info.scope }
+
+// AddHandler adds h and returns the function removing it again.
+func (l *Listener) AddHandler(h Handler) (remove func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.nextHandler++
+	id := l.nextHandler
+	l.handlers = append(l.handlers, handlerEntry{id: id, h: h})
+	l.publishHandlers()
+	return func() { l.removeHandler(id) }
+}
+
+func (l *Listener) removeHandler(id uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.handlers = slices.DeleteFunc(l.handlers, func(e handlerEntry) bool { return e.id == id })
+	l.publishHandlers()
+}
+
+// publishHandlers stores a snapshot for the dispatch goroutine.
+func (l *Listener) publishHandlers() {
+	snap := make([]Handler, len(l.handlers))
+	for i, e := range l.handlers {
+		snap[i] = e.h
+	}
+	l.snap.Store(&snap)
+}
+
+// run dispatches queued events until the listener closes.
+func (l *Listener) run() {
+	ctx := context.Background()
+	for {
+		it, err := l.r.q.pop(ctx, nil, nil)
+		if err != nil {
+			return
+		}
+		ev := toEvent(l.r.bus.reg, it)
+		for _, h := range *l.snap.Load() {
+			if l.r.q.isClosed() {
+				return
+			}
+			l.call(h, ev)
+		}
+	}
+}
+
+// call runs one handler, containing its error or panic.
+func (l *Listener) call(h Handler, ev *Event) {
+	l.handled.Add(1)
+	defer func() {
+		if p := recover(); p != nil {
+			l.panics.Add(1)
+			l.r.bus.log.Error("client: listener handler panicked", "scope", l.r.info.scope.String(),
+				"event", ev.ID.String(), "panic", fmt.Sprint(p))
+		}
+	}()
+	if err := h(ev); err != nil {
+		l.errs.Add(1)
+		l.r.bus.log.LogAttrs(context.Background(), slog.LevelWarn, "client: listener handler failed",
+			slog.String("scope", l.r.info.scope.String()), slog.String("event", ev.ID.String()), slog.Any("err", err))
+	}
+}
+
+// Stats returns the listener's counters.
+func (l *Listener) Stats() ListenerStats {
+	return ListenerStats{
+		Queued: l.r.q.pushed.Load(), Dropped: l.r.q.dropped.Load(),
+		Handled: l.handled.Load(), Errors: l.errs.Load(), Panics: l.panics.Load(),
+	}
+}
+
+// Close stops delivery and retires the listener (introspection Bye).
+// Queued events are discarded; no handler call starts after Close returns
+// except, at most, the one the dispatch goroutine is about to make. Close
+// does not wait for a running handler, so a handler may call it. It is
+// idempotent.
+func (l *Listener) Close() error {
+	l.life.close()
+	return nil
+}

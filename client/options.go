@@ -1,0 +1,50 @@
+package client
+
+import "time"
+
+// Option tunes a participant. Options that do not concern a participant's
+// kind are ignored by it.
+type Option func(*options)
+
+// options collects what the Option functions set.
+type options struct {
+	filters     []Filter
+	queueSize   int
+	policy      DropPolicy
+	wireSchema  string
+	callTimeout time.Duration
+}
+
+func collect(opts []Option) options {
+	var o options
+	for _, fn := range opts {
+		if fn != nil {
+			fn(&o)
+		}
+	}
+	return o
+}
+
+// WithFilter adds filters to a Listener or Reader: an event is delivered
+// only when it passes all of them.
+func WithFilter(f ...Filter) Option {
+	return func(o *options) { o.filters = append(o.filters, f...) }
+}
+
+// WithQueue sets the queue bound and drop policy of a Listener, Reader or
+// LocalServer method (size 0 keeps the Bus default).
+func WithQueue(size int, policy DropPolicy) Option {
+	return func(o *options) { o.queueSize, o.policy = size, policy }
+}
+
+// WithWireSchema makes an Informer convert payloads with the converter of
+// the given wire schema instead of choosing one by Go type.
+func WithWireSchema(schema string) Option {
+	return func(o *options) { o.wireSchema = schema }
+}
+
+// WithCallTimeout sets the timeout a RemoteServer applies to calls whose
+// context has no deadline (default DefaultCallTimeout).
+func WithCallTimeout(d time.Duration) Option {
+	return func(o *options) { o.callTimeout = d }
+}

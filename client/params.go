@@ -1,0 +1,56 @@
+package client
+
+import "time"
+
+// Limits and timers of the client. Config and option fields left at zero take
+// these defaults.
+const (
+	// DefaultHost is the host Dial connects to when the URI names none: the
+	// local daemon.
+	DefaultHost = "localhost"
+
+	// DefaultPort is the RSB socket transport's port.
+	DefaultPort = 55555
+
+	// DefaultQueueSize bounds the events waiting in one participant's queue
+	// (Listener, Reader, each LocalServer method). Past it events are
+	// dropped by the participant's DropPolicy and counted.
+	DefaultQueueSize = 1024
+
+	// DefaultCallTimeout bounds a RemoteServer call whose context has no
+	// deadline (RSB's remote servers default to 25 seconds).
+	DefaultCallTimeout = 25 * time.Second
+
+	// maxPendingCalls bounds the calls one RemoteServer waits for at once;
+	// past it Call fails with ErrTooManyCalls instead of growing the table.
+	maxPendingCalls = 65536
+
+	// surveyQueue bounds the introspection surveys waiting for an answer;
+	// surveys past it are dropped (the surveyor sees the earlier answer).
+	surveyQueue = 16
+)
+
+// Introspection constants of the RSB specification.
+const (
+	// MethodRequest is the method of an RPC request.
+	MethodRequest = "REQUEST"
+	// MethodReply is the method of an RPC reply.
+	MethodReply = "REPLY"
+	// MethodSurvey is the method of an introspection survey.
+	MethodSurvey = "SURVEY"
+	// ErrorInfoKey is the user-info key that marks an RPC reply as an error.
+	ErrorInfoKey = "rsb:error?"
+
+	// rsbVersion is the RSB version announced in introspection Hellos: the
+	// protocol release whose wire format rsbd speaks.
+	rsbVersion = "0.19.0"
+)
+
+// Participant kinds as RSB introspection names them.
+const (
+	KindInformer     = "informer"
+	KindListener     = "listener"
+	KindReader       = "reader"
+	KindLocalServer  = "local-server"
+	KindRemoteServer = "remote-server"
+)

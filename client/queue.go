@@ -1,0 +1,151 @@
+package client
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+)
+
+// DropPolicy says which event a full participant queue drops.
+type DropPolicy int
+
+const (
+	// DropNewest drops the arriving event (the default): what is queued is
+	// delivered in order, newer events are lost.
+	DropNewest DropPolicy = iota
+	// DropOldest drops the oldest queued event to make room: the freshest
+	// events are kept, as a Reader of sensor data usually wants.
+	DropOldest
+)
+
+// queue is a bounded FIFO of received events between the goroutine that
+// receives from the bus and the participant's consumer. push never blocks.
+type queue struct {
+	mu     sync.Mutex
+	buf    []item // ring of capacity len(buf)
+	head   int
+	n      int
+	policy DropPolicy
+	closed bool
+
+	ready chan struct{} // 1-buffered: something may be queued
+	done  chan struct{} // closed by close
+
+	dropped atomic.Uint64
+	pushed  atomic.Uint64
+}
+
+// newQueue returns an empty queue holding at most size events.
+func newQueue(size int, policy DropPolicy) *queue {
+	return &queue{
+		buf:    make([]item, size),
+		policy: policy,
+		ready:  make(chan struct{}, 1),
+		done:   make(chan struct{}),
+	}
+}
+
+// push queues it, dropping by policy when full. It reports whether it was
+// queued (under DropOldest it always is, at the cost of the oldest).
+func (q *queue) push(it item) bool {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return false
+	}
+	if q.n == len(q.buf) {
+		if q.policy != DropOldest {
+			q.mu.Unlock()
+			q.dropped.Add(1)
+			return false
+		}
+		q.buf[q.head] = item{}
+		q.head = (q.head + 1) % len(q.buf)
+		q.n--
+		q.dropped.Add(1)
+	}
+	q.buf[(q.head+q.n)%len(q.buf)] = it
+	q.n++
+	q.mu.Unlock()
+	q.pushed.Add(1)
+	q.signal()
+	return true
+}
+
+// signal wakes one waiting consumer (coalesced).
+func (q *queue) signal() {
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// tryPop removes the oldest event, if any.
+func (q *queue) tryPop() (item, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.n == 0 || q.closed {
+		return item{}, false
+	}
+	it := q.buf[q.head]
+	q.buf[q.head] = item{}
+	q.head = (q.head + 1) % len(q.buf)
+	q.n--
+	if q.n > 0 {
+		q.signal() // another consumer may take the next one
+	}
+	return it, true
+}
+
+// pop waits for an event. It fails with ErrClosed after close, with
+// ErrDisconnected (wrapping the cause) when dead closes first, or with the
+// context's error.
+func (q *queue) pop(ctx context.Context, dead <-chan struct{}, cause func() error) (item, error) {
+	for {
+		if it, ok := q.tryPop(); ok {
+			return it, nil
+		}
+		select {
+		case <-q.ready:
+		case <-q.done:
+			return item{}, ErrClosed
+		case <-dead:
+			if it, ok := q.tryPop(); ok {
+				return it, nil
+			}
+			return item{}, cause()
+		case <-ctx.Done():
+			return item{}, ctxError(ctx)
+		}
+	}
+}
+
+// close discards what is queued and wakes every consumer. Idempotent.
+func (q *queue) close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return
+	}
+	q.closed = true
+	clear(q.buf)
+	q.n = 0
+	close(q.done)
+}
+
+// len returns the number of queued events.
+func (q *queue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.n
+}
+
+// isClosed reports whether close was called.
+func (q *queue) isClosed() bool {
+	select {
+	case <-q.done:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,69 @@
+package client
+
+import (
+	"context"
+
+	"github.com/rsbd/rsbd/scope"
+)
+
+// Reader queues the events on its scope and sub-scopes that pass its
+// filters until Read takes them. The queue is bounded (WithQueue); when it
+// is full events are dropped by its DropPolicy and counted.
+type Reader struct {
+	r    *receiver
+	life lifecycle
+}
+
+// ReaderStats counts what a Reader did.
+type ReaderStats struct {
+	// Queued counts events accepted into the queue.
+	Queued uint64
+	// Dropped counts events lost to a full queue.
+	Dropped uint64
+	// Pending is the number of events waiting now.
+	Pending int
+}
+
+// NewReader creates a reader on sc (WithFilter, WithQueue apply). It is
+// announced before NewReader returns.
+func (b *Bus) NewReader(sc scope.Scope, opts ...Option) (*Reader, error) {
+	r, err := b.newReceiver(sc, KindReader, collect(opts))
+	if err != nil {
+		return nil, err
+	}
+	rd := &Reader{r: r}
+	if err := rd.life.open(b, r, r.q.close); err != nil {
+		return nil, err
+	}
+	return rd, nil
+}
+
+// ID returns the reader's participant id.
+func (rd *Reader) ID() [16]byte { return rd.r.info.id }
+
+// Scope returns the reader's scope.
+func (rd *Reader) Scope() scope.Scope { return rd.r.info.scope }
+
+// Read returns the oldest queued event, waiting for one until ctx ends.
+// A deadline gives an error wrapping ErrTimeout (and
+// context.DeadlineExceeded); after Close it is ErrClosed; when the
+// connection to the bus is lost and the queue is empty, ErrDisconnected.
+func (rd *Reader) Read(ctx context.Context) (*Event, error) {
+	it, err := rd.r.q.pop(ctx, rd.r.bus.dead, rd.r.bus.deadError)
+	if err != nil {
+		return nil, err
+	}
+	return toEvent(rd.r.bus.reg, it), nil
+}
+
+// Stats returns the reader's counters.
+func (rd *Reader) Stats() ReaderStats {
+	return ReaderStats{Queued: rd.r.q.pushed.Load(), Dropped: rd.r.q.dropped.Load(), Pending: rd.r.q.len()}
+}
+
+// Close retires the reader; queued events are discarded and blocked Reads
+// return ErrClosed. It is idempotent.
+func (rd *Reader) Close() error {
+	rd.life.close()
+	return nil
+}

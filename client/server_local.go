@@ -1,0 +1,211 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/scope"
+)
+
+// Callback implements one method of a LocalServer. req.Payload is the
+// argument; the result is converted by the Bus's registry (nil means void).
+// A returned error becomes an error reply carrying err.Error(). ctx ends when
+// the server closes.
+type Callback func(ctx context.Context, req *Event) (any, error)
+
+// LocalServer offers methods to RemoteServers: requests (method REQUEST) on
+// <scope>/<method>/ are handed to the method's Callback, one at a time per
+// method in arrival order, and answered with a REPLY event on the same scope
+// whose first cause is the request's id.
+type LocalServer struct {
+	bus     *Bus
+	info    partInfo
+	replier *Informer
+	o       options
+	ctx     context.Context
+	cancel  context.CancelFunc
+
+	mu      sync.Mutex
+	methods map[string]*serverMethod
+	closed  bool
+
+	untrack   func()
+	closeOnce sync.Once
+}
+
+// NewLocalServer creates a local server on sc (WithQueue applies to each
+// method's request queue).
+func (b *Bus) NewLocalServer(sc scope.Scope, opts ...Option) (*LocalServer, error) {
+	if sc.IsZero() {
+		return nil, fmt.Errorf("%w: zero scope", ErrConfig)
+	}
+	replier, err := b.newInformer(sc, "", options{})
+	if err != nil {
+		return nil, err
+	}
+	s := &LocalServer{
+		bus: b, replier: replier, o: collect(opts),
+		info:    partInfo{kind: KindLocalServer, id: notification.NewParticipantID(), scope: sc},
+		methods: make(map[string]*serverMethod),
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if s.untrack, err = b.track(func() { s.close(false) }); err != nil {
+		replier.Close()
+		return nil, err
+	}
+	if err := b.announce(context.Background(), s.info); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// ID returns the server's participant id.
+func (s *LocalServer) ID() [16]byte { return s.info.id }
+
+// Scope returns the server's scope.
+func (s *LocalServer) Scope() scope.Scope { return s.info.scope }
+
+// AddMethod registers fn as method name, which must be one valid scope
+// component ([-_a-zA-Z0-9]+), and starts serving it.
+func (s *LocalServer) AddMethod(name string, fn Callback) error {
+	msc, err := methodScope(s.info.scope, name)
+	if err != nil {
+		return err
+	}
+	if fn == nil {
+		return fmt.Errorf("%w: nil callback for %s", ErrConfig, name)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if _, dup := s.methods[name]; dup {
+		return fmt.Errorf("%w: method %q already registered", ErrConfig, name)
+	}
+	m := &serverMethod{srv: s, name: name, scope: msc, fn: fn,
+		q: newQueue(s.bus.queueSize(s.o.queueSize), s.o.policy)}
+	s.methods[name] = m
+	m.detach = s.bus.link.attach(m)
+	go m.run()
+	return nil
+}
+
+// methodScope returns <server>/<name>/ after checking name.
+func methodScope(server scope.Scope, name string) (scope.Scope, error) {
+	sub, err := scope.Parse("/" + name)
+	if err != nil || len(sub.Components()) != 1 {
+		return scope.Scope{}, fmt.Errorf("%w: method name %q is not one scope component", ErrConfig, name)
+	}
+	return server.Concat(sub), nil
+}
+
+// Close stops serving every method and retires the server. Requests still
+// queued get no reply. It is idempotent and may be called from a Callback.
+func (s *LocalServer) Close() error {
+	s.close(true)
+	return nil
+}
+
+func (s *LocalServer) close(untrack bool) {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		methods := s.methods
+		s.methods = nil
+		s.mu.Unlock()
+		for _, m := range methods {
+			m.detach()
+			m.q.close()
+		}
+		s.cancel()
+		s.replier.Close()
+		if untrack {
+			s.untrack()
+		}
+		s.bus.retire(s.info)
+	})
+}
+
+// serverMethod is one method of a LocalServer: its request queue and the
+// goroutine calling the Callback.
+type serverMethod struct {
+	srv    *LocalServer
+	name   string
+	scope  scope.Scope
+	fn     Callback
+	q      *queue
+	detach func()
+}
+
+func (m *serverMethod) sinkScope() scope.Scope { return m.scope }
+
+// deliver queues requests addressed to exactly this method.
+func (m *serverMethod) deliver(ev *notification.Event, recv int64) {
+	if ev.Method == MethodRequest && ev.Scope == m.scope {
+		m.q.push(item{ev: ev, recv: recv})
+	}
+}
+
+// run serves queued requests until the server closes.
+func (m *serverMethod) run() {
+	for {
+		it, err := m.q.pop(m.srv.ctx, nil, nil)
+		if err != nil {
+			return
+		}
+		req := toEvent(m.srv.bus.reg, it)
+		result, cerr := m.invoke(req)
+		if m.q.isClosed() {
+			return
+		}
+		m.reply(req, result, cerr)
+	}
+}
+
+// invoke calls the Callback, turning a panic into an error.
+func (m *serverMethod) invoke(req *Event) (result any, err error) {
+	if req.PayloadErr != nil {
+		return nil, fmt.Errorf("cannot convert the argument: %w", req.PayloadErr)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			m.srv.bus.log.Error("client: server method panicked", "scope", m.scope.String(), "panic", fmt.Sprint(p))
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return m.fn(m.srv.ctx, req)
+}
+
+// reply publishes the result or the error of a request.
+func (m *serverMethod) reply(req *Event, result any, cerr error) {
+	rep := &Event{Payload: result}
+	rep.Scope, rep.Method = m.scope, MethodReply
+	rep.Causes = []notification.EventID{req.ID}
+	if cerr == nil {
+		err := m.srv.replier.PublishEvent(m.srv.ctx, rep)
+		if err == nil || errors.Is(err, ErrClosed) || m.srv.ctx.Err() != nil {
+			return
+		}
+		if !errors.Is(err, notification.ErrWrongType) && !errors.Is(err, notification.ErrNoConverter) &&
+			!errors.Is(err, notification.ErrInvalidValue) {
+			m.srv.bus.log.Warn("client: sending reply failed", "scope", m.scope.String(), "err", err)
+			return
+		}
+		cerr = fmt.Errorf("cannot convert the result: %w", err)
+	}
+	rep = &Event{}
+	rep.Scope, rep.Method = m.scope, MethodReply
+	rep.WireSchema = notification.SchemaUTF8String
+	rep.Data = []byte(strings.ToValidUTF8(cerr.Error(), "\uFFFD"))
+	rep.Causes = []notification.EventID{req.ID}
+	rep.MetaData.SetUserInfo(ErrorInfoKey, "1")
+	if err := m.srv.replier.PublishEvent(m.srv.ctx, rep); err != nil && m.srv.ctx.Err() == nil {
+		m.srv.bus.log.Warn("client: sending error reply failed", "scope", m.scope.String(), "err", err)
+	}
+}

@@ -1,0 +1,165 @@
+package client
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/rsbd/rsbd/scope"
+)
+
+// SchemeSocket is the URI scheme of the RSB socket transport.
+const SchemeSocket = "socket"
+
+// URI is a bus address as RSB tools write it: SCHEME:[//HOST[:PORT]][SCOPE][?OPTIONS],
+// e.g. socket://localhost:55555/robot/arm or socket:/robot/arm.
+type URI struct {
+	// Scheme is the transport; only "socket" is supported.
+	Scheme string
+	// Host is the server's host (default localhost).
+	Host string
+	// Port is the server's TCP port (default 55555).
+	Port int
+	// Scope is the scope the URI names (default the root scope).
+	Scope scope.Scope
+}
+
+// DefaultURI returns the URI of the local daemon's root scope.
+func DefaultURI() URI {
+	return URI{Scheme: SchemeSocket, Host: DefaultHost, Port: DefaultPort, Scope: scope.Root}
+}
+
+// ParseURI parses an RSB bus URI. The scheme may be left out when the text
+// starts with the scope ("/a/b" means socket:/a/b); host, port and scope fall
+// back to DefaultURI. The options host=H and port=P override the authority
+// part; server=0 and server=auto (RSB's client roles) are accepted, server=1
+// is refused because a client cannot serve (rsbd does); tcpnodelay and nodelay
+// are accepted and ignored (Go enables TCP_NODELAY); other options are
+// ignored. Errors wrap ErrBadURI.
+func ParseURI(s string) (URI, error) {
+	out := DefaultURI()
+	if s == "" {
+		return out, nil
+	}
+	if strings.ContainsRune(s, '#') {
+		return URI{}, fmt.Errorf("%w: %q: fragments not supported", ErrBadURI, s)
+	}
+	if strings.HasPrefix(s, "/") {
+		s = SchemeSocket + ":" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return URI{}, fmt.Errorf("%w: %q: %w", ErrBadURI, s, err)
+	}
+	if err := checkURIShape(u); err != nil {
+		return URI{}, fmt.Errorf("%w: %q: %w", ErrBadURI, s, err)
+	}
+	if u.Host != "" {
+		if err := applyAuthority(&out, u.Hostname(), u.Port()); err != nil {
+			return URI{}, fmt.Errorf("%w: %q: %w", ErrBadURI, s, err)
+		}
+	}
+	if err := applyOptions(&out, u.Query()); err != nil {
+		return URI{}, fmt.Errorf("%w: %q: %w", ErrBadURI, s, err)
+	}
+	if p := u.EscapedPath(); p != "" {
+		sc, err := scope.Parse(p)
+		if err != nil {
+			return URI{}, fmt.Errorf("%w: %q: %w", ErrBadURI, s, err)
+		}
+		out.Scope = sc
+	}
+	return out, nil
+}
+
+// checkURIShape accepts only the forms RSB URIs take.
+func checkURIShape(u *url.URL) error {
+	switch {
+	case u.Scheme != SchemeSocket:
+		return fmt.Errorf("transport %q not supported (only %s)", u.Scheme, SchemeSocket)
+	case u.Opaque != "":
+		return fmt.Errorf("the scope must start with '/'")
+	case u.User != nil:
+		return fmt.Errorf("user information not supported")
+	}
+	return nil
+}
+
+// applyAuthority sets host and port from the authority part.
+func applyAuthority(out *URI, host, port string) error {
+	if host != "" {
+		out.Host = host
+	}
+	if port != "" {
+		return setPort(out, port)
+	}
+	return nil
+}
+
+// setPort parses a TCP port 1..65535.
+func setPort(out *URI, port string) error {
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 1 || p > 65535 {
+		return fmt.Errorf("port %q outside 1..65535", port)
+	}
+	out.Port = p
+	return nil
+}
+
+// applyOptions applies the socket transport options of the query.
+func applyOptions(out *URI, q url.Values) error {
+	for key, vals := range q {
+		v := vals[len(vals)-1]
+		switch key {
+		case "host":
+			if v == "" {
+				return fmt.Errorf("empty host option")
+			}
+			out.Host = v
+		case "port":
+			if err := setPort(out, v); err != nil {
+				return err
+			}
+		case "server":
+			switch v {
+			case "0", "false", "auto":
+			case "1", "true":
+				return fmt.Errorf("server=%s: a client cannot act as the socket server; run rsbd", v)
+			default:
+				return fmt.Errorf("server=%q: want 0, 1 or auto", v)
+			}
+		}
+	}
+	return nil
+}
+
+// Addr returns the server address "host:port".
+func (u URI) Addr() string { return net.JoinHostPort(u.Host, strconv.Itoa(u.Port)) }
+
+// String formats u as socket://host:port/scope/.
+func (u URI) String() string {
+	sc := u.Scope
+	if sc.IsZero() {
+		sc = scope.Root
+	}
+	return u.Scheme + "://" + u.Addr() + sc.String()
+}
+
+// resolveTarget turns Dial's target (a URI, "host:port" or "") into a URI.
+func resolveTarget(target string) (URI, error) {
+	if target == "" || strings.Contains(target, ":/") || strings.HasPrefix(target, "/") ||
+		strings.HasPrefix(target, SchemeSocket+":") {
+		return ParseURI(target)
+	}
+	host, port, err := net.SplitHostPort(target)
+	if err != nil {
+		return URI{}, fmt.Errorf("%w: %q: want a URI or host:port: %w", ErrBadURI, target, err)
+	}
+	out := DefaultURI()
+	if err := applyAuthority(&out, host, port); err != nil {
+		return URI{}, fmt.Errorf("%w: %q: %w", ErrBadURI, target, err)
+	}
+	return out, nil
+}

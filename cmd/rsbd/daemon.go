@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/rsbd/rsbd/config"
+	"github.com/rsbd/rsbd/metrics"
+	"github.com/rsbd/rsbd/node"
+)
+
+// process is what run needs from the process; tests supply their own.
+type process struct {
+	args    []string
+	environ []string // "NAME=value"; the RSB_* entries configure rsbd
+	stdout  io.Writer
+	stderr  io.Writer
+	signals <-chan os.Signal // SIGINT and SIGTERM
+	// load is the base of the configuration loading options (tests point
+	// the file list and directories somewhere harmless); Env, Defaults,
+	// Debug and Logger are filled in by run.
+	load config.LoadOptions
+}
+
+// errShuttingDown is /readyz's answer once a signal has arrived.
+var errShuttingDown = errors.New("shutting down")
+
+// run is the whole daemon: flags, configuration, logging, serving until a
+// signal, shutdown. It returns the exit code.
+func run(p process) int {
+	fs, cl, err := parseFlags(p.args, p.stderr)
+	switch {
+	case errors.Is(err, errHelp):
+		return exitOK
+	case err != nil:
+		fmt.Fprintf(p.stderr, "rsbd: %v\n", err)
+		return exitUsage
+	case cl.version:
+		fmt.Fprintf(p.stdout, "rsbd %s (%s)\n", version, runtime.Version())
+		return exitOK
+	}
+	lo := p.load
+	lo.Env, lo.Debug, lo.Logger = p.environ, p.stderr, slog.New(slog.DiscardHandler)
+	c, err := loadConfig(fs, lo)
+	if err != nil {
+		fmt.Fprintf(p.stderr, "rsbd: %v\n", err)
+		return exitUsage
+	}
+	s, err := parseSettings(c)
+	if cl.printConfig {
+		return printConfig(p.stdout, c, err)
+	}
+	if err != nil {
+		fmt.Fprintf(p.stderr, "rsbd: invalid configuration:\n%v\n", err)
+		return exitUsage
+	}
+	log := newLogger(p.stderr, s.logFormat, s.logLevel)
+	for _, w := range c.Warnings() {
+		log.Warn("configuration problem ignored", "problem", w)
+	}
+	for _, k := range unknownKeys(c) {
+		v, _ := c.Get(k)
+		log.Warn("unknown configuration key ignored", "key", k, "origin", v.Origin.String())
+	}
+	s.node.Logger = log
+	return serve(s, log, p.signals)
+}
+
+// printConfig writes the effective configuration for --print-config; a
+// configuration that does not parse is shown too, followed by its errors.
+func printConfig(w io.Writer, c *config.Config, parseErr error) int {
+	fmt.Fprintln(w, "# rsbd effective configuration: key = value  # origin (overridden origins)")
+	if err := c.Dump(w); err != nil {
+		return exitFailure
+	}
+	for _, warn := range c.Warnings() {
+		fmt.Fprintf(w, "# warning: %s\n", warn)
+	}
+	for _, k := range unknownKeys(c) {
+		fmt.Fprintf(w, "# warning: unknown key %s is ignored\n", k)
+	}
+	if parseErr != nil {
+		fmt.Fprintf(w, "# error: %v\n", parseErr)
+		return exitUsage
+	}
+	return exitOK
+}
+
+// serve runs the node and the HTTP endpoints until a signal, then shuts
+// down. It returns the exit code.
+func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
+	reg := metrics.NewRegistry()
+	nd, err := node.New(s.node, reg)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return exitFailure
+	}
+	var stopping atomic.Bool
+	ready := func() error {
+		if stopping.Load() {
+			return errShuttingDown
+		}
+		return nd.Ready()
+	}
+	var ms *metrics.Server
+	if s.metricsAddr != "" {
+		ms = metrics.NewServer(metrics.NewHandler(reg, ready), log)
+		if err := ms.Start(s.metricsAddr); err != nil {
+			log.Error("cannot serve metrics", "addr", s.metricsAddr, "err", err)
+			nd.Close()
+			return exitFailure
+		}
+	}
+	info := readyInfoOf(nd, ms)
+	if s.readyFile != "" {
+		if err := writeReadyFile(s.readyFile, info); err != nil {
+			log.Error("cannot write ready file", "path", s.readyFile, "err", err)
+			closeAll(nd, ms, log)
+			return exitFailure
+		}
+		defer os.Remove(s.readyFile)
+	}
+	log.Info("rsbd serving", "version", version, "socket", info.Socket, "gossip", info.Gossip,
+		"data", info.Data, "metrics", info.Metrics, "multicast", !s.node.Unicast, "peers", len(nd.Members()))
+	sig := <-signals
+	log.Info("shutting down", "signal", sig.String())
+	stopping.Store(true)
+	return shutdown(log, func() error { return closeAll(nd, ms, log) }, signals, shutdownTimeout)
+}
+
+// closeAll closes the node (socket clients, reliable flush, leaving the
+// cluster), then the HTTP endpoints, so /readyz answers 503 meanwhile.
+func closeAll(nd *node.Node, ms *metrics.Server, log *slog.Logger) error {
+	err := nd.Close()
+	if ms != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), metricsCloseTimeout)
+		defer cancel()
+		if cerr := ms.Close(ctx); cerr != nil {
+			log.Warn("metrics server closed with errors", "err", cerr)
+		}
+	}
+	return err
+}
+
+// shutdown runs closeFn, bounded by timeout; a second signal ends the wait
+// at once. It returns exitOK when closeFn finished (its errors are logged:
+// the daemon has stopped either way), exitFailure otherwise.
+func shutdown(log *slog.Logger, closeFn func() error, signals <-chan os.Signal, timeout time.Duration) int {
+	done := make(chan error, 1)
+	go func() { done <- closeFn() }()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			log.Warn("shutdown finished with errors", "err", err)
+		}
+		log.Info("stopped")
+		return exitOK
+	case sig := <-signals:
+		log.Error("second signal: exiting before the shutdown finished", "signal", sig.String())
+		return exitFailure
+	case <-t.C:
+		log.Error("shutdown timed out", "after", timeout.String())
+		return exitFailure
+	}
+}
+
+// readyInfo is the content of the ready file: the addresses the daemon
+// bound, for scripts and tests that start it on port 0.
+type readyInfo struct {
+	PID     int    `json:"pid"`
+	Version string `json:"version"`
+	Socket  string `json:"socket,omitempty"`
+	Gossip  string `json:"gossip"`
+	Data    string `json:"data"`
+	Metrics string `json:"metrics,omitempty"`
+}
+
+func readyInfoOf(nd *node.Node, ms *metrics.Server) readyInfo {
+	info := readyInfo{PID: os.Getpid(), Version: version, Gossip: nd.GossipAddr().String(), Data: nd.DataAddr().String()}
+	if a := nd.SocketAddr(); a != nil {
+		info.Socket = a.String()
+	}
+	if ms != nil {
+		info.Metrics = ms.Addr().String()
+	}
+	return info
+}
+
+// writeReadyFile writes info to path atomically (a temporary file renamed
+// into place), so a reader never sees a partial file.
+func writeReadyFile(path string, info readyInfo) error {
+	b, err := json.Marshal(info)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".rsbd-ready-*")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(append(b, '\n'))
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+	}
+	return werr
+}

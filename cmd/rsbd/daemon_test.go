@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rsbd/rsbd/config"
+)
+
+// syncBuffer is a bytes.Buffer safe for the daemon's and the test's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// runArgs runs the daemon in-process with args and env and no
+// configuration files; signals feeds it.
+func runArgs(t *testing.T, signals chan os.Signal, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr syncBuffer
+	code := run(process{args: args, environ: env, stdout: &stdout, stderr: &stderr, signals: signals,
+		load: config.LoadOptions{Files: []string{}}})
+	return code, stdout.String(), stderr.String()
+}
+
+func TestExitCodes(t *testing.T) {
+	tests := []struct {
+		name string
+		env  []string
+		args []string
+		code int
+		out  string // expected in stdout+stderr
+	}{
+		{"version", nil, []string{"--version"}, exitOK, "rsbd " + version},
+		{"help", nil, []string{"--help"}, exitOK, "--socket-addr HOST:PORT"},
+		{"unknown flag", nil, []string{"--no-such-flag"}, exitUsage, "no-such-flag"},
+		{"argument", nil, []string{"serve"}, exitUsage, `unexpected argument "serve"`},
+		{"bad value", []string{"RSB_RSBD_MULTICAST=maybe"}, nil, exitUsage, "env RSB_RSBD_MULTICAST"},
+		{"print", []string{"RSB_QUALITYOFSERVICE_ORDERING=ORDERED"}, []string{"--print-config", "--join", "10.0.0.1:7946"},
+			exitOK, "rsbd.join = 10.0.0.1:7946  # flag --join"},
+		{"print bad", nil, []string{"--print-config", "--gossip-addr", "nowhere"}, exitUsage, "# error: config: rsbd.gossip.addr"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runArgs(t, nil, tt.env, tt.args...)
+			if code != tt.code || !strings.Contains(stdout+stderr, tt.out) {
+				t.Fatalf("exit %d, want %d; output lacks %q:\n%s%s", code, tt.code, tt.out, stdout, stderr)
+			}
+		})
+	}
+}
+
+func TestPrintConfigShowsOrigins(t *testing.T) {
+	env := []string{"RSB_QUALITYOFSERVICE_ORDERING=ORDERED", "RSB_RSBD_SOCKET_ADDR=:1234"}
+	code, out, _ := runArgs(t, nil, env, "--print-config", "--socket-addr", ":4321")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, line := range []string{
+		"qualityofservice.ordering = ORDERED  # env RSB_QUALITYOFSERVICE_ORDERING (overrides default)",
+		"rsbd.socket.addr = :4321  # flag --socket-addr (overrides env RSB_RSBD_SOCKET_ADDR, default)",
+		"rsbd.metrics.addr = 127.0.0.1:9555  # default",
+	} {
+		if !strings.Contains(out, line+"\n") {
+			t.Errorf("output lacks %q:\n%s", line, out)
+		}
+	}
+}
+
+func TestServeUntilSignal(t *testing.T) {
+	ready := filepath.Join(t.TempDir(), "ready.json")
+	pool := fmt.Sprintf("239.255.%d.0:%d", 20+rand.IntN(200), 20000+rand.IntN(10000))
+	signals := make(chan os.Signal, 2)
+	done := make(chan int, 1)
+	var stderr syncBuffer
+	go func() {
+		done <- run(process{
+			args: []string{"--socket-addr", "127.0.0.1:0", "--gossip-addr", "127.0.0.1:0", "--data-addr", "127.0.0.1:0",
+				"--metrics-addr", "127.0.0.1:0", "--local", "--group-pool", pool, "--ready-file", ready, "--log-format", "json"},
+			stdout: io.Discard, stderr: &stderr, signals: signals, load: config.LoadOptions{Files: []string{}},
+		})
+	}()
+	var info readyInfo
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, err := os.ReadFile(ready)
+		if err == nil && json.Unmarshal(b, &info) == nil {
+			break
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("daemon exited with %d before it was ready:\n%s", code, stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no ready file:\n%s", stderr.String())
+		}
+	}
+	if info.Socket == "" || info.Metrics == "" || info.PID != os.Getpid() {
+		t.Fatalf("ready file %+v", info)
+	}
+	resp, err := http.Get("http://" + info.Metrics + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/readyz answered %d", resp.StatusCode)
+	}
+	signals <- syscall.SIGTERM
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Fatalf("exit %d after SIGTERM:\n%s", code, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no exit after SIGTERM")
+	}
+	if _, err := os.Stat(ready); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ready file left behind: %v", err)
+	}
+	for _, msg := range []string{`"msg":"rsbd serving"`, `"msg":"shutting down","signal":"terminated"`, `"msg":"stopped"`} {
+		if !strings.Contains(stderr.String(), msg) {
+			t.Errorf("log lacks %s:\n%s", msg, stderr.String())
+		}
+	}
+}
+
+func TestStartFailureExitsOne(t *testing.T) {
+	busy, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	code, _, stderr := runArgs(t, nil, nil, "--socket-addr", busy.Addr().String(), "--gossip-addr", "127.0.0.1:0",
+		"--data-addr", "127.0.0.1:0", "--metrics-addr", "off", "--log-format", "text")
+	if code != exitFailure || !strings.Contains(stderr, "cannot start") {
+		t.Fatalf("exit %d, want %d with a logged reason:\n%s", code, exitFailure, stderr)
+	}
+}
+
+func TestShutdown(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	t.Run("finishes", func(t *testing.T) {
+		code := shutdown(log, func() error { return errors.New("leave timed out") }, nil, time.Minute)
+		if code != exitOK {
+			t.Fatalf("exit %d, want %d", code, exitOK)
+		}
+	})
+	t.Run("second signal", func(t *testing.T) {
+		release := make(chan struct{})
+		defer close(release)
+		signals := make(chan os.Signal, 1)
+		signals <- syscall.SIGINT
+		code := shutdown(log, func() error { <-release; return nil }, signals, time.Minute)
+		if code != exitFailure {
+			t.Fatalf("exit %d, want %d", code, exitFailure)
+		}
+	})
+	t.Run("timeout", func(t *testing.T) {
+		release := make(chan struct{})
+		defer close(release)
+		code := shutdown(log, func() error { <-release; return nil }, nil, time.Millisecond)
+		if code != exitFailure {
+			t.Fatalf("exit %d, want %d", code, exitFailure)
+		}
+	})
+}
+
+func TestLoggerFormat(t *testing.T) {
+	var b bytes.Buffer
+	newLogger(&b, logAuto, slog.LevelInfo).Info("hello", "k", 1)
+	newLogger(&b, logText, slog.LevelInfo).Info("hello", "k", 2)
+	newLogger(&b, logJSON, slog.LevelWarn).Info("hidden")
+	want := `"msg":"hello","k":1}` + "\n"
+	if lines := strings.SplitAfter(b.String(), "\n"); len(lines) != 3 || !strings.HasSuffix(lines[0], want) ||
+		!strings.HasSuffix(lines[1], "msg=hello k=2\n") {
+		t.Fatalf("log output:\n%s", b.String())
+	}
+}

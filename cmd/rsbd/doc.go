@@ -1,0 +1,37 @@
+// Command rsbd is the rsbd daemon: one per host, it carries RSB events
+// between the local RSB socket clients (TCP port 55555) and the other
+// daemons of the cluster.
+//
+// With no flags and no configuration file it serves one host: socket server
+// on :55555, memberlist on 0.0.0.0:7946, multicast on the loopback interface,
+// metrics on 127.0.0.1:9555. --join HOST:PORT makes a cluster; --interface
+// names the NIC multicast uses between hosts, or --multicast=false sends
+// each datagram to the interested peers instead.
+//
+// # Configuration
+//
+// Every setting is a flag and a key of the RSB configuration cascade, in the
+// [rsbd] section: --socket-addr is rsbd.socket.addr, written
+//
+//	[rsbd]
+//	socket.addr = :55555
+//
+// in /etc/rsb.conf, ~/.config/rsb.conf or ./rsb.conf (or the files named by
+// RSB_CONFIG_FILES), or RSB_RSBD_SOCKET_ADDR in the environment; flags win
+// over the environment, which wins over files. RSB's own keys keep their
+// meaning: qualityofservice.reliability and .ordering set the QoS of events
+// published through this daemon (default RELIABLE, UNORDERED), overridden per
+// scope in a [rsbd.qos] section; transport.socket.port sets the socket port
+// unless rsbd.socket.addr is set (transport.socket.host is not used for
+// binding: RSB's socket servers bind every IPv4 interface, as rsbd does).
+// --print-config shows the effective value of every key and its origin.
+//
+// # Operation
+//
+// Logs go to standard error through log/slog: text on a terminal, one JSON
+// object per line otherwise (--log-format). /metrics, /livez and /readyz
+// are served on --metrics-addr. SIGTERM or SIGINT stops accepting clients,
+// closes them in order, lets reliable streams finish for a bounded time,
+// leaves the cluster and exits 0; a second signal exits at once with 1.
+// Exit code 2 means bad flags or configuration, 1 a failure to start.
+package main

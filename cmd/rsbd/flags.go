@@ -1,0 +1,154 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/rsbd/rsbd/config"
+	"github.com/rsbd/rsbd/group"
+	"github.com/rsbd/rsbd/node"
+	"github.com/rsbd/rsbd/rsbsocket"
+)
+
+// Keys of the settings rsbd reads besides those package config names. Each
+// is config.FlagKey of its flag: --data-addr sets rsbd.data.addr, which a
+// file spells "[rsbd] data.addr" and the environment RSB_RSBD_DATA_ADDR.
+const (
+	keyDataAddr       = "rsbd.data.addr"
+	keyAdvertiseAddr  = "rsbd.advertise.addr"
+	keyInterface      = "rsbd.interface"
+	keyName           = "rsbd.name"
+	keyMaxDatagram    = "rsbd.max.datagram"
+	keyMulticastTTL   = "rsbd.multicast.ttl"
+	keyGroupPool      = "rsbd.group.pool"
+	keyGroupPoolSize  = "rsbd.group.pool.size"
+	keyLocal          = "rsbd.local"
+	keySlowClient     = "rsbd.socket.slow.client"
+	keyDefaultInt     = "rsbd.socket.default.interest"
+	keyQueueFrames    = "rsbd.socket.queue.frames"
+	keyQueueBytes     = "rsbd.socket.queue.bytes"
+	keyMaxFrame       = "rsbd.socket.max.frame"
+	keyShutdownFlush  = "rsbd.shutdown.flush"
+	keyLogLevel       = "rsbd.log.level"
+	keyLogFormat      = "rsbd.log.format"
+	keyReadyFile      = "rsbd.ready.file"
+	valueOff          = "off"
+	valueAuto         = "auto"
+	flagPrintConfig   = "print-config"
+	flagVersion       = "version"
+	defaultPoolString = "239.255.77.0:55556"
+)
+
+// option is one setting of rsbd: a command-line flag and the configuration
+// key it sets. def is registered as the lowest-priority source, so
+// --print-config shows every setting and where its value came from.
+type option struct {
+	flag  string // flag name; the key is config.FlagKey(flag)
+	def   string // built-in default
+	arg   string // value placeholder in the usage text; "" for a boolean
+	usage string
+}
+
+// options lists every setting, in the order --help shows them.
+var options = []option{
+	{"socket-addr", node.DefaultSocketAddr, "HOST:PORT", `RSB socket server address ("off" disables it)`},
+	{"gossip-addr", node.DefaultGossipAddr, "IP:PORT", "memberlist bind address, UDP and TCP"},
+	{"metrics-addr", DefaultMetricsAddr, "HOST:PORT", `HTTP address of /metrics, /livez, /readyz ("off" disables it)`},
+	{"join", "", "HOST:PORT[,...]", "gossip addresses of cluster members to join"},
+	{"multicast", "true", "", "carry events by multicast; false sends to each interested peer (unicast)"},
+	{"data-addr", node.DefaultDataAddr, "IP:PORT", "unicast UDP address for data, NACKs and repairs (port 0: any)"},
+	{"advertise-addr", "", "IP:PORT", "gossip address told to peers (default: the bound one)"},
+	{"interface", "", "NAME", "network interface for multicast (default: loopback, this host only)"},
+	{"name", "", "NAME", "cluster node name (default: host name and a random suffix)"},
+	{"max-datagram", valueAuto, "BYTES", `datagram size ("auto": 60000 on loopback, 1400 on a NIC)`},
+	{"multicast-ttl", "1", "N", "multicast TTL (1 keeps datagrams on the local link)"},
+	{"group-pool", defaultPoolString, "IP:PORT", "first multicast address of the group pool and its UDP port"},
+	{"group-pool-size", strconv.Itoa(group.DefaultPoolSize), "N", "number of multicast addresses groups are spread over"},
+	{"local", "false", "", "fast memberlist timings for clusters on one host (tests, laptops)"},
+	{"socket-slow-client", "drop", "drop|disconnect", "what a full client send queue does"},
+	{"socket-default-interest", "all", "all|none", "events for a client that announced no listener"},
+	{"socket-queue-frames", strconv.Itoa(rsbsocket.DefaultQueueFrames), "N", "send queue bound per client, in frames"},
+	{"socket-queue-bytes", strconv.Itoa(rsbsocket.DefaultQueueBytes), "BYTES", "send queue bound per client, in bytes"},
+	{"socket-max-frame", strconv.Itoa(rsbsocket.DefaultMaxFrameSize), "BYTES", "largest frame a client may send"},
+	{"shutdown-flush", node.DefaultShutdownFlush.String(), "DURATION", "how long reliable streams may finish at shutdown"},
+	{"log-level", "info", "debug|info|warn|error", "log level"},
+	{"log-format", logAuto, "auto|text|json", "log format (auto: text on a terminal, JSON otherwise)"},
+	{"ready-file", "", "PATH", "once serving, write the bound addresses to PATH as JSON"},
+}
+
+// key returns the configuration key the option sets.
+func (o option) key() string { return config.FlagKey(o.flag) }
+
+// cmdline holds the flags that are not configuration settings.
+type cmdline struct {
+	printConfig bool
+	version     bool
+}
+
+// errHelp reports that --help was asked for; the usage has been printed.
+var errHelp = errors.New("help requested")
+
+// parseFlags parses args. Setting flags are kept in the returned FlagSet for
+// config.SetFlags; errors (the usage is printed to stderr) are usage errors.
+func parseFlags(args []string, stderr io.Writer) (*flag.FlagSet, cmdline, error) {
+	var cl cmdline
+	fs := flag.NewFlagSet("rsbd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { printUsage(stderr) }
+	for _, o := range options {
+		if o.arg == "" {
+			fs.Bool(o.flag, false, o.usage)
+		} else {
+			fs.String(o.flag, "", o.usage)
+		}
+	}
+	fs.BoolVar(&cl.printConfig, flagPrintConfig, false, "print the effective configuration and where each value came from, then exit")
+	fs.BoolVar(&cl.version, flagVersion, false, "print the version and exit")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, cl, errHelp
+		}
+		return nil, cl, err
+	}
+	if fs.NArg() > 0 {
+		printUsage(stderr)
+		return nil, cl, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return fs, cl, nil
+}
+
+// printUsage writes the --help text.
+func printUsage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString("Usage: rsbd [flags]\n\n")
+	b.WriteString("rsbd carries RSB events between the local RSB socket clients and the\n")
+	b.WriteString("other rsbd daemons of the cluster. With no flags and no configuration\n")
+	b.WriteString("file it serves this host alone; --join HOST:PORT makes a cluster.\n\n")
+	b.WriteString("Every setting is also read from the RSB configuration cascade (/etc/rsb.conf,\n")
+	b.WriteString("~/.config/rsb.conf, ./rsb.conf or RSB_CONFIG_FILES, then RSB_* variables),\n")
+	b.WriteString("flags winning. Its key is shown in brackets: \"[rsbd] socket.addr = :55555\"\n")
+	b.WriteString("in a file, RSB_RSBD_SOCKET_ADDR in the environment.\n\nFlags:\n")
+	for _, o := range options {
+		arg := ""
+		if o.arg != "" {
+			arg = " " + o.arg
+		} else {
+			arg = "=true|false"
+		}
+		def := o.def
+		if def == "" {
+			def = "none"
+		}
+		fmt.Fprintf(&b, "  --%s%s\n      %s\n      [%s] default %s\n", o.flag, arg, o.usage, o.key(), def)
+	}
+	b.WriteString("  --print-config\n      print the effective configuration and where each value came from, then exit\n")
+	b.WriteString("  --version\n      print the version and exit\n")
+	b.WriteString("\nQuality of service of published events: RSB's qualityofservice.reliability\n")
+	b.WriteString("(RELIABLE, UNRELIABLE) and qualityofservice.ordering (UNORDERED, ORDERED),\n")
+	b.WriteString("overridden per scope in a [rsbd.qos] section: \"/robot/arm/ = RELIABLE,ORDERED\".\n")
+	io.WriteString(w, b.String())
+}

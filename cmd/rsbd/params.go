@@ -1,0 +1,34 @@
+package main
+
+import "time"
+
+// Defaults and bounds of the daemon around the node. The node's own limits
+// live in node/params.go.
+const (
+	// DefaultMetricsAddr serves /metrics, /livez and /readyz on the loopback
+	// interface only: a Prometheus on another host needs --metrics-addr
+	// :9555 (or a specific interface), a choice the operator makes.
+	DefaultMetricsAddr = "127.0.0.1:9555"
+
+	// shutdownTimeout bounds node.Close after the first signal (socket
+	// shutdown, reliable flush and leaving the cluster take a few seconds
+	// at most); past it rsbd exits non-zero without waiting longer.
+	shutdownTimeout = 15 * time.Second
+
+	// metricsCloseTimeout bounds the wait for scrapes in progress at exit.
+	metricsCloseTimeout = 2 * time.Second
+)
+
+// Exit codes.
+const (
+	exitOK      = 0 // clean shutdown, --version, --print-config, --help
+	exitFailure = 1 // could not start, or shutdown cut short
+	exitUsage   = 2 // bad flags, arguments or configuration values
+)
+
+// Log formats of --log-format.
+const (
+	logAuto = "auto" // text on a terminal, JSON otherwise
+	logText = "text"
+	logJSON = "json"
+)

@@ -1,0 +1,152 @@
+package node
+
+import (
+	"time"
+
+	"github.com/rsbd/rsbd/metrics"
+	"github.com/rsbd/rsbd/transport/datagram"
+)
+
+// Flow control for reliable streams. Receivers ACK their progress (the
+// lowest unresolved sequence number) to the sender; a sender stream whose
+// datagrams in flight to its slowest active receiver exceed the window stops
+// the engine from taking new publishes (Publish blocks, which back-pressures
+// socket clients over TCP) until ACKs open the window again. A receiver that
+// has not ACKed for ackTimeout stops counting, so a dead or stuck peer cannot
+// block the bus; memberlist departures remove it at once.
+
+// rxProgress is what a sender knows of one receiver of its stream. The zero
+// instance is a placeholder at the stream's start, used until the first ACK.
+type rxProgress struct {
+	edge uint64
+	at   time.Time
+}
+
+// ackState is what a receiving engine last ACKed on one stream.
+type ackState struct {
+	edge uint64
+	at   time.Time
+}
+
+// flowWindow returns the window in datagrams for the node's datagram size.
+func (n *Node) flowWindow() uint64 {
+	w := flowWindowBytes / n.cfg.MaxDatagram
+	limit := n.cfg.Streams.Sender.RetainCount
+	if limit == 0 {
+		limit = defaultRetainCount
+	}
+	return uint64(max(minFlowWindow, min(w, limit/2)))
+}
+
+// handleAck records a receiver's progress on one of this node's streams.
+func (e *engine) handleAck(d *datagram.Datagram, now time.Time) {
+	key := datagram.StreamKey{Instance: e.n.instance, Group: d.Stream.Group, Class: d.Stream.Class}
+	st, ok := e.senders[key]
+	if !ok {
+		e.n.m.Drop(metrics.DropUnknownStream)
+		return
+	}
+	p, known := st.rx[d.Stream.Instance]
+	if !known && len(st.rx) >= maxFlowReceivers {
+		return
+	}
+	if d.Edge > p.edge {
+		p.edge = d.Edge
+	}
+	p.at = now
+	if st.rx == nil {
+		st.rx = map[datagram.InstanceID]rxProgress{}
+	}
+	delete(st.rx, datagram.InstanceID{}) // a real receiver replaces the start placeholder
+	st.rx[d.Stream.Instance] = p
+	e.checkWindow(st, now)
+}
+
+// checkWindow updates whether st blocks new publishes.
+func (e *engine) checkWindow(st *senderState, now time.Time) {
+	if e.overWindow(st, now) {
+		e.blocked[st] = struct{}{}
+	} else {
+		delete(e.blocked, st)
+	}
+}
+
+// overWindow reports whether st has more datagrams in flight to its slowest
+// active receiver than the window allows.
+func (e *engine) overWindow(st *senderState, now time.Time) bool {
+	if !st.s.Key().Class.Reliable() {
+		return false
+	}
+	high := st.s.Highest()
+	for inst, p := range st.rx {
+		if now.Sub(p.at) > ackTimeout {
+			delete(st.rx, inst)
+			continue
+		}
+		if high+1 > p.edge && high+1-p.edge > e.window {
+			return true
+		}
+	}
+	return false
+}
+
+// recheckBlocked re-evaluates blocked senders (ACK timeouts) at tick.
+func (e *engine) recheckBlocked(now time.Time) {
+	for st := range e.blocked {
+		e.checkWindow(st, now)
+	}
+}
+
+// forgetReceiver removes a departed instance from every sender's window.
+func (e *engine) forgetReceiver(inst datagram.InstanceID, now time.Time) {
+	for _, st := range e.senders {
+		if _, ok := st.rx[inst]; ok {
+			delete(st.rx, inst)
+			e.checkWindow(st, now)
+		}
+	}
+}
+
+// noteReliableData remembers a reliable stream that received DATA, so its
+// progress is ACKed at the next flush.
+func (e *engine) noteReliableData(key datagram.StreamKey) {
+	if _, ok := e.acks[key]; !ok {
+		if len(e.acks) >= maxAckStreams {
+			return
+		}
+		e.acks[key] = ackState{}
+	}
+	e.ackDirty = true
+}
+
+// sendAcks ACKs every tracked stream whose edge advanced by ackEvery
+// datagrams or whose progress is older than ackInterval.
+func (e *engine) sendAcks(now time.Time, force bool) {
+	if !e.ackDirty && !force {
+		return
+	}
+	e.ackDirty = false
+	every := max(e.window/4, 1)
+	for key, a := range e.acks {
+		r := e.rcv.Lookup(key)
+		if r == nil {
+			delete(e.acks, key)
+			continue
+		}
+		edge := r.Edge()
+		if edge <= a.edge {
+			continue
+		}
+		if edge-a.edge < every && now.Sub(a.at) < ackInterval && !force {
+			e.ackDirty = true
+			continue
+		}
+		e.acks[key] = ackState{edge: edge, at: now}
+		e.out.Datagrams = append(e.out.Datagrams, &datagram.Datagram{
+			Kind:   datagram.KindAck,
+			Stream: datagram.StreamKey{Instance: e.n.instance, Group: key.Group, Class: key.Class},
+			Target: key.Instance,
+			Edge:   edge,
+		})
+	}
+}
