@@ -25,6 +25,9 @@ const (
 	// past it Call fails with ErrTooManyCalls instead of growing the table.
 	maxPendingCalls = 65536
 
+	// maxHostLen bounds a host name in a URI (the DNS limit).
+	maxHostLen = 253
+
 	// surveyQueue bounds the introspection surveys waiting for an answer;
 	// surveys past it are dropped (the surveyor sees the earlier answer).
 	surveyQueue = 16

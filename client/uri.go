@@ -3,6 +3,7 @@ package client
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -90,10 +91,37 @@ func checkURIShape(u *url.URL) error {
 // applyAuthority sets host and port from the authority part.
 func applyAuthority(out *URI, host, port string) error {
 	if host != "" {
+		if err := checkHost(host); err != nil {
+			return err
+		}
 		out.Host = host
 	}
 	if port != "" {
 		return setPort(out, port)
+	}
+	return nil
+}
+
+// checkHost accepts an IP address or a host name of letters, digits, '-',
+// '_' and '.'.
+func checkHost(h string) error {
+	if strings.Contains(h, ":") {
+		a, err := netip.ParseAddr(h)
+		if err != nil {
+			return fmt.Errorf("host %q: %w", h, err)
+		}
+		if a.Zone() != "" {
+			return fmt.Errorf("host %q: zones not supported", h)
+		}
+		return nil
+	}
+	if h == "" || len(h) > maxHostLen {
+		return fmt.Errorf("host %q: empty or too long", h)
+	}
+	for _, c := range []byte(h) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return fmt.Errorf("host %q: invalid character %q", h, c)
+		}
 	}
 	return nil
 }
@@ -114,8 +142,8 @@ func applyOptions(out *URI, q url.Values) error {
 		v := vals[len(vals)-1]
 		switch key {
 		case "host":
-			if v == "" {
-				return fmt.Errorf("empty host option")
+			if err := checkHost(v); err != nil {
+				return err
 			}
 			out.Host = v
 		case "port":

@@ -84,6 +84,9 @@ func testThreeDaemons(t *testing.T, multicast bool) {
 	checkQoS(t, &td)
 	for _, d := range c.daemons {
 		m := d.metrics()
+		if joined := m["rsbd_joined_multicast_groups"]; (joined > 0) != multicast {
+			t.Errorf("%s joined %v multicast groups with multicast=%v", d.name, joined, multicast)
+		}
 		t.Logf("%s: data sent %v received %v, nacks %v, repairs %v, losses %v", d.name,
 			m[`rsbd_sent_datagrams_total{kind="data"}`], m[`rsbd_received_datagrams_total{kind="data"}`],
 			m[`rsbd_sent_datagrams_total{kind="nack"}`], m["rsbd_repairs_sent_total"],

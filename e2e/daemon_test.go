@@ -97,10 +97,8 @@ func (c *cluster) start(name string, o opts) *daemon {
 	}
 	d.args = append(d.args, o.args...)
 	conf := filepath.Join(d.dir, "rsb.conf")
-	if o.conf != "" {
-		if err := os.WriteFile(conf, []byte(o.conf), 0o600); err != nil {
-			c.t.Fatal(err)
-		}
+	if err := os.WriteFile(conf, []byte("# "+name+"\n"+o.conf), 0o600); err != nil {
+		c.t.Fatal(err)
 	}
 	// Only the test's configuration: no RSB_* of the caller, no real files.
 	d.env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + d.dir, "RSB_CONFIG_FILES=" + conf}, o.env...)

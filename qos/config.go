@@ -112,6 +112,12 @@ type ReceiverConfig struct {
 	ReorderBytes int
 	// MaxGaps bounds the holes tracked. Default DefaultMaxGaps.
 	MaxGaps int
+	// CatchUp makes a reliable receiver whose first datagram of a stream is
+	// numbered at most CatchUp take the stream from its start (NACKing what
+	// it missed) instead of from the first datagram it heard, and lets a
+	// heartbeat of such a young stream open it. Default DefaultCatchUp;
+	// negative disables it (every receiver starts where it joins).
+	CatchUp int
 	// Rand draws the NACK back-off. The machines have no randomness of their
 	// own: when nil, each receiver seeds a generator from its own instance id
 	// and stream key, which differs between receivers of one stream.
@@ -129,6 +135,7 @@ func (c ReceiverConfig) withDefaults() ReceiverConfig {
 	setDefault(&c.ReorderDatagrams, DefaultReorderDatagrams)
 	setDefault(&c.ReorderBytes, DefaultReorderBytes)
 	setDefault(&c.MaxGaps, DefaultMaxGaps)
+	setDefault(&c.CatchUp, DefaultCatchUp)
 	return c
 }
 

@@ -84,6 +84,13 @@ const (
 	// DefaultReorderDatagrams bounds the datagrams an ordered reliable
 	// receiver holds while it waits for a hole to be repaired.
 	DefaultReorderDatagrams = 1024
+	// DefaultCatchUp: a sender creates a stream when a peer first wants its
+	// group, so the first datagrams are meant for receivers that are already
+	// listening; losing them must be repaired, not mistaken for a late join.
+	// A receiver joining a stream younger than this many datagrams therefore
+	// takes it from the start; older streams are joined where they are (a
+	// late joiner never asks for long history).
+	DefaultCatchUp = 256
 	// DefaultReorderBytes bounds the bytes of held datagrams (4 MiB).
 	DefaultReorderBytes = 4 << 20
 	// DefaultMaxGaps bounds the holes one reliable receiver tracks; past it the

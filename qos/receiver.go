@@ -177,7 +177,7 @@ func (r *Receiver) handleData(d *datagram.Datagram, now time.Time, out *Output) 
 			r.stats.BeforeStart++
 			return
 		}
-		r.begin(seq)
+		r.begin(r.startFor(seq))
 	}
 	r.lastData = now
 	if d.Flags&datagram.FlagRepair != 0 {
@@ -192,6 +192,15 @@ func (r *Receiver) handleData(d *datagram.Datagram, now time.Time, out *Output) 
 		return
 	}
 	r.reliableData(d, now, out)
+}
+
+// startFor returns where a stream first heard at seq starts: its beginning
+// for a young reliable stream (see ReceiverConfig.CatchUp), else seq.
+func (r *Receiver) startFor(seq uint64) uint64 {
+	if r.reliable && r.cfg.CatchUp > 0 && seq <= uint64(r.cfg.CatchUp) {
+		return FirstSeq
+	}
+	return seq
 }
 
 // begin starts the stream at seq.
@@ -234,6 +243,10 @@ func (r *Receiver) handleHeartbeat(d *datagram.Datagram, now time.Time, out *Out
 		return
 	}
 	r.stats.Heartbeats++
+	if !r.started && r.reliable && d.Trail == FirstSeq && r.startFor(d.Highest) == FirstSeq && d.Highest >= FirstSeq {
+		r.begin(FirstSeq) // a young stream whose first datagrams were all lost
+		r.lastData = now  // counts as activity, or the table would free it as idle
+	}
 	if !r.reliable || !r.started {
 		return
 	}

@@ -92,7 +92,7 @@ func TestReceiverDeliveryRules(t *testing.T) {
 
 func TestReceiverLateJoin(t *testing.T) {
 	for _, class := range allClasses {
-		r := newTestReceiver(t, class, ReceiverConfig{})
+		r := newTestReceiver(t, class, ReceiverConfig{CatchUp: -1})
 		var out Output
 		r.Handle(dataFor(r.Key(), 50, datagram.FlagRepair), simBase, &out) // someone else's repair
 		feed(r, simBase, &out, 100, 99, 101)
@@ -101,6 +101,67 @@ func TestReceiverLateJoin(t *testing.T) {
 			t.Errorf("%s: delivered %v start %d stats %+v", className(class), got, r.Start(), r.Stats())
 		}
 	}
+}
+
+// TestReceiverCatchUpYoungStream: a reliable receiver whose first datagram
+// of a young stream is not the first one takes the stream from its start,
+// NACKs what it missed and delivers it; past CatchUp it joins where it is.
+func TestReceiverCatchUpYoungStream(t *testing.T) {
+	for _, class := range allClasses {
+		r := newTestReceiver(t, class, ReceiverConfig{CatchUp: 8})
+		var out Output
+		feed(r, simBase, &out, 3, 4)
+		wantStart := uint64(1)
+		if !class.Reliable() {
+			wantStart = 3
+		}
+		if r.Start() != wantStart {
+			t.Errorf("%s: start %d, want %d", className(class), r.Start(), wantStart)
+		}
+		if class.Reliable() {
+			r.Tick(simBase.Add(time.Second), &out)
+			if n := nackedSeqs(&out); !equalSeqs(n, []uint64{1, 2}) {
+				t.Errorf("%s: NACKed %v, want [1 2]", className(class), n)
+			}
+		}
+		old := newTestReceiver(t, class, ReceiverConfig{CatchUp: 8})
+		feed(old, simBase, &out, 9)
+		if old.Start() != 9 {
+			t.Errorf("%s: joined a stream at 9 with CatchUp 8 but started at %d", className(class), old.Start())
+		}
+	}
+}
+
+// TestReceiverYoungHeartbeatOpens: when every datagram of a young reliable
+// stream was lost, its heartbeat starts the receiver and the hole is NACKed.
+func TestReceiverYoungHeartbeatOpens(t *testing.T) {
+	tb := newTestTable(t, ReceiversConfig{})
+	key := groupKey(2, datagram.ReliableUnordered)
+	var out Output
+	tb.Handle(&datagram.Datagram{Kind: datagram.KindHeartbeat, Stream: key, Trail: 1, Highest: 2}, simBase, &out)
+	if tb.Len() != 1 {
+		t.Fatalf("young heartbeat opened %d streams", tb.Len())
+	}
+	tb.Tick(simBase.Add(time.Second), &out)
+	if n := nackedSeqs(&out); !equalSeqs(n, []uint64{1, 2}) {
+		t.Fatalf("NACKed %v, want [1 2]", n)
+	}
+}
+
+// nackedSeqs lists the sequence numbers asked for by the NACKs in out.
+func nackedSeqs(out *Output) []uint64 {
+	var seqs []uint64
+	for _, d := range out.Datagrams {
+		if d.Kind != datagram.KindNack {
+			continue
+		}
+		for _, rg := range d.Ranges {
+			for s := rg.First; s <= rg.Last; s++ {
+				seqs = append(seqs, s)
+			}
+		}
+	}
+	return seqs
 }
 
 func TestReceiverNackCycle(t *testing.T) {

@@ -83,7 +83,7 @@ func (t *Receivers) Handle(d *datagram.Datagram, now time.Time, out *Output) {
 	}
 	st := t.streams[key]
 	if st == nil {
-		if !opensStream(d) {
+		if !opensStream(d) && !t.youngHeartbeat(d) {
 			t.stats.UnknownStream++
 			return
 		}
@@ -103,6 +103,14 @@ func (t *Receivers) Handle(d *datagram.Datagram, now time.Time, out *Output) {
 func opensStream(d *datagram.Datagram) bool {
 	return d.Kind == datagram.KindData && d.Flags&datagram.FlagRepair == 0 &&
 		d.Seq >= FirstSeq && d.Seq <= MaxSeq && d.Stream.Class.Valid()
+}
+
+// youngHeartbeat reports whether d is a heartbeat of a reliable stream young
+// enough to be taken from its start (ReceiverConfig.CatchUp).
+func (t *Receivers) youngHeartbeat(d *datagram.Datagram) bool {
+	c := t.cfg.Receiver.CatchUp
+	return d.Kind == datagram.KindHeartbeat && d.Stream.Class.Reliable() && c > 0 &&
+		d.Trail == FirstSeq && d.Highest >= FirstSeq && d.Highest <= uint64(c)
 }
 
 // Tick ticks the receivers that are due, frees idle streams and enforces

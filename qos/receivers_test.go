@@ -25,10 +25,11 @@ func groupKey(g byte, class datagram.Class) datagram.StreamKey {
 }
 
 func TestReceiversOpenOnOriginalData(t *testing.T) {
-	tb := newTestTable(t, ReceiversConfig{})
+	tb := newTestTable(t, ReceiversConfig{Receiver: ReceiverConfig{CatchUp: -1}})
 	key := groupKey(1, datagram.ReliableOrdered)
 	var out Output
-	tb.Handle(&datagram.Datagram{Kind: datagram.KindHeartbeat, Stream: key, Trail: 1, Highest: 9}, simBase, &out)
+	// Trail 2: not a young stream from its start (see TestReceiverYoungHeartbeatOpens).
+	tb.Handle(&datagram.Datagram{Kind: datagram.KindHeartbeat, Stream: key, Trail: 2, Highest: 9}, simBase, &out)
 	tb.Handle(&datagram.Datagram{Kind: datagram.KindGone, Stream: key, Ranges: []datagram.Range{{First: 1, Last: 2}}}, simBase, &out)
 	tb.Handle(nackFor(key, datagram.Range{First: 1, Last: 1}), simBase, &out)
 	tb.Handle(dataFor(key, 7, datagram.FlagRepair), simBase, &out)

@@ -28,6 +28,7 @@ type agentState struct {
 	nats    *server.Server
 	echo    *bus.UDPEcho
 	start   chan struct{}
+	abort   context.CancelFunc
 	pongs   map[string]func()
 	profile *os.File
 }
@@ -72,6 +73,7 @@ func (s *agentState) ops() map[string]agent.Op {
 		"recv":        s.opRecv,
 		"send":        s.opSend,
 		"go":          s.opGo,
+		"abort":       s.opAbort,
 		"pong":        s.opPong,
 		"unpong":      s.opUnpong,
 		"ping":        s.opPing,
@@ -246,10 +248,22 @@ func (s *agentState) opSend(ctx context.Context, raw json.RawMessage, _ agent.Pr
 		return nil, err
 	}
 	start := make(chan struct{})
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	s.mu.Lock()
-	s.start = start
+	s.start, s.abort = start, cancel
 	s.mu.Unlock()
 	return workload.Send(ctx, ep, a, start)
+}
+
+// opAbort stops a running sender.
+func (s *agentState) opAbort(context.Context, json.RawMessage, agent.Progress) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.abort != nil {
+		s.abort()
+	}
+	return nil, nil
 }
 
 func (s *agentState) opGo(context.Context, json.RawMessage, agent.Progress) (any, error) {
@@ -352,11 +366,12 @@ func settledHeap() uint64 {
 	return m.HeapAlloc
 }
 
+// memStats returns the settled live heap and the memory taken from the OS.
 func memStats() memResult {
-	runtime.GC()
+	heap := settledHeap()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return memResult{HeapAlloc: m.HeapAlloc, Sys: m.Sys}
+	return memResult{HeapAlloc: heap, Sys: m.Sys}
 }
 
 func (s *agentState) opProfile(_ context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rsbd/rsbd/bench/internal/agent"
+	"github.com/rsbd/rsbd/bench/internal/report"
+	"github.com/rsbd/rsbd/bench/internal/workload"
+)
+
+// Timeouts of the parent's waits for agents.
+const (
+	setupTimeout = 30 * time.Second
+	probeTimeout = 60 * time.Second
+	idleTimeout  = 5 * time.Second
+)
+
+// thrRun is one throughput measurement.
+type thrRun struct {
+	label      string // for logs and profile names
+	send, recv *agent.Process
+	// profile lists the rsbd processes to CPU-profile (with --profile-dir).
+	profile []*agent.Process
+	topics  []string
+	size    int
+	n, warm int
+	// armed, if set, runs once the receiver has subscribed.
+	armed func()
+}
+
+// throughput runs one measurement and returns its figure; ok is false when
+// the agents are no longer usable (a sender that would not stop).
+func (r *runner) throughput(t thrRun) (fig report.Figure, ok bool) {
+	ra := workload.RecvArgs{Topics: t.topics, N: t.n, Warm: t.warm, Idle: idleTimeout, ProbeTimeout: probeTimeout, Limit: r.p.limit}
+	rc := t.recv.Start("recv", ra)
+	if err := rc.WaitProgress(setupTimeout+time.Duration(len(t.topics))*time.Millisecond, nil); err != nil {
+		return failed(err), true
+	}
+	if t.armed != nil {
+		t.armed()
+	}
+	sc := t.send.Start("send", workload.SendArgs{Topics: t.topics, N: t.n, Warm: t.warm, Size: t.size})
+	if err := rc.WaitProgress(probeTimeout+setupTimeout, nil); err != nil {
+		return failed(err), r.stopSender(t.send, sc)
+	}
+	stopProfiles := r.startProfiles(t)
+	c0 := readCPU()
+	if err := t.send.Do("go", nil, setupTimeout, nil); err != nil {
+		stopProfiles()
+		return failed(err), false
+	}
+	var rr workload.RecvResult
+	err := rc.Wait(r.p.limit+idleTimeout+setupTimeout, &rr)
+	c1 := readCPU()
+	stopProfiles()
+	if err != nil {
+		return failed(err), r.stopSender(t.send, sc)
+	}
+	var sr workload.SendResult
+	ok = true
+	if rr.Received < int64(t.n) || rr.TimedOut {
+		ok = r.stopSender(t.send, sc)
+	} else if err := sc.Wait(setupTimeout, &sr); err != nil {
+		return failed(err), false
+	}
+	return thrFigure(rr, sr, t.size, busyPercent(c0, c1)), ok
+}
+
+// thrFigure turns a receiver's and sender's results into a figure.
+func thrFigure(rr workload.RecvResult, sr workload.SendResult, size int, cpu float64) report.Figure {
+	f := report.Figure{Value: rr.Rate, MBps: rr.Rate * float64(size) / 1e6}
+	notes := []string{fmt.Sprintf("%d events", rr.N)}
+	if sr.Elapsed > 0 {
+		notes = append(notes, fmt.Sprintf("published in %.2f s", sr.Elapsed.Seconds()))
+	}
+	if cpu > 0 {
+		notes = append(notes, fmt.Sprintf("host CPU %.0f%%", cpu))
+	}
+	if rr.Dups > 0 {
+		notes = append(notes, fmt.Sprintf("%d duplicates", rr.Dups))
+	}
+	f.Note = strings.Join(notes, ", ")
+	var bad []string
+	if rr.TimedOut {
+		bad = append(bad, fmt.Sprintf("too slow: %d of %d received within the limit", rr.Received, rr.N))
+	} else if rr.Lost > 0 {
+		bad = append(bad, fmt.Sprintf("lost %d of %d", rr.Lost, rr.N))
+	}
+	if rr.WarmLost > 0 {
+		bad = append(bad, fmt.Sprintf("lost %d warm-up events", rr.WarmLost))
+	}
+	if rr.LossReports > 0 {
+		bad = append(bad, fmt.Sprintf("loss reports for %d datagrams", rr.LossReports))
+	}
+	if len(bad) > 0 {
+		f.Failed, f.Status = true, strings.Join(bad, ", ")
+	}
+	return f
+}
+
+func failed(err error) report.Figure {
+	return report.Figure{Failed: true, Status: "error: " + err.Error()}
+}
+
+// stopSender aborts a sender and reports whether it ended in time.
+func (r *runner) stopSender(p *agent.Process, sc *agent.Call) bool {
+	_ = p.Do("abort", nil, setupTimeout, nil)
+	if err := sc.Wait(setupTimeout, nil); err != nil && strings.Contains(err.Error(), "timed out") {
+		r.logf("sender did not stop: %v", err)
+		return false
+	}
+	return true
+}
+
+// startProfiles starts CPU profiles of the run's rsbd processes and returns
+// the function that stops them.
+func (r *runner) startProfiles(t thrRun) func() {
+	if r.o.profileDir == "" || len(t.profile) == 0 {
+		return func() {}
+	}
+	var started []*agent.Process
+	for i, p := range t.profile {
+		name := fmt.Sprintf("%s-%d-%d.pprof", strings.ReplaceAll(t.label, " ", "_"), t.size, i)
+		path := filepath.Join(r.o.profileDir, name)
+		if err := p.Do("profile", addrArgs{Addr: path}, setupTimeout, nil); err != nil {
+			r.logf("profile %s: %v", path, err)
+			continue
+		}
+		started = append(started, p)
+	}
+	return func() {
+		for _, p := range started {
+			if err := p.Do("unprofile", nil, setupTimeout, nil); err != nil {
+				r.logf("stop profile: %v", err)
+			}
+		}
+	}
+}
+
+// latRun is one ping-pong measurement.
+type latRun struct {
+	// ping runs the pinger; pong, if not nil, the echo (otherwise the
+	// pinger's endpoint echoes by itself, as the raw UDP one does).
+	ping, pong *agent.Process
+	in, out    string // pong topic (the pinger subscribes), ping topic
+	size       int
+}
+
+// latency runs one ping-pong measurement and returns p50 and p99.
+func (r *runner) latency(t latRun) (p50, p99 report.Figure) {
+	if t.pong != nil {
+		if err := t.pong.Do("pong", pongArgs{In: t.out, Out: t.in}, setupTimeout, nil); err != nil {
+			return failed(err), failed(err)
+		}
+		defer func() { _ = t.pong.Do("unpong", pongArgs{In: t.out}, setupTimeout, nil) }()
+	}
+	var pr workload.PingResult
+	pa := workload.PingArgs{In: t.in, Out: t.out, N: r.p.pings, Warm: r.p.pingWarm, Size: t.size, Timeout: time.Second}
+	if err := t.ping.Do("ping", pa, probeTimeout+2*time.Minute, &pr); err != nil {
+		return failed(err), failed(err)
+	}
+	return latFigures(pr)
+}
+
+func latFigures(pr workload.PingResult) (p50, p99 report.Figure) {
+	us := func(d time.Duration) float64 { return float64(d) / 1e3 }
+	note := fmt.Sprintf("%d round trips", pr.Latency.Count)
+	p50 = report.Figure{Value: us(pr.Latency.P50), Note: note}
+	p99 = report.Figure{Value: us(pr.Latency.P99), Note: note}
+	if pr.Lost > 0 || pr.WarmLost > 0 {
+		st := fmt.Sprintf("%d pings unanswered within 1 s (%d in warm-up)", pr.Lost+pr.WarmLost, pr.WarmLost)
+		p50.Failed, p50.Status = true, st
+		p99.Failed, p99.Status = true, st
+	}
+	return p50, p99
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/rsbd/rsbd/bench/internal/report"
+)
+
+// Peer names in the table.
+const (
+	peerDDS  = "Cyclone DDS (ddsperf)"
+	peerNATS = "NATS 2.15 (nats.go)"
+	peerUDP  = "raw Go UDP ping-pong"
+)
+
+func ge(b float64) *report.Goal { return &report.Goal{Op: ">=", Bound: b} }
+func le(b float64) *report.Goal { return &report.Goal{Op: "<=", Bound: b} }
+
+// table builds the comparison from the recorded figures; rows whose figures
+// were never measured (stages left out with --only) are omitted.
+func (r *runner) table(start time.Time) *report.Table {
+	t := &report.Table{
+		Title:    "rsbd side by side with Cyclone DDS and NATS",
+		Started:  start,
+		Duration: time.Since(start).Round(time.Second).String(),
+		Command:  strings.Join(os.Args, " "),
+		Host:     hostInfo(),
+		Pinning:  r.pinning(),
+		Notes:    append(r.methodNotes(), r.notes...),
+	}
+	add := func(row report.Row, rsbdKey, peerKey string) {
+		rf, rok := r.figs[rsbdKey]
+		pf, pok := r.figs[peerKey]
+		if !rok && !pok {
+			return
+		}
+		row.RSBD, row.PeerFig = rf, pf
+		t.Add(row)
+	}
+	r.throughputRows(add)
+	r.latencyRows(add)
+	r.scalingRows(add)
+	return t
+}
+
+type addFunc func(row report.Row, rsbdKey, peerKey string)
+
+func (r *runner) throughputRows(add addFunc) {
+	thr := func(c string, size int, peer string, goal *report.Goal) report.Row {
+		return report.Row{Section: "throughput", Case: c, Size: size, Metric: "msgs/s", Unit: report.UnitMsgs, Peer: peer, Goal: goal}
+	}
+	for _, s := range sizes {
+		goal := ge(1.0)
+		if s <= 1<<10 {
+			goal = ge(1.1)
+		}
+		add(thr("embedded, peer to peer (2 processes, multicast, reliable)", s, peerDDS, goal), thrKey(sysEmbedded, s), thrKey(sysDDS, s))
+	}
+	for _, s := range sizes {
+		add(thr("one daemon, socket publisher → subscriber", s, peerNATS, ge(1.0)), thrKey(sysDaemon, s), thrKey(sysNATS, s))
+	}
+	for _, s := range sizes {
+		add(thr("two daemons, socket → A → multicast → B → socket", s, peerNATS, nil), thrKey(sysDaemons, s), thrKey(sysNATS, s))
+	}
+}
+
+func (r *runner) latencyRows(add addFunc) {
+	lat := func(c string, size int, metric, peer string, goal *report.Goal) report.Row {
+		return report.Row{Section: "latency", Case: c, Size: size, Metric: metric, Unit: report.UnitMicro, Peer: peer, Goal: goal}
+	}
+	const emb, d1, d2 = "embedded, peer to peer", "one daemon, socket clients", "two daemons, socket clients"
+	for _, s := range latencySizes {
+		add(lat(emb, s, "RTT p50", peerUDP, le(1.2)), p50Key(sysEmbedded, s), p50Key(sysUDP, s))
+		add(lat(emb, s, "RTT p99", peerUDP, nil), p99Key(sysEmbedded, s), p99Key(sysUDP, s))
+		add(lat(emb, s, "RTT p50", peerDDS, nil), p50Key(sysEmbedded, s), p50Key(sysDDS, s))
+		add(lat(emb, s, "RTT p99", peerDDS, nil), p99Key(sysEmbedded, s), p99Key(sysDDS, s))
+		add(lat(d1, s, "RTT p50", peerNATS, le(0.5)), p50Key(sysDaemon, s), p50Key(sysNATS, s))
+		add(lat(d1, s, "RTT p99", peerNATS, nil), p99Key(sysDaemon, s), p99Key(sysNATS, s))
+		add(lat(d2, s, "RTT p50", peerNATS, nil), p50Key(sysDaemons, s), p50Key(sysNATS, s))
+		add(lat(d2, s, "RTT p99", peerNATS, nil), p99Key(sysDaemons, s), p99Key(sysNATS, s))
+	}
+}
+
+func (r *runner) scalingRows(add addFunc) {
+	step := func(c string, k, maxK int) report.Row {
+		var goal *report.Goal
+		if k == maxK && k > 1 {
+			goal = ge(0.9)
+		}
+		return report.Row{Section: "scaling", Case: fmt.Sprintf(c, k), Size: r.p.scaleSize, Metric: "msgs/s",
+			Unit: report.UnitMsgs, Peer: "rsbd, 1 scope/listener", Goal: goal}
+	}
+	for _, k := range r.p.scopes {
+		add(step("%d scopes (daemon subscriptions, socket publisher round-robin)", k, r.p.scopes[len(r.p.scopes)-1]),
+			scopesKey(k), scopesKey(r.p.scopes[0]))
+	}
+	for _, k := range r.p.listeners {
+		add(step("%d socket listeners (1 connection + scope each, round-robin)", k, r.p.listeners[len(r.p.listeners)-1]),
+			listenersKey(k), listenersKey(r.p.listeners[0]))
+	}
+	if _, ok := r.figs[memSubKey]; !ok {
+		return
+	}
+	r.figs["goal/1KiB"] = report.Figure{Value: 1024}
+	add(report.Row{Section: "memory", Case: "idle embedded subscription", Metric: "heap per subscription",
+		Unit: report.UnitBytes, Peer: "goal", Goal: le(1.0)}, memSubKey, "goal/1KiB")
+	add(report.Row{Section: "memory", Case: "idle socket listener (daemon side)", Metric: "heap per connection",
+		Unit: report.UnitBytes, Peer: "goal", Goal: le(1.0)}, memListenerKey, "goal/1KiB")
+}
+
+// methodNotes describes how the figures were made.
+func (r *runner) methodNotes() []string {
+	var counts []string
+	for _, s := range sizes {
+		counts = append(counts, fmt.Sprintf("%s: %d (+%d warm-up)", report.FormatSize(s), r.p.count[s], r.p.warm[s]))
+	}
+	return []string{
+		"throughput = the subscriber's rate between its first and last measured arrival; each run probes until the path carries events, then publishes the warm-up burst and the measured events back to back as fast as the publisher's API accepts them; MB = 10^6 payload bytes",
+		"events per throughput run (rsbd and NATS alike): " + strings.Join(counts, ", "),
+		fmt.Sprintf("round trips: %d measured after %d warm-up, one ping outstanding, RTT over the whole run (nearest rank)", r.p.pings, r.p.pingWarm),
+		fmt.Sprintf("ddsperf runs for a duration, not a count (%v throughput, %v ping-pong): figures are medians of its 1-s windows, first and last dropped (throughput) or first dropped (RTT); reliable, KEEP_ALL, loopback with multicast, defaults otherwise", r.p.ddsThr, r.p.ddsLat),
+		"NATS: nats-server v2.15.3 (its Go module, run in a child process, max_payload 2 MB), publisher and subscriber nats.go v1.55.0 processes; pub/sub ping-pong for RTT",
+		"rsbd socket clients write raw RSB socket frames through package rsbsocket, batching publishes (up to 128 frames or 64 KiB per write, flushed at the end and after every ping); subscribers announce a listener with an introspection Hello",
+		"FAIL = a reliable run lost events (or broke); its rate does not count and its ratio is left out",
+		fmt.Sprintf("scaling: one daemon; %d events of %d B spread round-robin over the scopes or listeners; memory = live heap after GC divided by the count", r.p.scaleCount, r.p.scaleSize),
+	}
+}

@@ -1,0 +1,345 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rsbd/rsbd/bench/internal/agent"
+	"github.com/rsbd/rsbd/bench/internal/bus"
+	"github.com/rsbd/rsbd/bench/internal/ddsperf"
+	"github.com/rsbd/rsbd/bench/internal/report"
+)
+
+// Keys of the systems in the figure map.
+const (
+	sysEmbedded = "emb"
+	sysDaemon   = "d1"
+	sysDaemons  = "d2"
+	sysNATS     = "nats"
+	sysDDS      = "dds"
+	sysUDP      = "udp"
+)
+
+var stageNames = []string{"embedded", "daemon", "daemon2", "nats", "dds", "udp", "scaling"}
+
+type stage struct {
+	name string
+	fn   func() error
+}
+
+func (r *runner) stages() []stage {
+	return []stage{
+		{"embedded", r.stageEmbedded},
+		{"dds", r.stageDDS},
+		{"udp", r.stageUDP},
+		{"daemon", r.stageDaemon},
+		{"daemon2", r.stageDaemons},
+		{"nats", r.stageNATS},
+		{"scaling", r.stageScaling},
+	}
+}
+
+func thrKey(sys string, size int) string { return fmt.Sprintf("%s/thr/%d", sys, size) }
+func p50Key(sys string, size int) string { return fmt.Sprintf("%s/p50/%d", sys, size) }
+func p99Key(sys string, size int) string { return fmt.Sprintf("%s/p99/%d", sys, size) }
+
+// allKeys lists every figure key of a system, to mark them failed when
+// its stage cannot start.
+func allKeys(sys string, withThr bool) []string {
+	var ks []string
+	if withThr {
+		for _, s := range sizes {
+			ks = append(ks, thrKey(sys, s))
+		}
+	}
+	for _, s := range latencySizes {
+		ks = append(ks, p50Key(sys, s), p99Key(sys, s))
+	}
+	return ks
+}
+
+// startNode starts an rsbd node in agent p.
+func startNode(p *agent.Process, c bus.NodeConfig) (addrResult, error) {
+	var res addrResult
+	err := p.Do("node", c, setupTimeout, &res)
+	return res, err
+}
+
+// waitMembers polls until every node sees want remote members.
+func waitMembers(want int, ps ...*agent.Process) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		all := true
+		for _, p := range ps {
+			var n int
+			if err := p.Do("members", nil, setupTimeout, &n); err != nil {
+				return err
+			}
+			all = all && n == want
+		}
+		if all {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.New("cluster did not form within 20 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// series runs the throughput and ping-pong measurements of one system:
+// send/recv carry the throughput flow, ping/pong the round trips.
+func (r *runner) series(sys, label string, send, recv *agent.Process, profile []*agent.Process) {
+	for i, size := range sizes {
+		fig, ok := r.throughput(thrRun{
+			label: label, send: send, recv: recv, profile: profile,
+			topics: []string{fmt.Sprintf("/bench/%s/thr/%d/", sys, size)},
+			size:   size, n: r.p.count[size], warm: r.p.warm[size],
+		})
+		r.set(thrKey(sys, size), fig)
+		r.logThr(label, size, fig)
+		if !ok {
+			for _, s := range sizes[i+1:] {
+				r.fail(errors.New("skipped: an earlier run left the sender stuck"), thrKey(sys, s))
+			}
+			r.fail(errors.New("skipped: an earlier run left the sender stuck"), allKeys(sys, false)...)
+			return
+		}
+	}
+	r.latSeries(sys, label, send, recv)
+}
+
+func (r *runner) latSeries(sys, label string, ping, pong *agent.Process) {
+	for _, size := range latencySizes {
+		p50, p99 := r.latency(latRun{
+			ping: ping, pong: pong, size: size,
+			in:  fmt.Sprintf("/bench/%s/pong/%d/", sys, size),
+			out: fmt.Sprintf("/bench/%s/ping/%d/", sys, size),
+		})
+		r.set(p50Key(sys, size), p50)
+		r.set(p99Key(sys, size), p99)
+		r.logf("%s RTT %s: p50 %.1f µs, p99 %.1f µs %s", label, report.FormatSize(size), p50.Value, p99.Value, p50.Status)
+	}
+}
+
+func (r *runner) logThr(label string, size int, f report.Figure) {
+	r.logf("%s throughput %s: %s msg/s, %.1f MB/s %s %s", label, report.FormatSize(size),
+		report.FormatCount(f.Value), f.MBps, f.Status, f.Note)
+}
+
+// stageEmbedded: two processes with an embedded node each, joined, over
+// loopback multicast.
+func (r *runner) stageEmbedded() error {
+	pool := randomPool()
+	a, err := r.spawn("emb-a", rolePub)
+	if err != nil {
+		return err
+	}
+	b, err := r.spawn("emb-b", roleSub)
+	if err != nil {
+		r.closeAll(a)
+		return err
+	}
+	defer r.closeAll(a, b)
+	err = func() error {
+		ra, err := startNode(a, pool)
+		if err != nil {
+			return err
+		}
+		pb := pool
+		pb.Join = []string{ra.Addr}
+		if _, err := startNode(b, pb); err != nil {
+			return err
+		}
+		return waitMembers(1, a, b)
+	}()
+	if err != nil {
+		r.fail(err, allKeys(sysEmbedded, true)...)
+		return err
+	}
+	r.series(sysEmbedded, "rsbd embedded", a, b, []*agent.Process{a, b})
+	return nil
+}
+
+// socketClients spawns a publisher and a subscriber socket client.
+func (r *runner) socketClients(prefix, pubAddr, subAddr string) (*agent.Process, *agent.Process, error) {
+	p, err := r.spawn(prefix+"-pub", rolePub)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := r.spawn(prefix+"-sub", roleSub)
+	if err != nil {
+		return p, nil, err
+	}
+	if err := p.Do("socket", addrArgs{Addr: pubAddr}, setupTimeout, nil); err != nil {
+		return p, s, err
+	}
+	return p, s, s.Do("socket", addrArgs{Addr: subAddr}, setupTimeout, nil)
+}
+
+// stageDaemon: publisher and subscriber processes as socket clients of one
+// daemon process.
+func (r *runner) stageDaemon() error {
+	d, err := r.spawn("daemon", roleServer)
+	if err != nil {
+		return err
+	}
+	var p, s *agent.Process
+	defer func() { r.closeAll(p, s, d) }()
+	err = func() error {
+		c := randomPool()
+		c.Socket = true
+		rd, err := startNode(d, c)
+		if err != nil {
+			return err
+		}
+		p, s, err = r.socketClients("d1", rd.Socket, rd.Socket)
+		return err
+	}()
+	if err != nil {
+		r.fail(err, allKeys(sysDaemon, true)...)
+		return err
+	}
+	r.series(sysDaemon, "rsbd one daemon", p, s, []*agent.Process{d, p, s})
+	return nil
+}
+
+// stageDaemons: publisher → daemon A → multicast → daemon B → subscriber.
+func (r *runner) stageDaemons() error {
+	da, err := r.spawn("daemon-a", roleServer)
+	if err != nil {
+		return err
+	}
+	var db, p, s *agent.Process
+	defer func() { r.closeAll(p, s, da, db) }()
+	err = func() error {
+		if db, err = r.spawn("daemon-b", roleServer); err != nil {
+			return err
+		}
+		c := randomPool()
+		c.Socket = true
+		ra, err := startNode(da, c)
+		if err != nil {
+			return err
+		}
+		c.Join = []string{ra.Addr}
+		rb, err := startNode(db, c)
+		if err != nil {
+			return err
+		}
+		if err := waitMembers(1, da, db); err != nil {
+			return err
+		}
+		p, s, err = r.socketClients("d2", ra.Socket, rb.Socket)
+		return err
+	}()
+	if err != nil {
+		r.fail(err, allKeys(sysDaemons, true)...)
+		return err
+	}
+	r.series(sysDaemons, "rsbd two daemons", p, s, []*agent.Process{da, db})
+	return nil
+}
+
+// stageNATS: nats.go publisher and subscriber processes through a NATS
+// server process.
+func (r *runner) stageNATS() error {
+	srv, err := r.spawn("nats-server", roleServer)
+	if err != nil {
+		return err
+	}
+	var p, s *agent.Process
+	defer func() { r.closeAll(p, s, srv) }()
+	err = func() error {
+		var res addrResult
+		if err := srv.Do("nats-server", nil, setupTimeout, &res); err != nil {
+			return err
+		}
+		if p, err = r.spawn("nats-pub", rolePub); err != nil {
+			return err
+		}
+		if s, err = r.spawn("nats-sub", roleSub); err != nil {
+			return err
+		}
+		if err := p.Do("nats", addrArgs{Addr: res.Addr}, setupTimeout, nil); err != nil {
+			return err
+		}
+		return s.Do("nats", addrArgs{Addr: res.Addr}, setupTimeout, nil)
+	}()
+	if err != nil {
+		r.fail(err, allKeys(sysNATS, true)...)
+		return err
+	}
+	r.series(sysNATS, "NATS", p, s, nil)
+	return nil
+}
+
+// stageUDP: raw Go UDP ping-pong between two processes.
+func (r *runner) stageUDP() error {
+	e, err := r.spawn("udp-echo", roleSub)
+	if err != nil {
+		return err
+	}
+	var c *agent.Process
+	defer func() { r.closeAll(c, e) }()
+	err = func() error {
+		var res addrResult
+		if err := e.Do("udp-echo", nil, setupTimeout, &res); err != nil {
+			return err
+		}
+		if c, err = r.spawn("udp-ping", rolePub); err != nil {
+			return err
+		}
+		return c.Do("udp", addrArgs{Addr: res.Addr}, setupTimeout, nil)
+	}()
+	if err != nil {
+		r.fail(err, allKeys(sysUDP, false)...)
+		return err
+	}
+	for _, size := range latencySizes {
+		p50, p99 := r.latency(latRun{ping: c, size: size, in: "/udp/", out: "/udp/"})
+		r.set(p50Key(sysUDP, size), p50)
+		r.set(p99Key(sysUDP, size), p99)
+		r.logf("raw UDP RTT %s: p50 %.1f µs, p99 %.1f µs %s", report.FormatSize(size), p50.Value, p99.Value, p50.Status)
+	}
+	return nil
+}
+
+// stageDDS: ddsperf sub/pub and ping/pong processes.
+func (r *runner) stageDDS() error {
+	if err := ddsperf.Available(); err != nil {
+		r.fail(err, allKeys(sysDDS, true)...)
+		return err
+	}
+	dr := &ddsperf.Runner{PinPub: r.pinFor(rolePub), PinSub: r.pinFor(roleSub), Log: r.agentW.named("ddsperf")}
+	ctx := context.Background()
+	for _, size := range sizes {
+		c0 := readCPU()
+		th, err := dr.Throughput(ctx, size, r.p.ddsThr)
+		cpu := busyPercent(c0, readCPU())
+		f := report.Figure{Value: th.Rate, MBps: th.Rate * float64(size) / 1e6,
+			Note: fmt.Sprintf("median of %d 1-s windows, %d samples, host CPU %.0f%% (whole run)", th.Windows, th.Total, cpu)}
+		switch {
+		case err != nil:
+			f = failed(err)
+		case th.Lost > 0:
+			f.Failed, f.Status = true, fmt.Sprintf("lost %d samples", th.Lost)
+		}
+		r.set(thrKey(sysDDS, size), f)
+		r.logThr("Cyclone DDS", size, f)
+	}
+	for _, size := range latencySizes {
+		l, err := dr.Latency(ctx, size, r.p.ddsLat)
+		note := fmt.Sprintf("median of %d 1-s windows, %d round trips", l.Windows, l.Count)
+		p50, p99 := report.Figure{Value: l.P50, Note: note}, report.Figure{Value: l.P99, Note: note}
+		if err != nil {
+			p50, p99 = failed(err), failed(err)
+		}
+		r.set(p50Key(sysDDS, size), p50)
+		r.set(p99Key(sysDDS, size), p99)
+		r.logf("Cyclone DDS RTT %s: p50 %.1f µs, p99 %.1f µs", report.FormatSize(size), p50.Value, p99.Value)
+	}
+	return nil
+}

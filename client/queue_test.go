@@ -1,0 +1,109 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rsbd/rsbd/notification"
+)
+
+func seqItem(n uint32) item {
+	return item{ev: &notification.Event{ID: notification.EventID{SequenceNumber: n}}}
+}
+
+func TestQueue(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		policy DropPolicy
+		want   []uint32
+	}{{"newest", DropNewest, []uint32{0, 1, 2}}, {"oldest", DropOldest, []uint32{4, 5, 6}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := newQueue(3, tc.policy)
+			for i := range uint32(7) {
+				q.push(seqItem(i))
+			}
+			if q.len() != 3 || q.dropped.Load() != 4 || q.pushed.Load()+q.dropped.Load() < 7 {
+				t.Fatalf("len %d dropped %d pushed %d", q.len(), q.dropped.Load(), q.pushed.Load())
+			}
+			for _, w := range tc.want {
+				it, err := q.pop(bg(), nil, nil)
+				if err != nil || it.ev.ID.SequenceNumber != w {
+					t.Fatalf("pop = %v, %v; want %d", it.ev, err, w)
+				}
+			}
+			ctx, cancel := context.WithTimeout(bg(), 10*time.Millisecond)
+			defer cancel()
+			if _, err := q.pop(ctx, nil, nil); !errors.Is(err, ErrTimeout) {
+				t.Fatalf("pop on empty queue: %v", err)
+			}
+		})
+	}
+}
+
+func TestQueueCloseAndDead(t *testing.T) {
+	q := newQueue(4, DropNewest)
+	q.push(seqItem(1))
+	dead := make(chan struct{})
+	cause := func() error { return ErrDisconnected }
+	close(dead)
+	if it, err := q.pop(bg(), dead, cause); err != nil || it.ev.ID.SequenceNumber != 1 {
+		t.Fatalf("queued item not delivered before the disconnect: %v", err)
+	}
+	if _, err := q.pop(bg(), dead, cause); !errors.Is(err, ErrDisconnected) {
+		t.Fatalf("pop after disconnect: %v", err)
+	}
+	q.close()
+	q.close()
+	if q.push(seqItem(2)) {
+		t.Fatal("push after close accepted")
+	}
+	if _, err := q.pop(bg(), nil, nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("pop after close: %v", err)
+	}
+}
+
+// TestQueueConcurrent has several consumers drain several producers; every
+// accepted item is popped exactly once.
+func TestQueueConcurrent(t *testing.T) {
+	q := newQueue(64, DropNewest)
+	const producers, each = 4, 2000
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Go(func() {
+			for i := range each {
+				for !q.push(seqItem(uint32(p*each + i))) {
+					q.dropped.Add(^uint64(0)) // retry instead of losing it
+				}
+			}
+		})
+	}
+	seen := make(chan uint32, producers*each)
+	var cons sync.WaitGroup
+	ctx, cancel := context.WithCancel(bg())
+	for range 3 {
+		cons.Go(func() {
+			for {
+				it, err := q.pop(ctx, nil, nil)
+				if err != nil {
+					return
+				}
+				seen <- it.ev.ID.SequenceNumber
+			}
+		})
+	}
+	wg.Wait()
+	waitFor(t, 10*time.Second, "drained", func() bool { return len(seen) == producers*each })
+	cancel()
+	cons.Wait()
+	got := make(map[uint32]bool)
+	for range producers * each {
+		n := <-seen
+		if got[n] {
+			t.Fatalf("item %d popped twice", n)
+		}
+		got[n] = true
+	}
+}

@@ -1,0 +1,104 @@
+package client
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestParseURI(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string // want "" means an error
+	}{
+		{"", "socket://localhost:55555/"},
+		{"socket:", "socket://localhost:55555/"},
+		{"socket:/", "socket://localhost:55555/"},
+		{"socket:/a/b", "socket://localhost:55555/a/b/"},
+		{"/a/b/", "socket://localhost:55555/a/b/"},
+		{"socket://example.org:4444/x", "socket://example.org:4444/x/"},
+		{"socket://example.org/x", "socket://example.org:55555/x/"},
+		{"socket://127.0.0.1:1/", "socket://127.0.0.1:1/"},
+		{"socket://[::1]:5/s", "socket://[::1]:5/s/"},
+		{"socket:/s?host=h&port=7", "socket://h:7/s/"},
+		{"socket://h:1/s?server=0&tcpnodelay=1", "socket://h:1/s/"},
+		{"socket:?server=auto", "socket://localhost:55555/"},
+		{"socket://h:0/", ""},
+		{"socket://h:65536/", ""},
+		{"socket://h:x/", ""},
+		{"socket:/s?server=1", ""},
+		{"socket:/s?server=maybe", ""},
+		{"socket:/s?port=", ""},
+		{"spread://h:4803/", ""},
+		{"inprocess:/", ""},
+		{"socket:a/b", ""},
+		{"socket:/a//b", ""},
+		{"socket:/a b", ""},
+		{"socket:/a%2Fb", ""},
+		{"socket:/a#frag", ""},
+		{"socket://user@h/", ""},
+		{"a/b", ""},
+		{"//::", ""},
+		{"socket:/?host=a/b", ""},
+		{"socket://[fe80::1%25eth0]:5/", ""},
+	} {
+		u, err := ParseURI(tc.in)
+		if tc.want == "" {
+			if err == nil || !errors.Is(err, ErrBadURI) {
+				t.Errorf("ParseURI(%q) = %v, %v; want ErrBadURI", tc.in, u, err)
+			}
+			continue
+		}
+		if err != nil || u.String() != tc.want {
+			t.Errorf("ParseURI(%q) = %v, %v; want %s", tc.in, u, err, tc.want)
+		}
+	}
+}
+
+func TestResolveTarget(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                 "localhost:55555",
+		"127.0.0.1:9":      "127.0.0.1:9",
+		"socket://h:3/a":   "h:3",
+		"socket:/a":        "localhost:55555",
+		"/x":               "localhost:55555",
+		"[::1]:8":          "[::1]:8",
+		"no-port":          "",
+		"h:0":              "",
+		"socket://h:99999": "",
+	} {
+		u, err := resolveTarget(in)
+		if want == "" {
+			if !errors.Is(err, ErrBadURI) {
+				t.Errorf("resolveTarget(%q) = %v, %v; want ErrBadURI", in, u, err)
+			}
+			continue
+		}
+		if err != nil || u.Addr() != want {
+			t.Errorf("resolveTarget(%q) = %v, %v; want %s", in, u.Addr(), err, want)
+		}
+	}
+}
+
+// FuzzParseURI checks that ParseURI never panics, that accepted URIs are
+// well-formed and that their String form parses back to the same URI.
+func FuzzParseURI(f *testing.F) {
+	for _, s := range []string{"", "socket:", "socket:/a/b", "socket://h:1/x?server=0", "/a", "socket://[::1]:5/s",
+		"socket:/s?host=h&port=7", "spread://h/", "socket:%", "socket://h:0/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		u, err := ParseURI(s)
+		if err != nil {
+			if !errors.Is(err, ErrBadURI) {
+				t.Fatalf("error %v does not wrap ErrBadURI", err)
+			}
+			return
+		}
+		if u.Scheme != SchemeSocket || u.Port < 1 || u.Port > 65535 || u.Scope.IsZero() || u.Host == "" {
+			t.Fatalf("ParseURI(%q) accepted %+v", s, u)
+		}
+		back, err := ParseURI(u.String())
+		if err != nil || back != u {
+			t.Fatalf("round trip of %q: %+v -> %q -> %+v, %v", s, u, u.String(), back, err)
+		}
+	})
+}
