@@ -38,7 +38,7 @@ func addEcho(t testing.TB, s *LocalServer, calls *atomic.Int64) {
 
 // rpcPair returns a LocalServer on one node and a RemoteServer on the other
 // with routes both ways.
-func rpcPair(t *testing.T, sa, sb *Bus, sc string, calls *atomic.Int64) *RemoteServer {
+func rpcPair(t testing.TB, sa, sb *Bus, sc string, calls *atomic.Int64) *RemoteServer {
 	t.Helper()
 	awaitRoute(t, sa, sb, mustScope(sc))
 	awaitRoute(t, sb, sa, mustScope(sc))

@@ -34,13 +34,18 @@ func DefaultURI() URI {
 
 // ParseURI parses an RSB bus URI. The scheme may be left out when the text
 // starts with the scope ("/a/b" means socket:/a/b); host, port and scope fall
-// back to DefaultURI. The options host=H and port=P override the authority
-// part; server=0 and server=auto (RSB's client roles) are accepted, server=1
+// back to DefaultURI. See ParseURIDefault.
+func ParseURI(s string) (URI, error) { return ParseURIDefault(s, DefaultURI()) }
+
+// ParseURIDefault parses an RSB bus URI, taking the host and port it leaves
+// out from def (a URI without scope names the root). The options host=H and
+// port=P override the authority part; server=0 and server=auto (RSB's client roles) are accepted, server=1
 // is refused because a client cannot serve (rsbd does); tcpnodelay and nodelay
 // are accepted and ignored (Go enables TCP_NODELAY); other options are
 // ignored. Errors wrap ErrBadURI.
-func ParseURI(s string) (URI, error) {
-	out := DefaultURI()
+func ParseURIDefault(s string, def URI) (URI, error) {
+	out := def
+	out.Scheme, out.Scope = SchemeSocket, scope.Root
 	if s == "" {
 		return out, nil
 	}

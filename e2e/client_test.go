@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
@@ -88,6 +90,11 @@ func (c *client) read() {
 	defer close(c.done)
 	for {
 		body, err := c.conn.Recv()
+		if errors.Is(err, io.EOF) {
+			// The daemon shut its side down: answer in kind, as RSB
+			// clients do, so its orderly shutdown need not time out.
+			c.conn.CloseWrite()
+		}
 		if err != nil {
 			c.mu.Lock()
 			c.readEr = err
@@ -199,11 +206,6 @@ func (c *client) stopped(timeout time.Duration) (bool, error) {
 func onScope(sc, schema string) func(*notification.Event) bool {
 	s := scope.MustParse(sc)
 	return func(ev *notification.Event) bool { return ev.WireSchema == schema && s.Contains(ev.Scope) }
-}
-
-// notIntrospection keeps every event outside /__rsb/introspection/.
-func notIntrospection(ev *notification.Event) bool {
-	return !rsbsocket.IntrospectionScope.Contains(ev.Scope)
 }
 
 var probeSeq struct {

@@ -50,7 +50,7 @@ type threeDaemons struct {
 	pub                    *client // on A, announces nothing
 	bA, bABC, bX, bQ       *client // on B: listeners on /a/, /a/b/c/, /x/, /qos/
 	cA, cABC               *client // on C: listeners on /a/, /a/b/c/
-	routed, qosListeners   []*client
+	routed                 []*client
 	formed, firstDelivered time.Duration
 }
 

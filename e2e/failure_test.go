@@ -27,9 +27,9 @@ func TestKillAndRejoin(t *testing.T) {
 		return a.metric("rsbd_peers") == 1 && b.metric("rsbd_peers") == 1
 	})
 	for _, d := range []*daemon{a, b} {
-		if !d.logged(`"msg":"peer gone"`, `"name":"C"`, `"kind":"fail"`) {
-			t.Errorf("%s did not log C's failure", d.name)
-		}
+		waitFor(t, 10*time.Second, d.name+" logging C's failure", func() bool {
+			return d.logged(`"msg":"peer gone"`, `"name":"C"`, `"kind":"fail"`)
+		})
 	}
 	if stopped, _ := lC.stopped(10 * time.Second); !stopped {
 		t.Error("C's client still connected after kill -9")

@@ -29,15 +29,25 @@ func TestUninterestedDaemonReceivesNothing(t *testing.T) {
 	a := c.start("A", opts{args: size})
 	b := c.start("B", opts{args: size})
 	cc := c.start("C", opts{args: size})
-	c.waitPeers(20 * time.Second)
+	formed := c.waitPeers(20 * time.Second)
 	p := dial(t, a, "A/pub")
 	lB := dial(t, b, "B/listener")
 	lB.listen(pub)
 	lC := dial(t, cc, "C/other")
 	lC.listen(other)
 	sub := pub + "sub/"
-	waitRoute(t, 20*time.Second, p, sub, lB)
-	waitRoute(t, 20*time.Second, p, other, lC)
+	routeB := waitRoute(t, 20*time.Second, p, sub, lB)
+	go func() {
+		for i := 0; i < 40; i++ {
+			m := cc.metrics()
+			ma := a.metrics()
+			t.Logf("DBG C data=%v ni=%v joined=%v scope_mismatch=%v | A sent data=%v evOut=%v", m[`rsbd_received_datagrams_total{kind="data"}`], m[`rsbd_drops_total{reason="not_interested"}`], m["rsbd_joined_multicast_groups"], m[`rsbd_drops_total{reason="scope_mismatch"}`], ma[`rsbd_sent_datagrams_total{kind="data"}`], ma[`rsbd_sent_events_total{path="network"}`])
+			<-time.After(100 * time.Millisecond)
+		}
+	}()
+	routeC := waitRoute(t, 20*time.Second, p, other, lC)
+	t.Logf("cluster formed in %v, events flowed to B after %v, to C after %v more", formed.Round(time.Millisecond),
+		routeB.Round(time.Millisecond), routeC.Round(time.Millisecond))
 
 	before, sentBefore := cc.metrics(), a.metric(`rsbd_sent_datagrams_total{kind="data"}`)
 	const n = 200

@@ -97,6 +97,9 @@ type Config struct {
 	PublishQueue, ReceiveQueue, MaxSenders int
 	// ShutdownFlush bounds the reliable flush at Close; 0 = default.
 	ShutdownFlush time.Duration
+	// InterestBarrier bounds how long a new listener's announcement (or an
+	// embedded Subscribe) waits for the peers to be told; 0 = default.
+	InterestBarrier time.Duration
 	// NewConn opens the datagram network; nil means transport.Open (real
 	// UDP sockets). Tests pass a fault-injecting network here.
 	NewConn func(transport.Config, transport.Handler) (transport.Conn, error)
@@ -142,6 +145,9 @@ func (c *Config) applyDefaults() {
 	defInt(&c.MaxSenders, DefaultMaxSenders)
 	if c.ShutdownFlush == 0 {
 		c.ShutdownFlush = DefaultShutdownFlush
+	}
+	if c.InterestBarrier == 0 {
+		c.InterestBarrier = DefaultInterestBarrier
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"net/netip"
 	"slices"
 	"sync/atomic"
@@ -87,27 +88,54 @@ func minimalScopes(in []scope.Scope) []scope.Scope {
 // interestLoop owns the local interest: it tells peers which groups this
 // host wants and joins their multicast addresses. It exits on stop.
 func (n *Node) interestLoop() {
-	joined := map[netip.AddrPort]bool{}
 	for {
 		select {
 		case <-n.stop:
 			return
 		case <-n.interestSig:
 		}
-		scopes := n.localScopes()
-		ids := make([]datagram.GroupID, 0, len(scopes))
-		for _, s := range scopes {
-			ids = append(ids, group.ID(s))
-		}
-		ids = group.SortGroups(ids)
-		n.wanted.store(scopes)
-		if err := n.mem.SetLocalGroups(ids); err != nil {
-			n.log.Error("cannot announce interest", "groups", len(ids), "err", err)
-		}
-		if !n.cfg.Unicast {
-			n.updateJoins(joined, ids)
-		}
-		n.m.MulticastGroups.Set(float64(len(joined)))
+		n.updateInterest()
+	}
+}
+
+// updateInterest re-derives the wanted groups from the local sinks, tells
+// peers and joins or leaves multicast addresses. It reports whether the set
+// of groups changed. Callers are serialized by interestMu.
+func (n *Node) updateInterest() bool {
+	n.interestMu.Lock()
+	defer n.interestMu.Unlock()
+	scopes := n.localScopes()
+	ids := make([]datagram.GroupID, 0, len(scopes))
+	for _, s := range scopes {
+		ids = append(ids, group.ID(s))
+	}
+	ids = group.SortGroups(ids)
+	changed := !slices.Equal(ids, n.lastGroups)
+	n.lastGroups = ids
+	n.wanted.store(scopes)
+	if err := n.mem.SetLocalGroups(ids); err != nil {
+		n.log.Error("cannot announce interest", "groups", len(ids), "err", err)
+	}
+	if !n.cfg.Unicast {
+		n.updateJoins(n.joined, ids)
+	}
+	n.m.MulticastGroups.Set(float64(len(n.joined)))
+	return changed
+}
+
+// interestBarrier makes a new local interest known to every peer before the
+// caller goes on: it updates the interest now and, when the groups changed,
+// pushes them to the peers directly (bounded by InterestBarrier). Events a
+// client publishes after announcing a listener therefore find the peers
+// already sending that listener's groups (an RPC reply, for instance).
+func (n *Node) interestBarrier() {
+	if !n.updateInterest() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.InterestBarrier)
+	defer cancel()
+	if _, err := n.mem.PushLocal(ctx); err != nil {
+		n.log.Debug("interest push incomplete", "err", err)
 	}
 }
 

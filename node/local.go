@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rsbd/rsbd/metrics"
@@ -22,12 +23,24 @@ func (h socketHandler) OnFrame(_ rsbsocket.ConnID, f rsbsocket.Frame) {
 	n := h.n
 	n.m.EventsIn[metrics.PathSocket].Inc()
 	n.m.BytesIn[metrics.PathSocket].Add(float64(len(f.Body)))
+	if isHello(f) {
+		// The server has learnt the listener from this Hello: make it known
+		// to the peers before reading on from this client.
+		n.interestBarrier()
+	}
 	n.deliverSinks(f.Body, f.Scope, nil)
 	n.enqueue(pubReq{body: f.Body, scope: f.Scope, class: n.cfg.qosFor(f.Scope).Class()})
 }
 
 // OnInterestChanged re-derives the groups this host wants.
 func (h socketHandler) OnInterestChanged() { h.n.signalInterest() }
+
+// isHello reports whether f is an introspection Hello, which announces a
+// participant (and so perhaps a listener) of the sending client.
+func isHello(f rsbsocket.Frame) bool {
+	return string(f.WireSchema) == rsbsocket.HelloWireSchema &&
+		strings.HasPrefix(f.Scope.String(), rsbsocket.ParticipantsScope.String())
+}
 
 // enqueue hands a publish request to the engine, waiting while the queue is
 // full unless the node stops.
@@ -74,7 +87,7 @@ func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
 // remote. The returned function cancels the subscription.
 func (n *Node) Subscribe(sc scope.Scope, fn Handler, opts ...SubscribeOption) (cancel func()) {
 	id := n.sinks.add(sc, fn, opts)
-	n.signalInterest()
+	n.interestBarrier()
 	return func() {
 		if n.sinks.remove(sc, id) {
 			n.signalInterest()

@@ -19,6 +19,7 @@ import (
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/qos"
 	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/scope"
 	"github.com/rsbd/rsbd/transport"
 	"github.com/rsbd/rsbd/transport/datagram"
 )
@@ -50,6 +51,9 @@ type Node struct {
 	interest func() group.InterestReader
 
 	interestSig chan struct{}
+	interestMu  sync.Mutex
+	lastGroups  []datagram.GroupID
+	joined      map[netip.AddrPort]bool
 	stop        chan struct{}
 	wg          sync.WaitGroup
 	closeOnce   sync.Once
@@ -74,6 +78,7 @@ func New(cfg Config, reg *prometheus.Registry) (*Node, error) {
 		m:           metrics.New(reg),
 		sinks:       newSinkTable(),
 		interestSig: make(chan struct{}, 1),
+		joined:      map[netip.AddrPort]bool{},
 		stop:        make(chan struct{}),
 	}
 	n.wanted.store(nil)
@@ -285,4 +290,25 @@ func (n *Node) close() error {
 	}
 	n.wg.Wait()
 	return errors.Join(errs...)
+}
+
+// SocketInterest returns the union of the socket clients' interests (what
+// they announced through introspection; All when one announced no listener).
+func (n *Node) SocketInterest() rsbsocket.Interest {
+	if n.sock == nil {
+		return rsbsocket.Interest{}
+	}
+	return n.sock.Interest()
+}
+
+// Wants reports whether some peer wants events on sc: whether a publish on
+// sc goes to the network.
+func (n *Node) Wants(sc scope.Scope) bool {
+	in := n.interest()
+	for _, id := range group.IDs(sc) {
+		if in.Wanted(id) {
+			return true
+		}
+	}
+	return false
 }

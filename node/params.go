@@ -40,6 +40,9 @@ const (
 	// DefaultShutdownFlush bounds how long Close waits for reliable streams
 	// to answer outstanding NACKs before leaving the cluster.
 	DefaultShutdownFlush = 500 * time.Millisecond
+	// DefaultInterestBarrier bounds the wait of a new listener for its
+	// interest to reach the peers (a TCP push to each, in parallel).
+	DefaultInterestBarrier = 500 * time.Millisecond
 	// flushQuiet is how long the engine must have sent nothing and heard
 	// no NACK before Close considers the reliable streams flushed.
 	flushQuiet = 50 * time.Millisecond

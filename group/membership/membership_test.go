@@ -1,6 +1,7 @@
 package membership
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -375,4 +376,26 @@ func TestClusterEncryptedAndLabelled(t *testing.T) {
 	if len(a.Members()) != 1 {
 		t.Fatalf("a's members: %+v", a.Members())
 	}
+}
+
+// TestPushLocal: with gossip made too slow to matter, PushLocal alone makes
+// a new interest known to every peer by the time it returns (plus the
+// peer's processing of the TCP message, polled for).
+func TestPushLocal(t *testing.T) {
+	cfg := LocalConfig()
+	cfg.GossipInterval, cfg.PushPullInterval = time.Hour, time.Hour
+	cfg.NodeName = "a"
+	a := startNodeConfig(t, cfg, 1, nil)
+	cfg.NodeName = "b"
+	b := startNodeConfig(t, cfg, 2, nil, a)
+	g := gid("/pushed/")
+	if _, err := a.local.Add(g); err != nil {
+		t.Fatal(err)
+	}
+	n, err := a.PushLocal(context.Background())
+	if err != nil || n != 1 {
+		t.Fatalf("PushLocal reached %d members: %v", n, err)
+	}
+	took := waitFor(t, "pushed interest at b", func() bool { return knows(b, a, g) })
+	t.Logf("interest known %v after PushLocal returned", took)
 }

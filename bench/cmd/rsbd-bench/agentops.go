@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -78,6 +79,7 @@ func (s *agentState) ops() map[string]agent.Op {
 		"unpong":      s.opUnpong,
 		"ping":        s.opPing,
 		"idle-subs":   s.opIdleSubs,
+		"drops":       s.opDrops,
 		"memstats":    func(context.Context, json.RawMessage, agent.Progress) (any, error) { return memStats(), nil },
 		"profile":     s.opProfile,
 		"unprofile":   s.opUnprofile,
@@ -406,4 +408,35 @@ func (s *agentState) opUnprofile(context.Context, json.RawMessage, agent.Progres
 	err := s.profile.Close()
 	s.profile = nil
 	return nil, err
+}
+
+// opDrops returns the node's non-zero drop and loss counters by name and
+// labels (an empty map for an agent without a node).
+func (s *agentState) opDrops(context.Context, json.RawMessage, agent.Progress) (any, error) {
+	out := map[string]float64{}
+	if s.emb == nil {
+		return out, nil
+	}
+	mfs, err := s.emb.Node().Registry().Gather()
+	if err != nil {
+		return nil, err
+	}
+	for _, mf := range mfs {
+		name := mf.GetName()
+		if !strings.Contains(name, "drop") && !strings.Contains(name, "lost") && !strings.Contains(name, "loss") {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			v := m.GetCounter().GetValue()
+			if v == 0 {
+				continue
+			}
+			key := name
+			for _, l := range m.GetLabel() {
+				key += fmt.Sprintf("{%s=%s}", l.GetName(), l.GetValue())
+			}
+			out[key] = v
+		}
+	}
+	return out, nil
 }

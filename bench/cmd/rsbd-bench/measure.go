@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -22,8 +23,9 @@ const (
 type thrRun struct {
 	label      string // for logs and profile names
 	send, recv *agent.Process
-	// profile lists the rsbd processes to CPU-profile (with --profile-dir).
-	profile []*agent.Process
+	// procs lists the rsbd processes: CPU-profiled with --profile-dir, and
+	// their nodes' drop counters are reported when a run fails.
+	procs []*agent.Process
 	topics  []string
 	size    int
 	n, warm int
@@ -46,6 +48,7 @@ func (r *runner) throughput(t thrRun) (fig report.Figure, ok bool) {
 	if err := rc.WaitProgress(probeTimeout+setupTimeout, nil); err != nil {
 		return failed(err), r.stopSender(t.send, sc)
 	}
+	drops0 := r.drops(t.procs)
 	stopProfiles := r.startProfiles(t)
 	c0 := readCPU()
 	if err := t.send.Do("go", nil, setupTimeout, nil); err != nil {
@@ -66,7 +69,46 @@ func (r *runner) throughput(t thrRun) (fig report.Figure, ok bool) {
 	} else if err := sc.Wait(setupTimeout, &sr); err != nil {
 		return failed(err), false
 	}
-	return thrFigure(rr, sr, t.size, busyPercent(c0, c1)), ok
+	fig = thrFigure(rr, sr, t.size, busyPercent(c0, c1))
+	if fig.Failed {
+		if d := dropDelta(drops0, r.drops(t.procs)); d != "" {
+			fig.Status += "; rsbd counters: " + d
+		}
+	}
+	return fig, ok
+}
+
+// drops reads the drop and loss counters of the rsbd processes.
+func (r *runner) drops(ps []*agent.Process) []map[string]float64 {
+	out := make([]map[string]float64, len(ps))
+	for i, p := range ps {
+		if err := p.Do("drops", nil, setupTimeout, &out[i]); err != nil {
+			r.logf("drops: %v", err)
+		}
+	}
+	return out
+}
+
+// dropDelta describes how the counters grew between two readings.
+func dropDelta(before, after []map[string]float64) string {
+	var parts []string
+	for i := range after {
+		keys := make([]string, 0, len(after[i]))
+		for k := range after[i] {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			var b float64
+			if i < len(before) {
+				b = before[i][k]
+			}
+			if d := after[i][k] - b; d > 0 {
+				parts = append(parts, fmt.Sprintf("process %d %s +%.0f", i, strings.TrimPrefix(k, "rsbd_"), d))
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // thrFigure turns a receiver's and sender's results into a figure.
@@ -118,11 +160,11 @@ func (r *runner) stopSender(p *agent.Process, sc *agent.Call) bool {
 // startProfiles starts CPU profiles of the run's rsbd processes and returns
 // the function that stops them.
 func (r *runner) startProfiles(t thrRun) func() {
-	if r.o.profileDir == "" || len(t.profile) == 0 {
+	if r.o.profileDir == "" || len(t.procs) == 0 {
 		return func() {}
 	}
 	var started []*agent.Process
-	for i, p := range t.profile {
+	for i, p := range t.procs {
 		name := fmt.Sprintf("%s-%d-%d.pprof", strings.ReplaceAll(t.label, " ", "_"), t.size, i)
 		path := filepath.Join(r.o.profileDir, name)
 		if err := p.Do("profile", addrArgs{Addr: path}, setupTimeout, nil); err != nil {

@@ -50,7 +50,7 @@ func (r *runner) stageScaling() error {
 	r.idleMemory(d)
 	for _, k := range r.p.scopes {
 		fig, ok := r.throughput(thrRun{
-			label: fmt.Sprintf("scopes %d", k), send: p, recv: d, profile: []*agent.Process{d},
+			label: fmt.Sprintf("scopes %d", k), send: p, recv: d, procs: []*agent.Process{d},
 			topics: topicsOf(fmt.Sprintf("/bench/sc/%d/", k), k),
 			size:   r.p.scaleSize, n: r.p.scaleCount, warm: r.p.scaleCount / 10,
 		})
@@ -111,7 +111,7 @@ func (r *runner) listenerStep(d, p *agent.Process, addr string, k int) error {
 		return err
 	}
 	fig, ok := r.throughput(thrRun{
-		label: fmt.Sprintf("listeners %d", k), send: p, recv: l, profile: []*agent.Process{d},
+		label: fmt.Sprintf("listeners %d", k), send: p, recv: l, procs: []*agent.Process{d},
 		topics: topicsOf(fmt.Sprintf("/bench/ls/%d/", k), k),
 		size:   r.p.scaleSize, n: r.p.scaleCount, warm: r.p.scaleCount / 10,
 		armed: func() {

@@ -91,10 +91,10 @@ func waitMembers(want int, ps ...*agent.Process) error {
 
 // series runs the throughput and ping-pong measurements of one system:
 // send/recv carry the throughput flow, ping/pong the round trips.
-func (r *runner) series(sys, label string, send, recv *agent.Process, profile []*agent.Process) {
+func (r *runner) series(sys, label string, send, recv *agent.Process, procs []*agent.Process) {
 	for i, size := range sizes {
 		fig, ok := r.throughput(thrRun{
-			label: label, send: send, recv: recv, profile: profile,
+			label: label, send: send, recv: recv, procs: procs,
 			topics: []string{fmt.Sprintf("/bench/%s/thr/%d/", sys, size)},
 			size:   size, n: r.p.count[size], warm: r.p.warm[size],
 		})

@@ -137,6 +137,8 @@ type Runner struct {
 	PinPub, PinSub string
 	// Log receives the raw output of every process.
 	Log io.Writer
+	// lastPub is the output of the last publishing (pub or ping) process.
+	lastPub []byte
 }
 
 func (r *Runner) domain() int {
@@ -162,7 +164,7 @@ func (r *Runner) command(ctx context.Context, pin string, args ...string) *exec.
 func (r *Runner) Throughput(ctx context.Context, size int, dur time.Duration) (Throughput, error) {
 	secs := int(dur.Seconds())
 	var subOut bytes.Buffer
-	sub := r.command(ctx, r.PinSub, "-D", strconv.Itoa(secs+4), "-Qminmatch:1", "-Qinitwait:10", "sub")
+	sub := r.command(ctx, r.PinSub, "-D", strconv.Itoa(secs+30), "-Qminmatch:1", "-Qinitwait:10", "sub")
 	sub.Stdout, sub.Stderr = &subOut, &subOut
 	pub := r.command(ctx, r.PinPub, "-D", strconv.Itoa(secs), "-Qminmatch:1", "-Qinitwait:10", "pub", "size", strconv.Itoa(size))
 	if err := r.pair(sub, pub, &subOut); err != nil {
@@ -175,27 +177,23 @@ func (r *Runner) Throughput(ctx context.Context, size int, dur time.Duration) (T
 // size-byte samples for dur seconds and parses the pinger's report.
 func (r *Runner) Latency(ctx context.Context, size int, dur time.Duration) (Latency, error) {
 	secs := int(dur.Seconds())
-	var pingOut, pongOut bytes.Buffer
-	pong := r.command(ctx, r.PinSub, "-D", strconv.Itoa(secs+4), "pong")
+	var pongOut bytes.Buffer
+	pong := r.command(ctx, r.PinSub, "-D", strconv.Itoa(secs+30), "pong")
 	pong.Stdout, pong.Stderr = &pongOut, &pongOut
 	ping := r.command(ctx, r.PinPub, "-D", strconv.Itoa(secs), "-Qminmatch:1", "-Qinitwait:10", "ping", "size", strconv.Itoa(size))
-	ping.Stdout, ping.Stderr = &pingOut, &pingOut
-	if err := pong.Start(); err != nil {
+	if err := r.pair(pong, ping, &pongOut); err != nil {
 		return Latency{}, err
 	}
-	err := ping.Run()
-	_ = pong.Process.Kill()
-	_ = pong.Wait()
-	r.log("pong", &pongOut)
-	r.log("ping", &pingOut)
-	if err != nil {
-		return Latency{}, fmt.Errorf("ddsperf ping: %w", err)
-	}
-	return ParsePing(&pingOut)
+	return ParsePing(bytes.NewReader(r.lastPub))
 }
 
-// pair starts the receiving process, runs the publishing one to its end and
-// then waits for the receiver (which stops at its own -D).
+// settle is how long the receiving process keeps running after the
+// publishing one ended, so it reports its last full window.
+const settle = 1200 * time.Millisecond
+
+// pair starts the receiving process, runs the publishing one to its end,
+// lets the receiver report for a moment and stops it with SIGINT (it then
+// exits cleanly; it is killed if it does not within 5 s).
 func (r *Runner) pair(recv, pub *exec.Cmd, recvOut *bytes.Buffer) error {
 	var pubOut bytes.Buffer
 	pub.Stdout, pub.Stderr = &pubOut, &pubOut
@@ -203,7 +201,18 @@ func (r *Runner) pair(recv, pub *exec.Cmd, recvOut *bytes.Buffer) error {
 		return err
 	}
 	perr := pub.Run()
-	rerr := recv.Wait()
+	time.Sleep(settle)
+	_ = recv.Process.Signal(os.Interrupt)
+	exited := make(chan error, 1)
+	go func() { exited <- recv.Wait() }()
+	var rerr error
+	select {
+	case rerr = <-exited:
+	case <-time.After(5 * time.Second):
+		_ = recv.Process.Kill()
+		rerr = <-exited
+	}
+	r.lastPub = pubOut.Bytes()
 	r.log("pub", &pubOut)
 	r.log("sub", recvOut)
 	if perr != nil {

@@ -1,0 +1,124 @@
+package client
+
+import (
+	"context"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// benchBuses returns a publishing and a receiving Bus: both on one node, or
+// on two nodes of a cluster.
+func benchBuses(b *testing.B, m mode, nodesN int) (*Bus, *Bus) {
+	nodes := startCluster(b, nodesN)
+	last := nodes[len(nodes)-1]
+	return connect(b, nodes[0], m), connect(b, last, m)
+}
+
+// BenchmarkRPCRoundTrip measures call latency through one node: the
+// RemoteServer and the LocalServer are separate Buses of the same node.
+func BenchmarkRPCRoundTrip(b *testing.B) {
+	for _, m := range modes {
+		b.Run(string(m), func(b *testing.B) {
+			caller, callee := benchBuses(b, m, 1)
+			var calls atomic.Int64
+			rs := rpcPair(b, caller, callee, "/bench/rpc", &calls)
+			benchCalls(b, rs)
+		})
+	}
+}
+
+func benchCalls(b *testing.B, rs *RemoteServer) {
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		if _, err := rs.Call(ctx, "echo", int64(i)); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	reportLatency(b, lat)
+}
+
+func reportLatency(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkInformerListener measures events/s from an informer to a
+// listener on another Bus, in windows of 256 events so that no queue
+// overflows: over one node, and across two nodes (UDP between them).
+func BenchmarkInformerListener(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		m     mode
+		nodes int
+	}{{"socket/one-node", modeSocket, 1}, {"socket/two-nodes", modeSocket, 2}, {"embedded/two-nodes", modeEmbedded, 2}} {
+		b.Run(tc.name, func(b *testing.B) {
+			pub, sub := benchBuses(b, tc.m, tc.nodes)
+			sc := mustScope("/bench/stream")
+			awaitRoute(b, pub, sub, sc)
+			l, err := sub.NewListener(sc, WithFilter(MethodFilter("")), WithQueue(4096, DropNewest))
+			if err != nil {
+				b.Fatal(err)
+			}
+			c := newCounter()
+			l.AddHandler(func(*Event) error { c.add(); return nil })
+			inf, _ := pub.NewInformer(sc)
+			payload := make([]byte, 100)
+			const window = 256
+			b.SetBytes(int64(len(payload)))
+			b.ResetTimer()
+			start := time.Now()
+			sent := 0
+			for b.Loop() {
+				if _, err := inf.Publish(context.Background(), payload); err != nil {
+					b.Fatal(err)
+				}
+				sent++
+				if sent%window == 0 {
+					c.wait(b, int64(sent-window/2))
+				}
+			}
+			c.wait(b, int64(sent))
+			b.ReportMetric(float64(sent)/time.Since(start).Seconds(), "events/s")
+		})
+	}
+}
+
+// counter counts handled events and wakes a waiter at a target.
+type counter struct {
+	got, target atomic.Int64
+	reached     chan struct{}
+}
+
+func newCounter() *counter { return &counter{reached: make(chan struct{}, 1)} }
+
+func (c *counter) add() {
+	if c.got.Add(1) >= c.target.Load() {
+		select {
+		case c.reached <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// wait waits until n events were handled.
+func (c *counter) wait(b *testing.B, n int64) {
+	c.target.Store(n)
+	timeout := time.After(20 * time.Second)
+	for c.got.Load() < n {
+		select {
+		case <-c.reached:
+		case <-timeout:
+			b.Fatalf("only %d of %d events arrived", c.got.Load(), n)
+		}
+	}
+}

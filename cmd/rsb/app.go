@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+
+	"github.com/rsbd/rsbd/client"
+	"github.com/rsbd/rsbd/config"
+)
+
+// stdio is the tool's standard streams.
+type stdio struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+// verb is one tool.
+type verb struct {
+	run   func(ctx context.Context, args []string, io stdio) int
+	usage string
+}
+
+var verbs map[string]verb
+
+func init() {
+	verbs = map[string]verb{
+		"send":   {runSend, sendUsage},
+		"logger": {runLogger, loggerUsage},
+		"call":   {runCall, callUsage},
+	}
+}
+
+// run dispatches to the tool named by args[0] and returns the exit code.
+func run(ctx context.Context, args []string, io stdio) int {
+	if len(args) == 0 {
+		fmt.Fprint(io.err, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "--help":
+		if len(args) > 1 {
+			if v, ok := verbs[args[1]]; ok {
+				fmt.Fprint(io.out, v.usage)
+				return exitOK
+			}
+		}
+		fmt.Fprint(io.out, usage)
+		return exitOK
+	}
+	v, ok := verbs[args[0]]
+	if !ok {
+		fmt.Fprintf(io.err, "rsb: unknown tool %q\n\n%s", args[0], usage)
+		return exitUsage
+	}
+	return v.run(ctx, args[1:], io)
+}
+
+// usageError reports a command-line error (or prints help) and returns the
+// exit code.
+func usageError(io stdio, tool, text string, err error) int {
+	if errors.Is(err, errHelp) {
+		fmt.Fprint(io.out, text)
+		return exitOK
+	}
+	fmt.Fprintf(io.err, "rsb %s: %v\n\n%s", tool, err, text)
+	return exitUsage
+}
+
+// fail reports an error and returns exitFailure.
+func fail(io stdio, tool string, err error) int {
+	fmt.Fprintf(io.err, "rsb %s: %v\n", tool, err)
+	return exitFailure
+}
+
+// defaultURI is the bus the tools use when no URI is given: the RSB
+// configuration's socket host and port, else the local daemon.
+func defaultURI() client.URI {
+	u := client.DefaultURI()
+	cfg, err := config.Load(config.LoadOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return u
+	}
+	if h := cfg.String(config.KeySocketHost, ""); h != "" {
+		u.Host = h
+	}
+	if p, err := strconv.Atoi(cfg.String(config.KeySocketPort, "")); err == nil && p > 0 && p < 65536 {
+		u.Port = p
+	}
+	return u
+}
+
+// dial connects to the bus of u for a tool.
+func dial(ctx context.Context, u client.URI) (*client.Bus, error) {
+	ctx, cancel := context.WithTimeout(ctx, defaultDialTimeout)
+	defer cancel()
+	return client.DialConfig(ctx, u.Addr(), client.Config{Logger: slog.New(slog.DiscardHandler)})
+}
+
+const usage = `usage: rsb TOOL [OPTIONS] ARGS
+
+Tools:
+  send     publish one event
+  logger   print the events on one or more scopes
+  call     call a method of an RSB server
+
+Run "rsb help TOOL" for a tool's options.
+`

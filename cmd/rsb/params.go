@@ -1,0 +1,30 @@
+package main
+
+import "time"
+
+// Exit codes of the tools.
+const (
+	exitOK      = 0
+	exitFailure = 1 // an error, including a remote method's error reply
+	exitUsage   = 2 // bad command line
+	exitTimeout = 3 // rsb call got no reply in time
+)
+
+// Limits and defaults of the tools.
+const (
+	// maxPayload bounds what send reads from stdin or a file: the largest
+	// frame rsbd's socket server accepts.
+	maxPayload = 64 << 20
+	// defaultCallTimeout is how long call waits for a reply.
+	defaultCallTimeout = 10 * time.Second
+	// defaultDialTimeout bounds connecting to the daemon.
+	defaultDialTimeout = 5 * time.Second
+	// defaultLoggerQueue bounds the events the logger queues per URI.
+	defaultLoggerQueue = 4096
+	// hexdumpLimit bounds the payload bytes the detailed style dumps.
+	hexdumpLimit = 1024
+	// compactPayloadWidth bounds the payload text of the compact style.
+	compactPayloadWidth = 60
+	// separatorWidth is the length of the detailed style's separator line.
+	separatorWidth = 80
+)
