@@ -33,6 +33,7 @@ const (
 // announces its listeners with introspection Hellos, as RSB clients do.
 type client struct {
 	t    *testing.T
+	d    *daemon
 	name string
 	conn *rsbsocket.ClientConn
 	id   [16]byte // participant id of the events it publishes
@@ -80,7 +81,7 @@ func connect(t *testing.T, d *daemon, name string, dialer *net.Dialer) *client {
 		nc.Close()
 		t.Fatalf("%s: handshake with %s: %v", name, d.name, err)
 	}
-	c := &client{t: t, name: name, conn: conn, id: notification.NewParticipantID(), done: make(chan struct{})}
+	c := &client{t: t, d: d, name: name, conn: conn, id: notification.NewParticipantID(), done: make(chan struct{})}
 	t.Cleanup(func() { conn.Close() })
 	return c
 }
@@ -150,27 +151,57 @@ func (c *client) publishAll(evs []*notification.Event) {
 }
 
 // listen announces a listener on each scope, publishing the introspection
-// Hello an RSB client sends when it creates one.
+// Hello an RSB client sends when it creates one, and waits until the daemon
+// has taken each Hello into account: it forwards a Hello to its other
+// clients only after learning from it, and its witness client (a listener
+// on the introspection scope) sees the Hello then. Events published
+// afterwards are routed by the new interest; before, the connection, having
+// announced nothing yet, wanted everything. The Hello is sent again while
+// the witness has not seen it (the witness may not have been a delivery
+// target yet), as RSB clients repeat Hellos in answer to surveys.
 func (c *client) listen(scopes ...string) {
 	c.t.Helper()
+	w := c.d.witness(c.t)
 	for _, sc := range scopes {
 		id := notification.NewParticipantID()
-		h := &introspection.Hello{
-			Kind:      proto.String("listener"),
-			Id:        id[:],
-			Scope:     proto.String(sc),
-			Transport: []string{"socket://localhost:55555?tcpnodelay=1"},
-			Process: &operatingsystem.Process{Id: proto.String(fmt.Sprint(os.Getpid())),
-				ProgramName: proto.String("rsbd-e2e"), StartTime: proto.Uint64(uint64(time.Now().UnixMicro()))},
-			Host: &operatingsystem.Host{Id: proto.String("e2e-host"), Hostname: proto.String("localhost")},
+		participant := c.announce(id, sc)
+		hello := func(ev *notification.Event) bool {
+			return ev.WireSchema == rsbsocket.HelloWireSchema && ev.Scope.String() == participant
 		}
-		data, err := proto.Marshal(h)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		participant := rsbsocket.ParticipantsScope.String() + notification.FormatUUID(id) + "/"
-		c.publish(participant, rsbsocket.HelloWireSchema, data)
+		next := time.Now().Add(200 * time.Millisecond)
+		waitFor(c.t, 10*time.Second, c.name+"'s Hello taken into account", func() bool {
+			if w.count(hello) > 0 {
+				return true
+			}
+			if time.Now().After(next) {
+				c.announce(id, sc)
+				next = time.Now().Add(200 * time.Millisecond)
+			}
+			return false
+		})
 	}
+}
+
+// announce publishes the Hello of listener id on sc and returns the
+// participant scope it was published on.
+func (c *client) announce(id [16]byte, sc string) string {
+	c.t.Helper()
+	h := &introspection.Hello{
+		Kind:      proto.String("listener"),
+		Id:        id[:],
+		Scope:     proto.String(sc),
+		Transport: []string{"socket://localhost:55555?tcpnodelay=1"},
+		Process: &operatingsystem.Process{Id: proto.String(fmt.Sprint(os.Getpid())),
+			ProgramName: proto.String("rsbd-e2e"), StartTime: proto.Uint64(uint64(time.Now().UnixMicro()))},
+		Host: &operatingsystem.Host{Id: proto.String("e2e-host"), Hostname: proto.String("localhost")},
+	}
+	data, err := proto.Marshal(h)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	participant := rsbsocket.ParticipantsScope.String() + notification.FormatUUID(id) + "/"
+	c.publish(participant, rsbsocket.HelloWireSchema, data)
+	return participant
 }
 
 // received returns the events matching keep, in arrival order.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,6 +61,16 @@ func testThreeDaemons(t *testing.T, multicast bool) {
 	a := c.start("A", opts{args: []string{mode}, env: []string{"RSB_QUALITYOFSERVICE_ORDERING=ORDERED"}, conf: qosConf})
 	b := c.start("B", opts{args: []string{mode}})
 	cc := c.start("C", opts{args: []string{mode}})
+	conf := a.printConfig()
+	for _, line := range []string{
+		"qualityofservice.ordering = ORDERED  # env RSB_QUALITYOFSERVICE_ORDERING",
+		"rsbd.qos./qos/uo/ = UNRELIABLE  # " + filepath.Join(a.dir, "rsb.conf") + ":4",
+		"rsbd.multicast = " + strconv.FormatBool(multicast) + "  # flag --multicast",
+	} {
+		if !strings.Contains(conf, line) {
+			t.Fatalf("A's configuration lacks %q:\n%s", line, conf)
+		}
+	}
 	var td threeDaemons
 	td.formed = c.waitPeers(20 * time.Second)
 	td.pub = dial(t, a, "A/pub")

@@ -18,6 +18,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/rsbsocket"
 )
 
 // Deadlines of the harness: generous, since two cores run the race-detected
@@ -78,10 +81,11 @@ type daemon struct {
 	logs *logBuffer
 	info readyInfo
 
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	exited chan struct{}
-	err    error // from Wait, set before exited closes
+	mu       sync.Mutex
+	witnessC *client // see witness; reset when the process restarts
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	err      error // from Wait, set before exited closes
 }
 
 // start runs a daemon named name on loopback ports the kernel picks, with
@@ -121,7 +125,7 @@ func (d *daemon) run(args []string) {
 	}
 	exited := make(chan struct{})
 	d.mu.Lock()
-	d.cmd, d.exited = cmd, exited
+	d.cmd, d.exited, d.witnessC = cmd, exited, nil
 	d.mu.Unlock()
 	go func() {
 		err := cmd.Wait()
@@ -152,6 +156,37 @@ func (d *daemon) restart() {
 	d.t.Helper()
 	d.run(append(append([]string(nil), d.args...), "--socket-addr", d.info.Socket, "--gossip-addr", d.info.Gossip,
 		"--data-addr", d.info.Data, "--metrics-addr", d.info.Metrics))
+}
+
+// witness returns the daemon's witness client, connecting it on first use:
+// a listener on the introspection scope, which therefore receives the
+// Hellos the daemon's other clients publish once the daemon learnt them.
+func (d *daemon) witness(t *testing.T) *client {
+	d.mu.Lock()
+	w := d.witnessC
+	d.mu.Unlock()
+	if w != nil {
+		return w
+	}
+	w = dial(t, d, d.name+"/witness")
+	w.announce(notification.NewParticipantID(), rsbsocket.IntrospectionScope.String())
+	d.mu.Lock()
+	d.witnessC = w
+	d.mu.Unlock()
+	return w
+}
+
+// printConfig runs the daemon's command line with --print-config and
+// returns what it prints.
+func (d *daemon) printConfig() string {
+	d.t.Helper()
+	cmd := exec.Command(rsbdBin, append(append([]string(nil), d.args...), "--print-config")...)
+	cmd.Dir, cmd.Env = d.dir, d.env
+	out, err := cmd.Output()
+	if err != nil {
+		d.t.Fatalf("%s --print-config: %v\n%s", d.name, err, out)
+	}
+	return string(out)
 }
 
 // kill sends SIGKILL and waits for the process to die.

@@ -75,8 +75,8 @@ func TestSocketRefusesBadInput(t *testing.T) {
 	if code, _, err := d.get("/readyz"); err != nil || code != http.StatusOK {
 		t.Fatalf("/readyz after bad input: %d %v", code, err)
 	}
-	waitFor(t, 10*time.Second, "only the two good connections left", func() bool {
-		return d.metric("rsbd_socket_connections") == 2
+	waitFor(t, 10*time.Second, "only the good connections left (listener, publisher, witness)", func() bool {
+		return d.metric("rsbd_socket_connections") == 3
 	})
 }
 

@@ -29,10 +29,14 @@ func (n *Node) registerCollectors() {
 			dc[metrics.DropSlowClient] += st.Drops[rsbsocket.DropQueueFull]
 			dc[metrics.DropFrameTooLarge] += st.Drops[rsbsocket.DropFrameTooLarge]
 			dc[metrics.DropDecodeError] += st.Drops[rsbsocket.DropMalformed] + st.Drops[rsbsocket.DropBadIntrospection]
-			dc[metrics.DropBadHandshake] += st.Drops[rsbsocket.DropTimeout]
+			dc[metrics.DropSlowClient] += st.Drops[rsbsocket.DropTimeout]
 			dc[metrics.DropClosed] += st.Drops[rsbsocket.DropClosed]
 			dc[metrics.DropStreamLimit] += st.Drops[rsbsocket.DropParticipantLimit]
+			dc[metrics.DropBadHandshake] += st.Drops[rsbsocket.DropHandshake]
 			n.m.SocketConnections.Set(float64(st.ConnsCurrent))
+			if d := st.ConnsTotal - n.accepted.Swap(st.ConnsTotal); d > 0 {
+				n.m.SocketAccepted.Add(float64(d))
+			}
 			n.m.QueueDepth[metrics.QueueSocketOut].Set(float64(st.QueueFrames))
 		}
 		if n.ep != nil {

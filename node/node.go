@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,6 +51,7 @@ type Node struct {
 	wanted   wantedSet
 	interest func() group.InterestReader
 
+	accepted    atomic.Uint64 // socket connections already counted in the metrics
 	interestSig chan struct{}
 	interestMu  sync.Mutex
 	lastGroups  []datagram.GroupID
@@ -178,19 +180,21 @@ func (n *Node) openMembership() error {
 	return nil
 }
 
-// dataAddr is the unicast data address advertised to peers: the bound port
-// on the gossip host when bound to all addresses.
+// dataAddr is the unicast data address to advertise: the bound address, or
+// with data bound to all addresses the advertise or gossip host; when that
+// is unspecified too, membership substitutes the address memberlist
+// advertises.
 func (n *Node) dataAddr() netip.AddrPort {
 	a := n.conn.LocalAddr()
-	if a.Addr().IsUnspecified() {
-		host, _, _ := splitHostPort(n.cfg.GossipAddr)
-		if n.cfg.AdvertiseAddr != "" {
-			host, _, _ = splitHostPort(n.cfg.AdvertiseAddr)
-		}
-		if ip, err := netip.ParseAddr(host); err == nil && !ip.IsUnspecified() {
-			return netip.AddrPortFrom(ip, a.Port())
-		}
-		return netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), a.Port())
+	if !a.Addr().IsUnspecified() {
+		return a
+	}
+	host, _, _ := splitHostPort(n.cfg.GossipAddr)
+	if n.cfg.AdvertiseAddr != "" {
+		host, _, _ = splitHostPort(n.cfg.AdvertiseAddr)
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && !ip.IsUnspecified() {
+		return netip.AddrPortFrom(ip, a.Port())
 	}
 	return a
 }
@@ -240,8 +244,8 @@ func (n *Node) SocketAddr() net.Addr {
 // GossipAddr returns the memberlist address peers join.
 func (n *Node) GossipAddr() netip.AddrPort { return n.mem.GossipAddr() }
 
-// DataAddr returns the unicast UDP data address.
-func (n *Node) DataAddr() netip.AddrPort { return n.dataAddr() }
+// DataAddr returns the unicast UDP data address advertised to peers.
+func (n *Node) DataAddr() netip.AddrPort { return n.mem.DataAddr() }
 
 // Join adds the node to the cluster of the given gossip addresses.
 func (n *Node) Join(seeds ...string) (int, error) { return n.mem.Join(seeds) }

@@ -60,6 +60,7 @@ func (c *conn) serve() {
 	defer c.srv.wg.Done()
 	if err := c.handshake(); err != nil {
 		c.setReason(classifyWriteError(err))
+		c.srv.stats.drop(DropHandshake, 1)
 		c.log.Info("handshake failed", "err", err)
 		close(c.writerDone)
 		c.finish(false, false)

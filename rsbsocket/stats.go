@@ -24,6 +24,9 @@ const (
 	// DropParticipantLimit: a Hello beyond MaxParticipants (the frame is
 	// relayed; the connection then wants every event).
 	DropParticipantLimit
+	// DropHandshake: a connection that could not be greeted (the client
+	// went away or did not read within HandshakeTimeout).
+	DropHandshake
 
 	// NumDropReasons is the number of drop reasons.
 	NumDropReasons
@@ -31,7 +34,7 @@ const (
 
 var dropReasonNames = [NumDropReasons]string{
 	"queue_full", "frame_too_large", "malformed", "timeout", "closed",
-	"bad_introspection", "participant_limit",
+	"bad_introspection", "participant_limit", "handshake",
 }
 
 // String returns the reason's metric label.

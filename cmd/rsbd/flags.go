@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -18,30 +19,37 @@ import (
 // is config.FlagKey of its flag: --data-addr sets rsbd.data.addr, which a
 // file spells "[rsbd] data.addr" and the environment RSB_RSBD_DATA_ADDR.
 const (
-	keyDataAddr       = "rsbd.data.addr"
-	keyAdvertiseAddr  = "rsbd.advertise.addr"
-	keyInterface      = "rsbd.interface"
-	keyName           = "rsbd.name"
-	keyMaxDatagram    = "rsbd.max.datagram"
-	keyMulticastTTL   = "rsbd.multicast.ttl"
-	keyGroupPool      = "rsbd.group.pool"
-	keyGroupPoolSize  = "rsbd.group.pool.size"
-	keyLocal          = "rsbd.local"
-	keySlowClient     = "rsbd.socket.slow.client"
-	keyDefaultInt     = "rsbd.socket.default.interest"
-	keyQueueFrames    = "rsbd.socket.queue.frames"
-	keyQueueBytes     = "rsbd.socket.queue.bytes"
-	keyMaxFrame       = "rsbd.socket.max.frame"
-	keyShutdownFlush  = "rsbd.shutdown.flush"
-	keyLogLevel       = "rsbd.log.level"
-	keyLogFormat      = "rsbd.log.format"
-	keyReadyFile      = "rsbd.ready.file"
-	valueOff          = "off"
-	valueAuto         = "auto"
-	flagPrintConfig   = "print-config"
-	flagVersion       = "version"
-	defaultPoolString = "239.255.77.0:55556"
+	keyDataAddr      = "rsbd.data.addr"
+	keyAdvertiseAddr = "rsbd.advertise.addr"
+	keyInterface     = "rsbd.interface"
+	keyName          = "rsbd.name"
+	keyMaxDatagram   = "rsbd.max.datagram"
+	keyMulticastTTL  = "rsbd.multicast.ttl"
+	keyGroupPool     = "rsbd.group.pool"
+	keyGroupPoolSize = "rsbd.group.pool.size"
+	keyLocal         = "rsbd.local"
+	keySlowClient    = "rsbd.socket.slow.client"
+	keyDefaultInt    = "rsbd.socket.default.interest"
+	keyQueueFrames   = "rsbd.socket.queue.frames"
+	keyQueueBytes    = "rsbd.socket.queue.bytes"
+	keyMaxFrame      = "rsbd.socket.max.frame"
+	keyShutdownFlush = "rsbd.shutdown.flush"
+	keyBarrier       = "rsbd.interest.barrier"
+	keyLogLevel      = "rsbd.log.level"
+	keyLogFormat     = "rsbd.log.format"
+	keyReadyFile     = "rsbd.ready.file"
 )
+
+// Special values and the flags that are not settings.
+const (
+	valueOff        = "off"  // disables the socket server or the HTTP endpoints
+	valueAuto       = "auto" // lets the node pick the datagram size
+	flagPrintConfig = "print-config"
+	flagVersion     = "version"
+)
+
+// defaultPool is the group pool's default first address and port.
+var defaultPool = netip.AddrPortFrom(group.DefaultPoolBase, group.DefaultPoolPort).String()
 
 // option is one setting of rsbd: a command-line flag and the configuration
 // key it sets. def is registered as the lowest-priority source, so
@@ -66,7 +74,7 @@ var options = []option{
 	{"name", "", "NAME", "cluster node name (default: host name and a random suffix)"},
 	{"max-datagram", valueAuto, "BYTES", `datagram size ("auto": 60000 on loopback, 1400 on a NIC)`},
 	{"multicast-ttl", "1", "N", "multicast TTL (1 keeps datagrams on the local link)"},
-	{"group-pool", defaultPoolString, "IP:PORT", "first multicast address of the group pool and its UDP port"},
+	{"group-pool", defaultPool, "IP:PORT", "first multicast address of the group pool and its UDP port"},
 	{"group-pool-size", strconv.Itoa(group.DefaultPoolSize), "N", "number of multicast addresses groups are spread over"},
 	{"local", "false", "", "fast memberlist timings for clusters on one host (tests, laptops)"},
 	{"socket-slow-client", "drop", "drop|disconnect", "what a full client send queue does"},
@@ -75,6 +83,7 @@ var options = []option{
 	{"socket-queue-bytes", strconv.Itoa(rsbsocket.DefaultQueueBytes), "BYTES", "send queue bound per client, in bytes"},
 	{"socket-max-frame", strconv.Itoa(rsbsocket.DefaultMaxFrameSize), "BYTES", "largest frame a client may send"},
 	{"shutdown-flush", node.DefaultShutdownFlush.String(), "DURATION", "how long reliable streams may finish at shutdown"},
+	{"interest-barrier", node.DefaultInterestBarrier.String(), "DURATION", "how long a new listener waits for its interest to reach the peers"},
 	{"log-level", "info", "debug|info|warn|error", "log level"},
 	{"log-format", logAuto, "auto|text|json", "log format (auto: text on a terminal, JSON otherwise)"},
 	{"ready-file", "", "PATH", "once serving, write the bound addresses to PATH as JSON"},
@@ -130,8 +139,9 @@ func printUsage(w io.Writer) {
 	b.WriteString("file it serves this host alone; --join HOST:PORT makes a cluster.\n\n")
 	b.WriteString("Every setting is also read from the RSB configuration cascade (/etc/rsb.conf,\n")
 	b.WriteString("~/.config/rsb.conf, ./rsb.conf or RSB_CONFIG_FILES, then RSB_* variables),\n")
-	b.WriteString("flags winning. Its key is shown in brackets: \"[rsbd] socket.addr = :55555\"\n")
-	b.WriteString("in a file, RSB_RSBD_SOCKET_ADDR in the environment.\n\nFlags:\n")
+	b.WriteString("flags winning. Each flag's key is shown in brackets: rsbd.socket.addr is\n")
+	b.WriteString("\"socket.addr = :55555\" in a file's [rsbd] section and RSB_RSBD_SOCKET_ADDR\n")
+	b.WriteString("in the environment.\n\nFlags:\n")
 	for _, o := range options {
 		arg := ""
 		if o.arg != "" {

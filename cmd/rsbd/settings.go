@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rsbd/rsbd/config"
 	"github.com/rsbd/rsbd/group"
@@ -140,11 +141,8 @@ func (r *reader) nodeConfig() node.Config {
 	nc.Group.PoolSize = r.intRange(keyGroupPoolSize, 1, group.MaxPoolSize)
 	nc.LocalProfile = r.boolean(keyLocal)
 	nc.Socket = r.socket()
-	if d, err := c.Duration(keyShutdownFlush, node.DefaultShutdownFlush); err != nil {
-		r.errs = append(r.errs, err)
-	} else {
-		nc.ShutdownFlush = d
-	}
+	nc.ShutdownFlush = r.duration(keyShutdownFlush, node.DefaultShutdownFlush)
+	nc.InterestBarrier = r.duration(keyBarrier, node.DefaultInterestBarrier)
 	r.qos(&nc)
 	return nc
 }
@@ -219,6 +217,15 @@ func (r *reader) boolean(key string) bool {
 		r.errs = append(r.errs, err)
 	}
 	return b
+}
+
+// duration reads a non-negative Go duration ("250ms", "2s").
+func (r *reader) duration(key string, def time.Duration) time.Duration {
+	d, err := r.c.Duration(key, def)
+	if err != nil {
+		r.errs = append(r.errs, err)
+	}
+	return d
 }
 
 // intRange reads an integer in lo..hi.
@@ -304,7 +311,7 @@ func (r *reader) maxDatagram() int {
 
 // pool reads the first multicast address and port of the group pool.
 func (r *reader) pool() (netip.Addr, uint16) {
-	v := strings.TrimSpace(r.c.String(keyGroupPool, defaultPoolString))
+	v := strings.TrimSpace(r.c.String(keyGroupPool, defaultPool))
 	ap, err := netip.ParseAddrPort(v)
 	if err != nil {
 		r.fail(keyGroupPool, "a multicast IP:PORT", err)

@@ -76,8 +76,8 @@ func TestDefaultsMatchTheNode(t *testing.T) {
 		n.Socket.DefaultInterest != sd.DefaultInterest {
 		t.Errorf("socket config %+v, rsbsocket defaults %+v", n.Socket, sd)
 	}
-	if n.ShutdownFlush != node.DefaultShutdownFlush || n.Transport.TTL != 1 {
-		t.Errorf("flush %v ttl %d", n.ShutdownFlush, n.Transport.TTL)
+	if n.ShutdownFlush != node.DefaultShutdownFlush || n.InterestBarrier != node.DefaultInterestBarrier || n.Transport.TTL != 1 {
+		t.Errorf("flush %v barrier %v ttl %d", n.ShutdownFlush, n.InterestBarrier, n.Transport.TTL)
 	}
 	if s.metricsAddr != DefaultMetricsAddr || s.logLevel != slog.LevelInfo || s.logFormat != logAuto || s.readyFile != "" {
 		t.Errorf("daemon settings %+v", s)
@@ -88,7 +88,7 @@ func TestEveryOptionHasItsKey(t *testing.T) {
 	keys := []string{config.KeySocketAddr, config.KeyGossipAddr, config.KeyMetricsAddr, config.KeyJoin,
 		config.KeyMulticast, keyDataAddr, keyAdvertiseAddr, keyInterface, keyName, keyMaxDatagram,
 		keyMulticastTTL, keyGroupPool, keyGroupPoolSize, keyLocal, keySlowClient, keyDefaultInt,
-		keyQueueFrames, keyQueueBytes, keyMaxFrame, keyShutdownFlush, keyLogLevel, keyLogFormat, keyReadyFile}
+		keyQueueFrames, keyQueueBytes, keyMaxFrame, keyShutdownFlush, keyBarrier, keyLogLevel, keyLogFormat, keyReadyFile}
 	var got []string
 	for _, o := range options {
 		got = append(got, o.key())
@@ -125,7 +125,7 @@ func TestFlagsSetEverySetting(t *testing.T) {
 		"--multicast-ttl", "4", "--group-pool", "239.1.2.0:4000", "--group-pool-size", "64", "--local",
 		"--socket-slow-client", "disconnect", "--socket-default-interest", "none",
 		"--socket-queue-frames", "10", "--socket-queue-bytes", "4096", "--socket-max-frame", "2048",
-		"--shutdown-flush", "2s", "--log-level", "debug", "--log-format", "json", "--ready-file", "/run/x.json")
+		"--shutdown-flush", "2s", "--interest-barrier", "1.5s", "--log-level", "debug", "--log-format", "json", "--ready-file", "/run/x.json")
 	n := s.node
 	checks := []struct {
 		what      string
@@ -149,6 +149,7 @@ func TestFlagsSetEverySetting(t *testing.T) {
 		{"interest", n.Socket.DefaultInterest, rsbsocket.InterestNone},
 		{"queue", [3]int{n.Socket.QueueFrames, n.Socket.QueueBytes, n.Socket.MaxFrameSize}, [3]int{10, 4096, 2048}},
 		{"flush", n.ShutdownFlush.String(), "2s"},
+		{"barrier", n.InterestBarrier.String(), "1.5s"},
 		{"log", [2]any{s.logLevel, s.logFormat}, [2]any{slog.LevelDebug, logJSON}},
 		{"ready", s.readyFile, "/run/x.json"},
 	}
@@ -230,6 +231,7 @@ func TestBadValuesNameKeyAndOrigin(t *testing.T) {
 		{"policy", "", []string{"RSB_RSBD_SOCKET_SLOW_CLIENT=kill"}, nil, "rsbd.socket.slow.client", "env RSB_RSBD_SOCKET_SLOW_CLIENT"},
 		{"interest", "", nil, []string{"--socket-default-interest", "some"}, "rsbd.socket.default.interest", "flag"},
 		{"flush", "", nil, []string{"--shutdown-flush", "-1s"}, "rsbd.shutdown.flush", "flag --shutdown-flush"},
+		{"barrier", "[rsbd.interest]\nbarrier = soon\n", nil, nil, "rsbd.interest.barrier", "rsb.conf:2"},
 		{"log level", "", nil, []string{"--log-level", "loud"}, "rsbd.log.level", "flag --log-level"},
 		{"log format", "", nil, []string{"--log-format", "xml"}, "rsbd.log.format", "flag --log-format"},
 		{"reliability", "", []string{"RSB_QUALITYOFSERVICE_RELIABILITY=MOSTLY"}, nil, "qualityofservice.reliability", "env"},

@@ -21,7 +21,7 @@ type delegate Membership
 // leaving flag.
 func (d *delegate) NodeMeta(limit int) []byte {
 	m := (*Membership)(d)
-	b := encodeMeta(nodeMeta{leaving: m.leaving.Load(), instance: m.instance, dataAddr: m.dataAddr})
+	b := encodeMeta(nodeMeta{leaving: m.leaving.Load(), instance: m.instance, dataAddr: m.DataAddr()})
 	if len(b) > limit {
 		return nil // cannot happen: metaLen is far below memberlist's MetaMaxSize
 	}
@@ -169,7 +169,7 @@ func (m *Membership) holdLocked(name string, st group.PeerState) {
 func (m *Membership) publish() {
 	m.pubMu.Lock()
 	defer m.pubMu.Unlock()
-	st := m.local.Snapshot(m.instance, m.dataAddr)
+	st := m.local.Snapshot(m.instance, m.DataAddr())
 	if st.Version <= m.published {
 		return // a concurrent call already published this or a newer version
 	}

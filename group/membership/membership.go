@@ -56,7 +56,7 @@ type member struct {
 type Membership struct {
 	name     string
 	instance datagram.InstanceID
-	dataAddr netip.AddrPort
+	dataAddr atomic.Pointer[netip.AddrPort]
 	log      *slog.Logger
 	maxPeers int
 
@@ -116,6 +116,7 @@ func New(cfg Config, local LocalState) (*Membership, error) {
 	if m.ml, err = memberlist.Create(mc); err != nil {
 		return nil, fmt.Errorf("membership: start memberlist: %w", err)
 	}
+	m.resolveDataAddr()
 	m.wg.Add(1)
 	go m.pushLoop()
 	m.log.Info("membership started", "node", m.name, "gossip", m.GossipAddr(), "instance", fmt.Sprintf("%x", m.instance[:]))
@@ -145,10 +146,9 @@ func newMembership(cfg Config, local LocalState) (*Membership, error) {
 	if local.Instance == (datagram.InstanceID{}) {
 		_, _ = rand.Read(local.Instance[:]) // crypto/rand.Read never fails
 	}
-	return &Membership{
+	m := &Membership{
 		name:       cfg.NodeName,
 		instance:   local.Instance,
-		dataAddr:   local.DataAddr,
 		log:        cfg.Logger,
 		maxPeers:   cmp.Or(cfg.Group.MaxPeers, group.DefaultMaxPeers),
 		local:      ls,
@@ -158,7 +158,9 @@ func newMembership(cfg Config, local LocalState) (*Membership, error) {
 		events:     make(chan Event, EventQueueDepth),
 		pushSignal: make(chan struct{}, 1),
 		stop:       make(chan struct{}),
-	}, nil
+	}
+	m.dataAddr.Store(&local.DataAddr)
+	return m, nil
 }
 
 // Join contacts the given seeds ("host" or "host:port") and merges state
@@ -253,6 +255,29 @@ func (m *Membership) GossipAddr() netip.AddrPort {
 	return netip.AddrPortFrom(a.Unmap(), n.Port)
 }
 
+// DataAddr returns the unicast data address advertised to peers.
+func (m *Membership) DataAddr() netip.AddrPort { return *m.dataAddr.Load() }
+
+// resolveDataAddr replaces an unspecified data IP (data bound to all
+// addresses) by the address memberlist advertises, so peers get an address
+// they can reach, and republishes the node's meta and state. It runs before
+// any join, so no peer has seen the unspecified address.
+func (m *Membership) resolveDataAddr() {
+	da := m.DataAddr()
+	if !da.IsValid() || !da.Addr().IsUnspecified() {
+		return
+	}
+	resolved := netip.AddrPortFrom(m.GossipAddr().Addr(), da.Port())
+	m.dataAddr.Store(&resolved)
+	if err := m.ml.UpdateNode(time.Second); err != nil {
+		m.log.Warn("membership: cannot update node meta", "err", err)
+	}
+	m.pubMu.Lock()
+	m.published = 0
+	m.pubMu.Unlock()
+	m.publish()
+}
+
 // Members returns the remote members currently alive, sorted by name.
 func (m *Membership) Members() []Member {
 	m.mu.Lock()
@@ -310,7 +335,7 @@ func (m *Membership) RemoveLocalGroup(id group.GroupID) {
 
 // LocalGroups returns the groups this node wants, ascending.
 func (m *Membership) LocalGroups() []group.GroupID {
-	return m.local.Snapshot(m.instance, m.dataAddr).Groups
+	return m.local.Snapshot(m.instance, m.DataAddr()).Groups
 }
 
 // LocalVersion returns the version of this node's interest state.
