@@ -166,6 +166,12 @@ func (n *Node) openMembership() error {
 		ah, ap, _ := splitHostPort(n.cfg.AdvertiseAddr)
 		mc.AdvertiseAddr = ah
 		mc.AdvertisePort, _ = strconv.Atoi(ap)
+	} else if host == "0.0.0.0" && p != membership.AnyPort {
+		// Bound to every IPv4 address: advertise one of them. Left alone,
+		// memberlist may pick an IPv6 address the IPv4 socket cannot serve.
+		if ip, ok := hostIPv4(); ok {
+			mc.AdvertiseAddr, mc.AdvertisePort = ip.String(), p
+		}
 	}
 	mc.Local = mc.Local || n.cfg.LocalProfile
 	mc.Group = n.cfg.Group
@@ -178,6 +184,36 @@ func (n *Node) openMembership() error {
 	}
 	n.interest = n.mem.Interest
 	return nil
+}
+
+// hostIPv4 picks the address to advertise for a daemon bound to 0.0.0.0:
+// the first private (RFC 1918) IPv4 address of an interface that is up,
+// else its first global unicast IPv4 address.
+func hostIPv4() (netip.Addr, bool) {
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	var global netip.Addr
+	for _, ifc := range ifaces {
+		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, _ := ifc.Addrs()
+		for _, a := range addrs {
+			pfx, err := netip.ParsePrefix(a.String())
+			if err != nil || !pfx.Addr().Is4() || !pfx.Addr().IsGlobalUnicast() {
+				continue
+			}
+			if pfx.Addr().IsPrivate() {
+				return pfx.Addr(), true
+			}
+			if !global.IsValid() {
+				global = pfx.Addr()
+			}
+		}
+	}
+	return global, global.IsValid()
 }
 
 // dataAddr is the unicast data address to advertise: the bound address, or
