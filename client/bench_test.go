@@ -6,20 +6,46 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/client/clienttest"
+	"github.com/rsbd/rsbd/node"
+)
+
+// mode names how a benchmark Bus reaches its in-process node.
+type mode string
+
+const (
+	modeSocket   mode = "socket"
+	modeEmbedded mode = "embedded"
+	modeDaemon   mode = "rsbd" // rsbd processes, over the socket protocol
 )
 
 // benchBuses returns a publishing and a receiving Bus: both on one node, or
 // on two nodes of a cluster.
 func benchBuses(b *testing.B, m mode, nodesN int) (*Bus, *Bus) {
-	nodes := startCluster(b, nodesN)
-	last := nodes[len(nodes)-1]
-	return connect(b, nodes[0], m), connect(b, last, m)
+	if m == modeDaemon {
+		ds := clienttest.StartDaemons(b, nodesN)
+		return dialNode(b, ds[0].URI()), dialNode(b, ds[len(ds)-1].URI())
+	}
+	nodes := clienttest.StartNodes(b, nodesN)
+	bus := func(n *node.Node) *Bus {
+		if m == modeSocket {
+			return dialNode(b, n.SocketAddr().String())
+		}
+		bus, err := EmbeddedConfig(n, Config{Logger: testLogger()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { bus.Close() })
+		return bus
+	}
+	return bus(nodes[0]), bus(nodes[len(nodes)-1])
 }
 
 // BenchmarkRPCRoundTrip measures call latency through one node: the
 // RemoteServer and the LocalServer are separate Buses of the same node.
 func BenchmarkRPCRoundTrip(b *testing.B) {
-	for _, m := range modes {
+	for _, m := range []mode{modeSocket, modeEmbedded, modeDaemon} {
 		b.Run(string(m), func(b *testing.B) {
 			caller, callee := benchBuses(b, m, 1)
 			var calls atomic.Int64
@@ -60,7 +86,8 @@ func BenchmarkInformerListener(b *testing.B) {
 		name  string
 		m     mode
 		nodes int
-	}{{"socket/one-node", modeSocket, 1}, {"socket/two-nodes", modeSocket, 2}, {"embedded/two-nodes", modeEmbedded, 2}} {
+	}{{"socket/one-node", modeSocket, 1}, {"socket/two-nodes", modeSocket, 2}, {"embedded/two-nodes", modeEmbedded, 2},
+		{"rsbd/one-daemon", modeDaemon, 1}, {"rsbd/two-daemons", modeDaemon, 2}} {
 		b.Run(tc.name, func(b *testing.B) {
 			pub, sub := benchBuses(b, tc.m, tc.nodes)
 			sc := mustScope("/bench/stream")

@@ -62,17 +62,24 @@ type Bus struct {
 	published atomic.Uint64
 	received  atomic.Uint64
 	malformed atomic.Uint64
+	unwanted  atomic.Uint64
 }
 
 // BusStats counts a Bus's traffic.
 type BusStats struct {
 	// Published counts events this process published.
 	Published uint64
-	// Received counts events received from the bus (socket mode).
+	// Received counts frames received from the server (socket mode).
 	Received uint64
 	// Malformed counts received frames that were not valid Notifications
 	// (skipped).
 	Malformed uint64
+	// Unwanted counts received frames on scopes no local participant
+	// listens to (skipped without decoding; socket mode).
+	Unwanted uint64
+	// SurveysDropped counts introspection surveys not answered because
+	// surveyQueue of them were already waiting.
+	SurveysDropped uint64
 }
 
 // Dial connects to the bus over the RSB socket protocol with the default
@@ -162,7 +169,12 @@ func (b *Bus) Registry() *notification.Registry { return b.reg }
 
 // Stats returns the Bus's counters.
 func (b *Bus) Stats() BusStats {
-	return BusStats{Published: b.published.Load(), Received: b.received.Load(), Malformed: b.malformed.Load()}
+	st := BusStats{Published: b.published.Load(), Received: b.received.Load(), Malformed: b.malformed.Load(),
+		Unwanted: b.unwanted.Load()}
+	if b.intro != nil {
+		st.SurveysDropped = b.intro.droppedSurveys.Load()
+	}
+	return st
 }
 
 // Close closes every participant (sending their Byes), then the connection

@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"math/rand/v2"
-	"net/netip"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/rsbd/rsbd/group"
-	"github.com/rsbd/rsbd/node"
+	"github.com/rsbd/rsbd/client/clienttest"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -19,105 +16,67 @@ import (
 const probeMethod = "PROBE"
 
 // testLogger logs warnings (everything with -v).
-func testLogger() *slog.Logger {
-	lvl := slog.LevelWarn
-	if testing.Verbose() {
-		lvl = slog.LevelDebug
-	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+func testLogger() *slog.Logger { return clienttest.Logger() }
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	clienttest.RemoveBinaries()
+	os.Exit(code)
 }
 
-// nodeConfig is a loopback node with ephemeral ports and a multicast pool
-// private to the cluster, so parallel tests never hear each other.
-func nodeConfig(pool group.Config) node.Config {
-	return node.Config{
-		SocketAddr:   "127.0.0.1:0",
-		GossipAddr:   "127.0.0.1:0",
-		DataAddr:     "127.0.0.1:0",
-		LocalProfile: true,
-		Group:        pool,
-		Logger:       testLogger(),
-	}
+// env is one way of reaching a cluster: connect returns a new Bus on the
+// cluster's i-th node, closed at the end of the test.
+type env struct {
+	name    string
+	connect func(t testing.TB, i int) *Bus
 }
 
-// privatePool returns a random multicast pool base and port.
-func privatePool() group.Config {
-	c := group.DefaultConfig()
-	c.PoolBase = netip.AddrFrom4([4]byte{239, 255, byte(rand.IntN(200) + 20), 0})
-	c.PoolPort = uint16(20000 + rand.IntN(30000))
-	return c
-}
-
-// startCluster starts k joined nodes and waits until they see each other.
-func startCluster(t testing.TB, k int) []*node.Node {
-	t.Helper()
-	pool := privatePool()
-	var nodes []*node.Node
-	for i := range k {
-		c := nodeConfig(pool)
-		if i > 0 {
-			c.Join = []string{nodes[0].GossipAddr().String()}
-		}
-		n, err := node.New(c, nil)
-		if err != nil {
-			t.Fatalf("node %d: %v", i, err)
-		}
-		t.Cleanup(func() { n.Close() })
-		nodes = append(nodes, n)
-	}
-	waitFor(t, 15*time.Second, "cluster formed", func() bool {
-		for _, n := range nodes {
-			if len(n.Members()) != k-1 {
-				return false
-			}
-		}
-		return true
+// forEnvs runs fn against a fresh cluster of k members for every way a
+// client reaches the bus: in-process nodes over the socket protocol and
+// embedded, and rsbd daemon processes over the socket protocol (not with
+// -short).
+func forEnvs(t *testing.T, k int, fn func(t *testing.T, e env)) {
+	t.Run("socket", func(t *testing.T) {
+		nodes := clienttest.StartNodes(t, k)
+		fn(t, env{name: "socket", connect: func(t testing.TB, i int) *Bus { return dialNode(t, nodes[i].SocketAddr().String()) }})
 	})
-	return nodes
+	t.Run("embedded", func(t *testing.T) {
+		nodes := clienttest.StartNodes(t, k)
+		fn(t, env{name: "embedded", connect: func(t testing.TB, i int) *Bus {
+			b, err := EmbeddedConfig(nodes[i], Config{Logger: testLogger()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { b.Close() })
+			return b
+		}})
+	})
+	t.Run("rsbd", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("rsbd processes are not started with -short")
+		}
+		ds := clienttest.StartDaemons(t, k)
+		fn(t, env{name: "rsbd", connect: func(t testing.TB, i int) *Bus { return dialNode(t, ds[i].URI()) }})
+	})
+}
+
+// dialNode connects a Bus over the socket protocol.
+func dialNode(t testing.TB, target string) *Bus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	b, err := DialConfig(ctx, target, Config{Logger: testLogger()})
+	if err != nil {
+		t.Fatalf("dial %s: %v", target, err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
 }
 
 // waitFor polls cond until it holds or the timeout passes.
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		tm := time.NewTimer(5 * time.Millisecond)
-		<-tm.C
-	}
-}
-
-// mode names how a test Bus reaches its node.
-type mode string
-
-const (
-	modeSocket   mode = "socket"
-	modeEmbedded mode = "embedded"
-)
-
-var modes = []mode{modeSocket, modeEmbedded}
-
-// connect returns a Bus on n in mode m, closed at the end of the test.
-func connect(t testing.TB, n *node.Node, m mode) *Bus {
-	t.Helper()
-	cfg := Config{Logger: testLogger()}
-	var b *Bus
-	var err error
-	switch m {
-	case modeSocket:
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		b, err = DialConfig(ctx, n.SocketAddr().String(), cfg)
-	case modeEmbedded:
-		b, err = EmbeddedConfig(n, cfg)
-	}
-	if err != nil {
-		t.Fatalf("connect %s: %v", m, err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b
+	clienttest.WaitFor(t, timeout, what, cond)
 }
 
 // awaitRoute makes sure events on sc published on from reach to: it keeps

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/scope"
 )
 
 // socketLink reaches the bus over one RSB socket connection. Its reader
@@ -58,15 +59,29 @@ func (l *socketLink) readLoop() error {
 			return err
 		}
 		recv := nowMicros()
-		ev, err := notification.DecodeNotification(body)
+		l.bus.received.Add(1)
+		f, err := rsbsocket.ParseFrame(body)
 		if err != nil {
-			l.bus.malformed.Add(1)
-			l.bus.log.Debug("client: skipping malformed frame", "len", len(body), "err", err)
+			l.skipMalformed(body, err)
 			continue
 		}
-		l.bus.received.Add(1)
+		if !l.sinks.wants(f.Scope) {
+			l.bus.unwanted.Add(1) // an all-events connection gets much it does not need
+			continue
+		}
+		ev, err := notification.DecodeNotification(body)
+		if err != nil {
+			l.skipMalformed(body, err)
+			continue
+		}
 		l.sinks.deliver(ev, recv)
 	}
+}
+
+// skipMalformed counts and logs a frame that is not a valid Notification.
+func (l *socketLink) skipMalformed(body []byte, err error) {
+	l.bus.malformed.Add(1)
+	l.bus.log.Debug("client: skipping malformed frame", "len", len(body), "err", err)
 }
 
 func (l *socketLink) publish(ctx context.Context, ev *notification.Event) error {
@@ -148,6 +163,16 @@ func (d *dispatcher) load() []sinkEntry {
 		return *p
 	}
 	return nil
+}
+
+// wants reports whether some sink's scope contains sc.
+func (d *dispatcher) wants(sc scope.Scope) bool {
+	for _, e := range d.load() {
+		if e.s.sinkScope().Contains(sc) {
+			return true
+		}
+	}
+	return false
 }
 
 // deliver hands ev to every sink whose scope contains the event's scope.

@@ -28,6 +28,10 @@ const (
 	// maxHostLen bounds a host name in a URI (the DNS limit).
 	maxHostLen = 253
 
+	// maxProcRead bounds what introspection reads from one /proc or /etc
+	// file (cpuinfo, machine-id, stat).
+	maxProcRead = 64 << 10
+
 	// surveyQueue bounds the introspection surveys waiting for an answer;
 	// surveys past it are dropped (the surveyor sees the earlier answer).
 	surveyQueue = 16

@@ -21,9 +21,6 @@ import (
 // loadTime approximates the process start when /proc cannot tell it.
 var loadTime = time.Now()
 
-// maxProcRead bounds what is read from a /proc or /etc file.
-const maxProcRead = 64 << 10
-
 // processInfo describes this process for introspection Hellos.
 func processInfo(displayName string) *operatingsystem.Process {
 	p := proto.CloneOf(baseProcess())

@@ -10,39 +10,36 @@ import (
 // TestPublishListenAcrossNodes publishes on one node and listens on another,
 // over the socket protocol and embedded.
 func TestPublishListenAcrossNodes(t *testing.T) {
-	nodes := startCluster(t, 2)
-	for _, m := range modes {
-		t.Run(string(m), func(t *testing.T) {
-			a, b := connect(t, nodes[0], m), connect(t, nodes[1], m)
-			sc := mustScope("/pub/" + string(m) + "/")
-			awaitRoute(t, a, b, sc)
-			l, err := b.NewListener(sc)
-			if err != nil {
+	forEnvs(t, 2, func(t *testing.T, e env) {
+		a, b := e.connect(t, 0), e.connect(t, 1)
+		sc := mustScope("/pub/" + e.name + "/")
+		awaitRoute(t, a, b, sc)
+		l, err := b.NewListener(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := collectEvents(t, l)
+		inf, err := a.NewInformer(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		values := []any{"hello", int64(-7), true, 2.5, []byte{0, 1, 2}, nil}
+		for _, v := range values {
+			if _, err := inf.Publish(bg(), v); err != nil {
 				t.Fatal(err)
 			}
-			got := collectEvents(t, l)
-			inf, err := a.NewInformer(sc)
-			if err != nil {
-				t.Fatal(err)
+		}
+		for i, want := range values {
+			ev := next(t, got)
+			checkReceived(t, ev, inf, uint32(i))
+			if want == nil {
+				want = struct{}{}
 			}
-			values := []any{"hello", int64(-7), true, 2.5, []byte{0, 1, 2}, nil}
-			for _, v := range values {
-				if _, err := inf.Publish(bg(), v); err != nil {
-					t.Fatal(err)
-				}
+			if !equalPayload(ev.Payload, want) {
+				t.Errorf("event %d payload %#v, want %#v", i, ev.Payload, want)
 			}
-			for i, want := range values {
-				ev := next(t, got)
-				checkReceived(t, ev, inf, uint32(i))
-				if want == nil {
-					want = struct{}{}
-				}
-				if !equalPayload(ev.Payload, want) {
-					t.Errorf("event %d payload %#v, want %#v", i, ev.Payload, want)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // checkReceived checks the id, scope and timestamps of a received event.
@@ -74,94 +71,88 @@ func equalPayload(got, want any) bool {
 // TestSubScopes checks that a listener gets its scope and sub-scopes only,
 // and that an informer refuses scopes outside its own.
 func TestSubScopes(t *testing.T) {
-	nodes := startCluster(t, 2)
-	for _, m := range modes {
-		t.Run(string(m), func(t *testing.T) {
-			a, b := connect(t, nodes[0], m), connect(t, nodes[1], m)
-			base := "/sub/" + string(m)
-			sc := mustScope(base + "/a/")
-			awaitRoute(t, a, b, sc)
-			l, err := b.NewListener(sc)
-			if err != nil {
+	forEnvs(t, 2, func(t *testing.T, e env) {
+		a, b := e.connect(t, 0), e.connect(t, 1)
+		base := "/sub/" + e.name
+		sc := mustScope(base + "/a/")
+		awaitRoute(t, a, b, sc)
+		l, err := b.NewListener(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := collectEvents(t, l)
+		inf, err := a.NewInformer(mustScope(base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []string{base + "/", base + "/ab/", base + "/a/b/c/", base + "/b/a/", base + "/a/"} {
+			ev := &Event{Payload: s}
+			ev.Scope = mustScope(s)
+			if err := inf.PublishEvent(bg(), ev); err != nil {
 				t.Fatal(err)
 			}
-			got := collectEvents(t, l)
-			inf, err := a.NewInformer(mustScope(base))
-			if err != nil {
-				t.Fatal(err)
+		}
+		for _, want := range []string{base + "/a/b/c/", base + "/a/"} {
+			if ev := next(t, got); ev.Scope.String() != want || ev.Payload != want {
+				t.Errorf("got %s %v, want %s", ev.Scope, ev.Payload, want)
 			}
-			for _, s := range []string{base + "/", base + "/ab/", base + "/a/b/c/", base + "/b/a/", base + "/a/"} {
-				ev := &Event{Payload: s}
-				ev.Scope = mustScope(s)
-				if err := inf.PublishEvent(bg(), ev); err != nil {
-					t.Fatal(err)
-				}
-			}
-			for _, want := range []string{base + "/a/b/c/", base + "/a/"} {
-				if ev := next(t, got); ev.Scope.String() != want || ev.Payload != want {
-					t.Errorf("got %s %v, want %s", ev.Scope, ev.Payload, want)
-				}
-			}
-			quiet(t, got)
-			ev := &Event{}
-			ev.Scope = mustScope("/elsewhere/")
-			if err := inf.PublishEvent(bg(), ev); !errors.Is(err, ErrScope) {
-				t.Errorf("publish outside scope: %v, want ErrScope", err)
-			}
-		})
-	}
+		}
+		quiet(t, got)
+		ev := &Event{}
+		ev.Scope = mustScope("/elsewhere/")
+		if err := inf.PublishEvent(bg(), ev); !errors.Is(err, ErrScope) {
+			t.Errorf("publish outside scope: %v, want ErrScope", err)
+		}
+	})
 }
 
 // TestFilters checks the method, origin, wire-schema and scope filters.
 func TestFilters(t *testing.T) {
-	nodes := startCluster(t, 2)
-	for _, m := range modes {
-		t.Run(string(m), func(t *testing.T) {
-			a, b := connect(t, nodes[0], m), connect(t, nodes[1], m)
-			sc := mustScope("/filter/" + string(m) + "/")
-			awaitRoute(t, a, b, sc)
-			inf1, _ := a.NewInformer(sc)
-			inf2, _ := a.NewInformer(sc)
-			ls := map[string]<-chan *Event{}
-			for name, f := range map[string]Filter{
-				"method": MethodFilter("M"),
-				"origin": OriginFilter(inf2.ID()),
-				"schema": WireSchemaFilter(notification.SchemaInt64),
-				"scope":  ScopeFilter(sc.Concat(mustScope("/x/"))),
-			} {
-				l, err := b.NewListener(sc, WithFilter(f))
-				if err != nil {
-					t.Fatal(err)
-				}
-				ls[name] = collectEvents(t, l)
+	forEnvs(t, 2, func(t *testing.T, e env) {
+		a, b := e.connect(t, 0), e.connect(t, 1)
+		sc := mustScope("/filter/" + e.name + "/")
+		awaitRoute(t, a, b, sc)
+		inf1, _ := a.NewInformer(sc)
+		inf2, _ := a.NewInformer(sc)
+		ls := map[string]<-chan *Event{}
+		for name, f := range map[string]Filter{
+			"method": MethodFilter("M"),
+			"origin": OriginFilter(inf2.ID()),
+			"schema": WireSchemaFilter(notification.SchemaInt64),
+			"scope":  ScopeFilter(sc.Concat(mustScope("/x/"))),
+		} {
+			l, err := b.NewListener(sc, WithFilter(f))
+			if err != nil {
+				t.Fatal(err)
 			}
-			all, _ := b.NewListener(sc)
-			allCh := collectEvents(t, all)
+			ls[name] = collectEvents(t, l)
+		}
+		all, _ := b.NewListener(sc)
+		allCh := collectEvents(t, all)
 
-			send := func(inf *Informer, method, sub string, v any) {
-				ev := &Event{Payload: v}
-				ev.Method = method
-				if sub != "" {
-					ev.Scope = sc.Concat(mustScope(sub))
-				}
-				if err := inf.PublishEvent(bg(), ev); err != nil {
-					t.Fatal(err)
-				}
+		send := func(inf *Informer, method, sub string, v any) {
+			ev := &Event{Payload: v}
+			ev.Method = method
+			if sub != "" {
+				ev.Scope = sc.Concat(mustScope(sub))
 			}
-			send(inf1, "M", "", "method")
-			send(inf2, "", "", "origin")
-			send(inf1, "", "", int64(1))
-			send(inf1, "", "/x/y", "scope")
-			for range 4 {
-				next(t, allCh) // all four arrived at b
+			if err := inf.PublishEvent(bg(), ev); err != nil {
+				t.Fatal(err)
 			}
-			want := map[string]any{"method": "method", "origin": "origin", "schema": int64(1), "scope": "scope"}
-			for name, ch := range ls {
-				if ev := next(t, ch); ev.Payload != want[name] {
-					t.Errorf("%s filter passed %v, want %v", name, ev.Payload, want[name])
-				}
-				quiet(t, ch)
+		}
+		send(inf1, "M", "", "method")
+		send(inf2, "", "", "origin")
+		send(inf1, "", "", int64(1))
+		send(inf1, "", "/x/y", "scope")
+		for range 4 {
+			next(t, allCh) // all four arrived at b
+		}
+		want := map[string]any{"method": "method", "origin": "origin", "schema": int64(1), "scope": "scope"}
+		for name, ch := range ls {
+			if ev := next(t, ch); ev.Payload != want[name] {
+				t.Errorf("%s filter passed %v, want %v", name, ev.Payload, want[name])
 			}
-		})
-	}
+			quiet(t, ch)
+		}
+	})
 }

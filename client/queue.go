@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"sync/atomic"
 )
@@ -148,4 +149,15 @@ func (q *queue) isClosed() bool {
 	default:
 		return false
 	}
+}
+
+// String names the policy.
+func (p DropPolicy) String() string {
+	switch p {
+	case DropNewest:
+		return "drop-newest"
+	case DropOldest:
+		return "drop-oldest"
+	}
+	return "DropPolicy(" + strconv.Itoa(int(p)) + ")"
 }

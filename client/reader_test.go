@@ -10,55 +10,51 @@ import (
 
 // TestReader covers reads across nodes, timeouts and Close.
 func TestReader(t *testing.T) {
-	nodes := startCluster(t, 2)
-	for _, m := range modes {
-		t.Run(string(m), func(t *testing.T) {
-			a, b := connect(t, nodes[0], m), connect(t, nodes[1], m)
-			sc := mustScope("/reader/" + string(m) + "/")
-			awaitRoute(t, a, b, sc)
-			rd, err := b.NewReader(sc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(bg(), 50*time.Millisecond)
-			_, err = rd.Read(ctx)
-			cancel()
-			if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
-				t.Fatalf("read on empty reader: %v, want ErrTimeout", err)
-			}
-			inf, _ := a.NewInformer(sc)
-			if _, err := inf.Publish(bg(), "x"); err != nil {
-				t.Fatal(err)
-			}
-			if ev := readSkippingProbes(t, rd, 10*time.Second); ev.Payload != "x" {
-				t.Fatalf("read %v", ev.Payload)
-			}
-			done := make(chan error, 1)
-			go func() { _, err := rd.Read(bg()); done <- err }()
-			rd.Close()
-			if err := <-done; !errors.Is(err, ErrClosed) {
-				t.Fatalf("read blocked across Close: %v, want ErrClosed", err)
-			}
-			if _, err := rd.Read(bg()); !errors.Is(err, ErrClosed) {
-				t.Fatalf("read after Close: %v", err)
-			}
-			rd.Close()
-		})
-	}
+	forEnvs(t, 2, func(t *testing.T, e env) {
+		a, b := e.connect(t, 0), e.connect(t, 1)
+		sc := mustScope("/reader/" + e.name + "/")
+		awaitRoute(t, a, b, sc)
+		rd, err := b.NewReader(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(bg(), 50*time.Millisecond)
+		_, err = rd.Read(ctx)
+		cancel()
+		if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("read on empty reader: %v, want ErrTimeout", err)
+		}
+		inf, _ := a.NewInformer(sc)
+		if _, err := inf.Publish(bg(), "x"); err != nil {
+			t.Fatal(err)
+		}
+		if ev := readSkippingProbes(t, rd, 10*time.Second); ev.Payload != "x" {
+			t.Fatalf("read %v", ev.Payload)
+		}
+		done := make(chan error, 1)
+		go func() { _, err := rd.Read(bg()); done <- err }()
+		rd.Close()
+		if err := <-done; !errors.Is(err, ErrClosed) {
+			t.Fatalf("read blocked across Close: %v, want ErrClosed", err)
+		}
+		if _, err := rd.Read(bg()); !errors.Is(err, ErrClosed) {
+			t.Fatalf("read after Close: %v", err)
+		}
+		rd.Close()
+	})
 }
 
 // TestReaderDropPolicy fills a small queue from a local informer (delivered
-// synchronously in both modes) and checks what each policy keeps.
+// synchronously in every environment) and checks what each policy keeps.
 func TestReaderDropPolicy(t *testing.T) {
-	nodes := startCluster(t, 1)
-	for _, m := range modes {
+	forEnvs(t, 1, func(t *testing.T, e env) {
 		for _, tc := range []struct {
 			policy DropPolicy
 			want   []int64
 		}{{DropNewest, []int64{0, 1}}, {DropOldest, []int64{3, 4}}} {
-			t.Run(fmt.Sprintf("%s/%d", m, tc.policy), func(t *testing.T) {
-				b := connect(t, nodes[0], m)
-				sc := mustScope(fmt.Sprintf("/drop/%s/%d/", m, tc.policy))
+			t.Run(fmt.Sprint(tc.policy), func(t *testing.T) {
+				b := e.connect(t, 0)
+				sc := mustScope(fmt.Sprintf("/drop/%s/%d/", e.name, tc.policy))
 				rd, err := b.NewReader(sc, WithQueue(2, tc.policy))
 				if err != nil {
 					t.Fatal(err)
@@ -82,98 +78,92 @@ func TestReaderDropPolicy(t *testing.T) {
 				}
 			})
 		}
-	}
+	})
 }
 
 // TestHandlerFailures checks that errors and panics of handlers are counted
 // and the listener keeps delivering.
 func TestHandlerFailures(t *testing.T) {
-	nodes := startCluster(t, 1)
-	for _, m := range modes {
-		t.Run(string(m), func(t *testing.T) {
-			b := connect(t, nodes[0], m)
-			sc := mustScope("/handlers/" + string(m) + "/")
-			l, err := b.NewListener(sc)
-			if err != nil {
+	forEnvs(t, 1, func(t *testing.T, e env) {
+		b := e.connect(t, 0)
+		sc := mustScope("/handlers/" + e.name + "/")
+		l, err := b.NewListener(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.AddHandler(func(ev *Event) error {
+			switch ev.Payload {
+			case "panic":
+				panic("boom")
+			case "error":
+				return errors.New("failed")
+			}
+			return nil
+		})
+		got := make(chan any, 8)
+		remove := l.AddHandler(func(ev *Event) error { got <- ev.Payload; return nil })
+		inf, _ := b.NewInformer(sc)
+		for _, v := range []string{"panic", "error", "fine"} {
+			if _, err := inf.Publish(bg(), v); err != nil {
 				t.Fatal(err)
 			}
-			l.AddHandler(func(ev *Event) error {
-				switch ev.Payload {
-				case "panic":
-					panic("boom")
-				case "error":
-					return errors.New("failed")
+		}
+		for _, want := range []string{"panic", "error", "fine"} {
+			select {
+			case v := <-got:
+				if v != want {
+					t.Fatalf("second handler got %v, want %s", v, want)
 				}
-				return nil
-			})
-			got := make(chan any, 8)
-			remove := l.AddHandler(func(ev *Event) error { got <- ev.Payload; return nil })
-			inf, _ := b.NewInformer(sc)
-			for _, v := range []string{"panic", "error", "fine"} {
-				if _, err := inf.Publish(bg(), v); err != nil {
-					t.Fatal(err)
-				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("second handler not called")
 			}
-			for _, want := range []string{"panic", "error", "fine"} {
-				select {
-				case v := <-got:
-					if v != want {
-						t.Fatalf("second handler got %v, want %s", v, want)
-					}
-				case <-time.After(10 * time.Second):
-					t.Fatal("second handler not called")
-				}
-			}
-			st := l.Stats()
-			if st.Panics != 1 || st.Errors != 1 || st.Handled != 6 {
-				t.Fatalf("stats %+v", st)
-			}
-			remove()
-			inf.Publish(bg(), "after")
-			waitFor(t, 10*time.Second, "handled", func() bool { return l.Stats().Handled == 7 })
-			if len(got) != 0 {
-				t.Fatal("removed handler still called")
-			}
-		})
-	}
+		}
+		st := l.Stats()
+		if st.Panics != 1 || st.Errors != 1 || st.Handled != 6 {
+			t.Fatalf("stats %+v", st)
+		}
+		remove()
+		inf.Publish(bg(), "after")
+		waitFor(t, 10*time.Second, "handled", func() bool { return l.Stats().Handled == 7 })
+		if len(got) != 0 {
+			t.Fatal("removed handler still called")
+		}
+	})
 }
 
 // TestClose checks idempotent Close and ErrClosed after it.
 func TestClose(t *testing.T) {
-	nodes := startCluster(t, 1)
-	for _, m := range modes {
-		t.Run(string(m), func(t *testing.T) {
-			b := connect(t, nodes[0], m)
-			sc := mustScope("/close/")
-			inf, _ := b.NewInformer(sc)
-			l, _ := b.NewListener(sc)
-			rs, _ := b.NewRemoteServer(sc)
-			ls, _ := b.NewLocalServer(sc)
-			if err := inf.Close(); err != nil {
-				t.Fatal(err)
-			}
-			inf.Close()
-			if _, err := inf.Publish(bg(), "x"); !errors.Is(err, ErrClosed) {
-				t.Fatalf("publish after close: %v", err)
-			}
-			if err := b.Close(); err != nil {
-				t.Fatal(err)
-			}
-			b.Close()
-			l.Close()
-			ls.Close()
-			if _, err := rs.Call(bg(), "m", nil); !errors.Is(err, ErrClosed) {
-				t.Fatalf("call after bus close: %v", err)
-			}
-			if err := ls.AddMethod("m", func(context.Context, *Event) (any, error) { return nil, nil }); !errors.Is(err, ErrClosed) {
-				t.Fatalf("AddMethod after close: %v", err)
-			}
-			if _, err := b.NewInformer(sc); !errors.Is(err, ErrClosed) {
-				t.Fatalf("NewInformer after close: %v", err)
-			}
-			if _, err := b.NewReader(sc); !errors.Is(err, ErrClosed) {
-				t.Fatalf("NewReader after close: %v", err)
-			}
-		})
-	}
+	forEnvs(t, 1, func(t *testing.T, e env) {
+		b := e.connect(t, 0)
+		sc := mustScope("/close/")
+		inf, _ := b.NewInformer(sc)
+		l, _ := b.NewListener(sc)
+		rs, _ := b.NewRemoteServer(sc)
+		ls, _ := b.NewLocalServer(sc)
+		if err := inf.Close(); err != nil {
+			t.Fatal(err)
+		}
+		inf.Close()
+		if _, err := inf.Publish(bg(), "x"); !errors.Is(err, ErrClosed) {
+			t.Fatalf("publish after close: %v", err)
+		}
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+		l.Close()
+		ls.Close()
+		if _, err := rs.Call(bg(), "m", nil); !errors.Is(err, ErrClosed) {
+			t.Fatalf("call after bus close: %v", err)
+		}
+		if err := ls.AddMethod("m", func(context.Context, *Event) (any, error) { return nil, nil }); !errors.Is(err, ErrClosed) {
+			t.Fatalf("AddMethod after close: %v", err)
+		}
+		if _, err := b.NewInformer(sc); !errors.Is(err, ErrClosed) {
+			t.Fatalf("NewInformer after close: %v", err)
+		}
+		if _, err := b.NewReader(sc); !errors.Is(err, ErrClosed) {
+			t.Fatalf("NewReader after close: %v", err)
+		}
+	})
 }

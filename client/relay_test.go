@@ -9,6 +9,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/rsbsocket"
 )
 
 // relay is a minimal RSB socket server written from the protocol rules alone
@@ -153,6 +156,44 @@ func TestForeignServer(t *testing.T) {
 	}
 	if _, err := rs.Call(ctx, "twice", ""); !errors.Is(err, ErrRemote) {
 		t.Fatalf("error call: %v", err)
+	}
+	hostileFrames(t, addr, b)
+}
+
+// hostileFrames sends b garbage and an event nobody listens to through the
+// relay: both are counted and skipped, and b keeps working.
+func hostileFrames(t *testing.T, addr string, b *Bus) {
+	t.Helper()
+	got := collectEvents(t, must(b.NewListener(mustScope("/hostile/"))))
+	raw, err := rsbsocket.Dial(bg(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	send := func(sc string, payload string) {
+		ev := &notification.Event{Scope: mustScope(sc), WireSchema: notification.SchemaUTF8String, Data: []byte(payload),
+			ID: notification.EventID{SenderID: notification.NewParticipantID()}}
+		ev.MetaData.CreateTime, ev.MetaData.SendTime = nowMicros(), nowMicros()
+		body, err := notification.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := raw.Send(body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := b.Stats()
+	if err := raw.Send([]byte("\xff\xffnot a notification")); err != nil {
+		t.Fatal(err)
+	}
+	send("/nobody/listens/", "x")
+	send("/hostile/", "still fine")
+	if ev := next(t, got); ev.Payload != "still fine" {
+		t.Fatalf("after garbage got %v", ev.Payload)
+	}
+	st := b.Stats()
+	if st.Malformed != before.Malformed+1 || st.Unwanted < before.Unwanted+1 {
+		t.Fatalf("stats before %+v after %+v", before, st)
 	}
 }
 

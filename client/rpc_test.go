@@ -56,101 +56,92 @@ func rpcPair(t testing.TB, sa, sb *Bus, sc string, calls *atomic.Int64) *RemoteS
 
 // TestRPC calls across nodes: results, error replies, panics, bad methods.
 func TestRPC(t *testing.T) {
-	nodes := startCluster(t, 2)
-	for _, m := range modes {
-		t.Run(string(m), func(t *testing.T) {
-			var calls atomic.Int64
-			rs := rpcPair(t, connect(t, nodes[0], m), connect(t, nodes[1], m), "/rpc/"+string(m), &calls)
-			ctx, cancel := context.WithTimeout(bg(), 10*time.Second)
-			defer cancel()
-			if got, err := rs.Call(ctx, "echo", "hi"); err != nil || got != "hi" {
-				t.Fatalf("echo: %v %v", got, err)
-			}
-			if got, err := rs.Call(ctx, "add1", int64(41)); err != nil || got != int64(42) {
-				t.Fatalf("add1: %v %v", got, err)
-			}
-			if got, err := rs.Call(ctx, "void", nil); err != nil || got != struct{}{} {
-				t.Fatalf("void: %v %v", got, err)
-			}
-			_, err := rs.Call(ctx, "fail", "magic")
-			var re *RemoteError
-			if !errors.Is(err, ErrRemote) || !errors.As(err, &re) || re.Message != "cannot do magic" || re.Method != "fail" {
-				t.Fatalf("fail: %v", err)
-			}
-			if _, err := rs.Call(ctx, "panic", nil); !errors.As(err, &re) || !strings.Contains(re.Message, "kaput") {
-				t.Fatalf("panic: %v", err)
-			}
-			if _, err := rs.Call(ctx, "add1", "x"); !errors.As(err, &re) || !strings.Contains(re.Message, "want int64") {
-				t.Fatalf("add1 with string: %v", err)
-			}
-			if _, err := rs.Call(ctx, "not/one", nil); !errors.Is(err, ErrConfig) {
-				t.Fatalf("bad method name: %v", err)
-			}
-			rep, err := rs.CallEvent(ctx, "echo", int64(3))
-			if err != nil || rep.Method != MethodReply || len(rep.Causes) != 1 || rep.Causes[0].SenderID != rs.requester.ID() {
-				t.Fatalf("reply event %+v %v", rep, err)
-			}
-		})
-	}
+	forEnvs(t, 2, func(t *testing.T, e env) {
+		var calls atomic.Int64
+		rs := rpcPair(t, e.connect(t, 0), e.connect(t, 1), "/rpc/"+e.name, &calls)
+		ctx, cancel := context.WithTimeout(bg(), 10*time.Second)
+		defer cancel()
+		if got, err := rs.Call(ctx, "echo", "hi"); err != nil || got != "hi" {
+			t.Fatalf("echo: %v %v", got, err)
+		}
+		if got, err := rs.Call(ctx, "add1", int64(41)); err != nil || got != int64(42) {
+			t.Fatalf("add1: %v %v", got, err)
+		}
+		if got, err := rs.Call(ctx, "void", nil); err != nil || got != struct{}{} {
+			t.Fatalf("void: %v %v", got, err)
+		}
+		_, err := rs.Call(ctx, "fail", "magic")
+		var re *RemoteError
+		if !errors.Is(err, ErrRemote) || !errors.As(err, &re) || re.Message != "cannot do magic" || re.Method != "fail" {
+			t.Fatalf("fail: %v", err)
+		}
+		if _, err := rs.Call(ctx, "panic", nil); !errors.As(err, &re) || !strings.Contains(re.Message, "kaput") {
+			t.Fatalf("panic: %v", err)
+		}
+		if _, err := rs.Call(ctx, "add1", "x"); !errors.As(err, &re) || !strings.Contains(re.Message, "want int64") {
+			t.Fatalf("add1 with string: %v", err)
+		}
+		if _, err := rs.Call(ctx, "not/one", nil); !errors.Is(err, ErrConfig) {
+			t.Fatalf("bad method name: %v", err)
+		}
+		rep, err := rs.CallEvent(ctx, "echo", int64(3))
+		if err != nil || rep.Method != MethodReply || len(rep.Causes) != 1 || rep.Causes[0].SenderID != rs.requester.ID() {
+			t.Fatalf("reply event %+v %v", rep, err)
+		}
+	})
 }
 
 // TestRPCTimeout calls a method nobody serves.
 func TestRPCTimeout(t *testing.T) {
-	nodes := startCluster(t, 1)
-	for _, m := range modes {
-		t.Run(string(m), func(t *testing.T) {
-			b := connect(t, nodes[0], m)
-			rs, err := b.NewRemoteServer(mustScope("/nobody/"), WithCallTimeout(100*time.Millisecond))
-			if err != nil {
-				t.Fatal(err)
-			}
-			start := time.Now()
-			_, err = rs.Call(bg(), "m", nil)
-			if !errors.Is(err, ErrTimeout) {
-				t.Fatalf("call without server: %v, want ErrTimeout", err)
-			}
-			if d := time.Since(start); d < 100*time.Millisecond || d > 5*time.Second {
-				t.Fatalf("timed out after %v", d)
-			}
-			ctx, cancel := context.WithCancel(bg())
-			cancel()
-			if _, err := rs.Call(ctx, "m", nil); !errors.Is(err, context.Canceled) {
-				t.Fatalf("cancelled call: %v", err)
-			}
-		})
-	}
+	forEnvs(t, 1, func(t *testing.T, e env) {
+		b := e.connect(t, 0)
+		rs, err := b.NewRemoteServer(mustScope("/nobody/"), WithCallTimeout(100*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		_, err = rs.Call(bg(), "m", nil)
+		if !errors.Is(err, ErrTimeout) {
+			t.Fatalf("call without server: %v, want ErrTimeout", err)
+		}
+		if d := time.Since(start); d < 100*time.Millisecond || d > 5*time.Second {
+			t.Fatalf("timed out after %v", d)
+		}
+		ctx, cancel := context.WithCancel(bg())
+		cancel()
+		if _, err := rs.Call(ctx, "m", nil); !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled call: %v", err)
+		}
+	})
 }
 
 // TestRPCSeveralServers has two servers answer; the caller takes the first
 // reply and ignores the second.
 func TestRPCSeveralServers(t *testing.T) {
-	nodes := startCluster(t, 2)
-	for _, m := range modes {
-		t.Run(string(m), func(t *testing.T) {
-			a, b := connect(t, nodes[0], m), connect(t, nodes[1], m)
-			sc := "/multi/" + string(m)
-			var calls atomic.Int64
-			rs := rpcPair(t, a, b, sc, &calls)
-			local, err := a.NewLocalServer(mustScope(sc))
-			if err != nil {
-				t.Fatal(err)
+	forEnvs(t, 2, func(t *testing.T, e env) {
+		a, b := e.connect(t, 0), e.connect(t, 1)
+		sc := "/multi/" + e.name
+		var calls atomic.Int64
+		rs := rpcPair(t, a, b, sc, &calls)
+		local, err := a.NewLocalServer(mustScope(sc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		addEcho(t, local, &calls)
+		for i := range 5 {
+			ctx, cancel := context.WithTimeout(bg(), 10*time.Second)
+			got, err := rs.Call(ctx, "echo", int64(i))
+			cancel()
+			if err != nil || got != int64(i) {
+				t.Fatalf("call %d: %v %v", i, got, err)
 			}
-			addEcho(t, local, &calls)
-			for i := range 5 {
-				ctx, cancel := context.WithTimeout(bg(), 10*time.Second)
-				got, err := rs.Call(ctx, "echo", int64(i))
-				cancel()
-				if err != nil || got != int64(i) {
-					t.Fatalf("call %d: %v %v", i, got, err)
-				}
-			}
-			waitFor(t, 10*time.Second, "both servers answered every call", func() bool { return calls.Load() == 10 })
-			rs.mu.Lock()
-			pending := len(rs.pending)
-			rs.mu.Unlock()
-			if pending != 0 {
-				t.Fatalf("%d calls still pending", pending)
-			}
-		})
-	}
+		}
+		waitFor(t, 10*time.Second, "both servers answered every call", func() bool { return calls.Load() == 10 })
+		rs.mu.Lock()
+		pending := len(rs.pending)
+		rs.mu.Unlock()
+		if pending != 0 {
+			t.Fatalf("%d calls still pending", pending)
+		}
+	})
 }

@@ -41,6 +41,12 @@ func TestUninterestedDaemonReceivesNothing(t *testing.T) {
 	t.Logf("cluster formed in %v, events flowed to B after %v, to C after %v more", formed.Round(time.Millisecond),
 		routeB.Round(time.Millisecond), routeC.Round(time.Millisecond))
 
+	// C's connections wanted everything until their Hellos; C keeps
+	// receiving what it gave up until the peers confirmed the narrower
+	// interest (and a short settle time). Measure once that is over.
+	waitFor(t, 20*time.Second, "C's given-up scopes to stop lingering", func() bool {
+		return cc.metric("rsbd_lingering_scopes") == 0
+	})
 	before, sentBefore := cc.metrics(), a.metric(`rsbd_sent_datagrams_total{kind="data"}`)
 	const n = 200
 	evs := make([]*notification.Event, n)

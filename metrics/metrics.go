@@ -39,6 +39,9 @@ type Metrics struct {
 	Peers prometheus.Gauge
 	// MulticastGroups is the number of multicast groups joined.
 	MulticastGroups prometheus.Gauge
+	// LingeringScopes counts scopes no local sink wants any more but that
+	// are still received until the peers confirmed the change.
+	LingeringScopes prometheus.Gauge
 	// SocketConnections is the number of open RSB socket client connections.
 	SocketConnections prometheus.Gauge
 	// SocketAccepted counts accepted RSB socket client connections.
@@ -102,6 +105,7 @@ func New(reg prometheus.Registerer, opts ...Option) *Metrics {
 	f.counters("lost_datagrams_total", "Datagrams covered by loss reports, by reason.", "reason", lossNames[:], m.LostDatagrams[:])
 	m.Peers = f.gauge("peers", "Live cluster peers.")
 	m.MulticastGroups = f.gauge("joined_multicast_groups", "Multicast groups joined.")
+	m.LingeringScopes = f.gauge("lingering_scopes", "Scopes given up but still received until peers confirm the change.")
 	m.SocketConnections = f.gauge("socket_connections", "Open RSB socket client connections.")
 	m.SocketAccepted = f.counter("socket_accepted_connections_total", "RSB socket client connections accepted.")
 	f.gauges("queue_depth", "Items in bounded queues, by queue.", "queue", queueNames[:], m.QueueDepth[:])

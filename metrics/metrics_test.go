@@ -48,6 +48,7 @@ func TestFamilies(t *testing.T) {
 		"rsbd_drops_total":                       C,
 		"rsbd_peers":                             G,
 		"rsbd_joined_multicast_groups":           G,
+		"rsbd_lingering_scopes":                  G,
 		"rsbd_socket_connections":                G,
 		"rsbd_socket_accepted_connections_total": C,
 		"rsbd_queue_depth":                       G,

@@ -100,6 +100,10 @@ type Config struct {
 	// InterestBarrier bounds how long a new listener's announcement (or an
 	// embedded Subscribe) waits for the peers to be told; 0 = default.
 	InterestBarrier time.Duration
+	// InterestLinger is how long a scope no local sink wants any more is
+	// still received (peers keep sending until they learn the change);
+	// 0 = default.
+	InterestLinger time.Duration
 	// NewConn opens the datagram network; nil means transport.Open (real
 	// UDP sockets). Tests pass a fault-injecting network here.
 	NewConn func(transport.Config, transport.Handler) (transport.Conn, error)
@@ -148,6 +152,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.InterestBarrier == 0 {
 		c.InterestBarrier = DefaultInterestBarrier
+	}
+	if c.InterestLinger == 0 {
+		c.InterestLinger = DefaultInterestLinger
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

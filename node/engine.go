@@ -74,6 +74,8 @@ type engine struct {
 	// acks tracks what this node last ACKed per reliable remote stream.
 	acks     map[datagram.StreamKey]ackState
 	ackDirty bool
+	// recent drops second copies of events while a scope lingers.
+	recent recentEvents
 	// lastActive is when the engine last sent DATA or heard a NACK.
 	lastActive time.Time
 }

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/rsbd/rsbd/group"
 	"github.com/rsbd/rsbd/metrics"
@@ -99,44 +100,150 @@ func (n *Node) interestLoop() {
 }
 
 // updateInterest re-derives the wanted groups from the local sinks, tells
-// peers and joins or leaves multicast addresses. It reports whether the set
-// of groups changed. Callers are serialized by interestMu.
+// peers and joins or leaves multicast addresses. It reports whether the
+// announced set of groups changed. Callers are serialized by interestMu.
+//
+// Widening applies at once. Narrowing is announced at once too, but the
+// scopes given up are still received (they linger) until every peer has
+// confirmed the narrower state, or for InterestLinger at most: peers keep
+// sending on them until they learn the change, and dropping those events
+// would lose them for the sinks that are still here. (A fresh socket client
+// wants everything until its first Hello, so every connect narrows the
+// interest again a moment later.)
 func (n *Node) updateInterest() bool {
 	n.interestMu.Lock()
 	defer n.interestMu.Unlock()
-	scopes := n.localScopes()
+	now := time.Now()
+	cur := minimalScopes(n.localScopes())
+	narrowed := false
+	for _, s := range n.lastScopes {
+		if !covered(cur, s) {
+			narrowed = true
+			n.linger[s] = lingerEntry{until: now.Add(n.cfg.InterestLinger)}
+		}
+	}
+	n.lastScopes = cur
+	// Receive (join) first, announce second: a peer may send on a new group
+	// as soon as it hears of it.
+	n.applyAccepted(now, cur)
+	ids := groupIDs(cur)
+	changed := !slices.Equal(ids, n.lastGroups)
+	n.lastGroups = ids
+	if err := n.mem.SetLocalGroups(ids); err != nil {
+		n.log.Error("cannot announce interest", "groups", len(ids), "err", err)
+	}
+	if narrowed {
+		v := n.mem.LocalVersion()
+		for s, e := range n.linger {
+			if e.version == 0 {
+				e.version = v
+				n.linger[s] = e
+			}
+		}
+		go n.confirmNarrowing(v)
+	}
+	return changed
+}
+
+// applyAccepted sets what the node receives: the announced scopes and the
+// lingering ones; it arms a timer for the next linger to expire.
+func (n *Node) applyAccepted(now time.Time, cur []scope.Scope) {
+	all := slices.Clone(cur)
+	var next time.Time
+	for s, e := range n.linger {
+		if !e.until.After(now) || covered(cur, s) {
+			delete(n.linger, s)
+			continue
+		}
+		all = append(all, s)
+		if next.IsZero() || e.until.Before(next) {
+			next = e.until
+		}
+	}
+	if !next.IsZero() {
+		time.AfterFunc(next.Sub(now), n.signalInterest)
+	}
+	n.lingering.Store(len(n.linger) > 0)
+	n.m.LingeringScopes.Set(float64(len(n.linger)))
+	// Not minimized: a lingering scope may contain an announced one, and
+	// both groups must be received.
+	accepted := all
+	n.wanted.store(accepted)
+	if !n.cfg.Unicast {
+		n.updateJoins(n.joined, groupIDs(accepted))
+	}
+	n.m.MulticastGroups.Set(float64(len(n.joined)))
+}
+
+// confirmNarrowing pushes the narrower state of version v to the peers and,
+// once all confirmed it, stops receiving the scopes it gave up lingerSettle
+// later.
+func (n *Node) confirmNarrowing(v uint64) {
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.InterestLinger)
+	defer cancel()
+	if _, err := n.mem.PushLocal(ctx); err != nil {
+		return // the lingering scopes expire on their own
+	}
+	n.confirmed.Store(max(n.confirmed.Load(), v))
+	// Datagrams the peers sent before they applied the change may still be
+	// in flight or under repair: keep receiving for lingerSettle more.
+	n.interestMu.Lock()
+	settle := time.Now().Add(lingerSettle)
+	for s, e := range n.linger {
+		if e.version != 0 && e.version <= v && settle.Before(e.until) {
+			e.until = settle
+			n.linger[s] = e
+		}
+	}
+	n.applyAccepted(time.Now(), n.lastScopes)
+	n.interestMu.Unlock()
+}
+
+// lingerEntry is a scope given up but still received until the peers
+// confirmed the state version that dropped it, or until the deadline.
+type lingerEntry struct {
+	until   time.Time
+	version uint64
+}
+
+// groupIDs returns the sorted group ids of scopes.
+func groupIDs(scopes []scope.Scope) []datagram.GroupID {
 	ids := make([]datagram.GroupID, 0, len(scopes))
 	for _, s := range scopes {
 		ids = append(ids, group.ID(s))
 	}
-	ids = group.SortGroups(ids)
-	changed := !slices.Equal(ids, n.lastGroups)
-	n.lastGroups = ids
-	n.wanted.store(scopes)
-	if err := n.mem.SetLocalGroups(ids); err != nil {
-		n.log.Error("cannot announce interest", "groups", len(ids), "err", err)
+	return group.SortGroups(ids)
+}
+
+// covered reports whether one of scopes contains s.
+func covered(scopes []scope.Scope, s scope.Scope) bool {
+	for _, c := range scopes {
+		if c.Contains(s) {
+			return true
+		}
 	}
-	if !n.cfg.Unicast {
-		n.updateJoins(n.joined, ids)
-	}
-	n.m.MulticastGroups.Set(float64(len(n.joined)))
-	return changed
+	return false
 }
 
 // interestBarrier makes a new local interest known to every peer before the
-// caller goes on: it updates the interest now and, when the groups changed,
-// pushes them to the peers directly (bounded by InterestBarrier). Events a
-// client publishes after announcing a listener therefore find the peers
-// already sending that listener's groups (an RPC reply, for instance).
+// caller goes on: it updates the interest now and, unless every peer has
+// already confirmed the current groups, pushes them to the peers and waits
+// for their confirmations (bounded by InterestBarrier). Events a client
+// publishes after announcing a listener therefore find the peers already
+// sending that listener's groups (an RPC reply, for instance).
 func (n *Node) interestBarrier() {
-	if !n.updateInterest() {
+	changed := n.updateInterest()
+	v := n.mem.LocalVersion()
+	if !changed && n.confirmed.Load() >= v {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.InterestBarrier)
 	defer cancel()
 	if _, err := n.mem.PushLocal(ctx); err != nil {
 		n.log.Debug("interest push incomplete", "err", err)
+		return
 	}
+	n.confirmed.Store(v)
 }
 
 // updateJoins joins the pool addresses of ids and leaves the others.

@@ -120,10 +120,15 @@ func (n *Node) deliverSinks(body []byte, sc scope.Scope, ev *notification.Event)
 // deliverNetwork delivers an event received from the network to the local
 // socket clients and subscriptions whose scope matches (hashed groups
 // collide and carry sub-scopes, so the scope is checked again here).
-func (n *Node) deliverNetwork(body []byte, _ *engine) {
+func (n *Node) deliverNetwork(body []byte, e *engine) {
 	f, err := rsbsocket.ParseFrame(body)
 	if err != nil {
 		n.m.Drop(metrics.DropDecodeError)
+		return
+	}
+	if n.lingering.Load() && len(f.SenderID) == 16 &&
+		e.recent.seen(eventKey{sender: [16]byte(f.SenderID), seq: f.SequenceNumber}) {
+		n.m.Drop(metrics.DropDuplicate)
 		return
 	}
 	n.m.EventsIn[metrics.PathNetwork].Inc()

@@ -55,6 +55,10 @@ type Node struct {
 	interestSig chan struct{}
 	interestMu  sync.Mutex
 	lastGroups  []datagram.GroupID
+	lastScopes  []scope.Scope
+	linger      map[scope.Scope]lingerEntry // narrowed-away scopes still received
+	lingering   atomic.Bool                 // linger is not empty: deduplicate events
+	confirmed   atomic.Uint64               // local interest version every peer confirmed
 	joined      map[netip.AddrPort]bool
 	stop        chan struct{}
 	wg          sync.WaitGroup
@@ -81,6 +85,7 @@ func New(cfg Config, reg *prometheus.Registry) (*Node, error) {
 		sinks:       newSinkTable(),
 		interestSig: make(chan struct{}, 1),
 		joined:      map[netip.AddrPort]bool{},
+		linger:      map[scope.Scope]lingerEntry{},
 		stop:        make(chan struct{}),
 	}
 	n.wanted.store(nil)

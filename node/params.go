@@ -43,6 +43,11 @@ const (
 	// DefaultInterestBarrier bounds the wait of a new listener for its
 	// interest to reach the peers (a TCP push to each, in parallel).
 	DefaultInterestBarrier = 500 * time.Millisecond
+	// DefaultInterestLinger keeps receiving a scope for this long after the
+	// last local sink on it went away: long enough for gossip to tell every
+	// peer (a push/pull round of the LAN profile is 15 s, gossip itself
+	// takes well under a second).
+	DefaultInterestLinger = 3 * time.Second
 	// flushQuiet is how long the engine must have sent nothing and heard
 	// no NACK before Close considers the reliable streams flushed.
 	flushQuiet = 50 * time.Millisecond
@@ -66,6 +71,13 @@ const (
 	maxFlowReceivers = 1024
 	// maxAckStreams bounds the streams a receiver ACKs.
 	maxAckStreams = 4096
+	// lingerSettle is how long a narrowed-away scope is still received
+	// after every peer confirmed the change: what they sent before is
+	// delivered or repaired by then (a NACK round is ~10 ms).
+	lingerSettle = 250 * time.Millisecond
+	// recentEventsSize bounds the event ids remembered to drop duplicates
+	// while a narrowed-away scope lingers.
+	recentEventsSize = 8192
 	// maxDrain is how many queued inputs the engine handles before it
 	// flushes pending datagrams (batching under load, latency when idle).
 	maxDrain = 256

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"sync"
 
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/config"
@@ -76,28 +77,43 @@ func fail(io stdio, tool string, err error) int {
 	return exitFailure
 }
 
-// defaultURI is the bus the tools use when no URI is given: the RSB
-// configuration's socket host and port, else the local daemon.
-func defaultURI() client.URI {
-	u := client.DefaultURI()
+// settings are what the RSB configuration (files, RSB_* environment) says
+// about the tools' connection, read once.
+type settings struct {
+	uri   client.URI // host and port of the default bus
+	intro bool       // introspection.enabled
+}
+
+var loadSettings = sync.OnceValue(func() settings {
+	st := settings{uri: client.DefaultURI(), intro: true}
 	cfg, err := config.Load(config.LoadOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		return u
+		return st
 	}
 	if h := cfg.String(config.KeySocketHost, ""); h != "" {
-		u.Host = h
+		st.uri.Host = h
 	}
 	if p, err := strconv.Atoi(cfg.String(config.KeySocketPort, "")); err == nil && p > 0 && p < 65536 {
-		u.Port = p
+		st.uri.Port = p
 	}
-	return u
-}
+	if on, err := cfg.Bool(keyIntrospection, true); err == nil {
+		st.intro = on
+	}
+	return st
+})
+
+// defaultURI is the bus the tools use when no URI is given: the RSB
+// configuration's socket host and port, else the local daemon.
+func defaultURI() client.URI { return loadSettings().uri }
 
 // dial connects to the bus of u for a tool.
 func dial(ctx context.Context, u client.URI) (*client.Bus, error) {
 	ctx, cancel := context.WithTimeout(ctx, defaultDialTimeout)
 	defer cancel()
-	return client.DialConfig(ctx, u.Addr(), client.Config{Logger: slog.New(slog.DiscardHandler)})
+	return client.DialConfig(ctx, u.Addr(), client.Config{
+		Logger:          slog.New(slog.DiscardHandler),
+		NoIntrospection: !loadSettings().intro,
+	})
 }
 
 const usage = `usage: rsb TOOL [OPTIONS] ARGS

@@ -32,6 +32,9 @@ func parseCallSpec(s string, def client.URI) (callSpec, error) {
 		return callSpec{}, fmt.Errorf("%w: method name %q is not [-_a-zA-Z0-9]+", errSpec, method)
 	}
 	serverPart := head[:slash]
+	if strings.HasSuffix(serverPart, "/") {
+		return callSpec{}, fmt.Errorf("%w: %q: empty scope component before the method", errSpec, s)
+	}
 	if serverPart == "" || strings.HasSuffix(serverPart, ":") {
 		serverPart += "/"
 	}

@@ -15,7 +15,10 @@ var errHelp = flag.ErrHelp
 // listFlag collects the values of a repeatable flag.
 type listFlag []string
 
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+// String joins the values (flag.Value).
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+// Set appends a value (flag.Value).
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 // boolFlag is implemented by flag values that take no argument.

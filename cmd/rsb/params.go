@@ -27,4 +27,10 @@ const (
 	compactPayloadWidth = 60
 	// separatorWidth is the length of the detailed style's separator line.
 	separatorWidth = 80
+	// maxRegexp bounds the pattern of a regex filter.
+	maxRegexp = 4096
 )
+
+// keyIntrospection is RSB's switch for introspection (default on). With it
+// off, participants are not announced and rsbd sends the tool every event.
+const keyIntrospection = "introspection.enabled"

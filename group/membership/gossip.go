@@ -1,11 +1,8 @@
 package membership
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/hashicorp/memberlist"
 
@@ -37,6 +34,12 @@ func (d *delegate) NotifyMsg(b []byte) {
 		return
 	case b[0] == msgLeaving:
 		m.onLeaving(b[1:])
+		return
+	case b[0] == msgStatePush:
+		m.onPush(b)
+		return
+	case b[0] == msgStateAck:
+		m.onAck(b[1:])
 		return
 	case b[0] != msgState:
 		m.stats.unknownMsgs.Add(1)
@@ -204,10 +207,7 @@ func (m *Membership) pushLoop() {
 		if own == nil || len(own.msg) <= MaxBroadcastBytes {
 			continue
 		}
-		for _, n := range m.ml.Members() {
-			if n.Name == m.name {
-				continue
-			}
+		for _, n := range m.peerNodes() {
 			select {
 			case <-m.stop:
 				return
@@ -246,50 +246,3 @@ func (b *broadcast) Finished() {}
 
 // Name returns the queue key of the peer's state.
 func (b *broadcast) Name() string { return "interest/" + b.name }
-
-// PushLocal sends this node's current interest state to every alive member
-// over TCP, in parallel, and returns when every send has finished or ctx
-// ends. Gossip carries the state as well; PushLocal only shortens the time
-// until the peers know it, so that a caller can hold back traffic that
-// depends on a new interest (a subscription barrier). It returns the number
-// of members reached and the errors of the others.
-func (m *Membership) PushLocal(ctx context.Context) (int, error) {
-	m.publish()
-	own := m.ownState.Load()
-	if own == nil {
-		return 0, nil
-	}
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-		ok   int
-	)
-	for _, n := range m.ml.Members() {
-		if n.Name == m.name {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := m.ml.SendReliable(n, own.msg)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				m.stats.pushErrors.Add(1)
-				errs = append(errs, fmt.Errorf("%s: %w", n.Name, err))
-				return
-			}
-			m.stats.pushes.Add(1)
-			ok++
-		}()
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
-	return ok, errors.Join(errs...)
-}

@@ -72,6 +72,7 @@ type Membership struct {
 	pending    map[string]group.PeerState
 	numMembers atomic.Int64
 
+	acks      pushAcks   // confirmations of pushed states (PushLocal)
 	pubMu     sync.Mutex // serializes publishing of the local state
 	published uint64
 	ownState  atomic.Pointer[ownState]
@@ -160,6 +161,8 @@ func newMembership(cfg Config, local LocalState) (*Membership, error) {
 		stop:       make(chan struct{}),
 	}
 	m.dataAddr.Store(&local.DataAddr)
+	m.acks.version = map[string]uint64{}
+	m.acks.changed = make(chan struct{})
 	return m, nil
 }
 
@@ -211,10 +214,8 @@ func (m *Membership) announceLeaving() {
 	if err != nil {
 		return // cannot happen: the name was validated
 	}
-	for _, n := range m.ml.Members() {
-		if n.Name != m.name {
-			_ = m.ml.SendBestEffort(n, msg) // a lost notice turns the leave into a failure report
-		}
+	for _, n := range m.peerNodes() {
+		_ = m.ml.SendBestEffort(n, msg) // a lost notice turns the leave into a failure report
 	}
 }
 

@@ -379,8 +379,8 @@ func TestClusterEncryptedAndLabelled(t *testing.T) {
 }
 
 // TestPushLocal: with gossip made too slow to matter, PushLocal alone makes
-// a new interest known to every peer by the time it returns (plus the
-// peer's processing of the TCP message, polled for).
+// a new interest known to every peer by the time it returns: it waits for
+// each peer's confirmation.
 func TestPushLocal(t *testing.T) {
 	cfg := LocalConfig()
 	cfg.GossipInterval, cfg.PushPullInterval = time.Hour, time.Hour
@@ -388,6 +388,7 @@ func TestPushLocal(t *testing.T) {
 	a := startNodeConfig(t, cfg, 1, nil)
 	cfg.NodeName = "b"
 	b := startNodeConfig(t, cfg, 2, nil, a)
+	waitFor(t, "a sees b", func() bool { return len(a.Members()) == 1 })
 	g := gid("/pushed/")
 	if _, err := a.local.Add(g); err != nil {
 		t.Fatal(err)
@@ -396,6 +397,7 @@ func TestPushLocal(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("PushLocal reached %d members: %v", n, err)
 	}
-	took := waitFor(t, "pushed interest at b", func() bool { return knows(b, a, g) })
-	t.Logf("interest known %v after PushLocal returned", took)
+	if !knows(b, a, g) {
+		t.Fatal("PushLocal returned before b applied the state")
+	}
 }

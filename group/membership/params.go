@@ -27,6 +27,11 @@ const (
 	// its own messages, label and encryption overhead; 1024 bytes always fit
 	// (about 55 groups). Larger states are pushed to every member over TCP.
 	MaxBroadcastBytes = 1024
+
+	// MaxAckSends bounds the confirmations of pushed states being sent at
+	// once; a push beyond it is applied but not confirmed (its sender times
+	// out and relies on gossip).
+	MaxAckSends = 64
 	// MaxPushPullBytes bounds the interest table sent in one push/pull
 	// exchange (memberlist refuses more than 20 MiB of state). Peers that do
 	// not fit are left out and counted; they converge through broadcasts.

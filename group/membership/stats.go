@@ -28,19 +28,23 @@ type Stats struct {
 	MetaInvalid uint64
 	// TableTruncated counts peers left out of a push/pull state for size.
 	TableTruncated uint64
-	// Pushes and PushErrors count TCP pushes of large local states.
+	// Pushes and PushErrors count TCP pushes of local states (large ones,
+	// and PushLocal's).
 	Pushes, PushErrors uint64
 	// EventsDropped counts member events that found the Events queue full.
 	EventsDropped uint64
 	// Conflicts counts node names claimed from two addresses.
 	Conflicts uint64
+	// AckDrops counts pushed states applied but not confirmed because
+	// MaxAckSends confirmations were already being sent.
+	AckDrops uint64
 }
 
 // counters are the live counters behind Stats.
 type counters struct {
 	applied, stale, departed, wrongInstance, rejected, pending, pendingDropped atomic.Uint64
 	malformed, unknownMsgs, metaInvalid, tableTruncated, pushes, pushErrors    atomic.Uint64
-	eventsDropped, conflicts                                                   atomic.Uint64
+	eventsDropped, conflicts, ackDrops                                         atomic.Uint64
 }
 
 // Stats returns a snapshot of the counters.
@@ -52,6 +56,6 @@ func (m *Membership) Stats() Stats {
 		StatesPending: c.pending.Load(), PendingDropped: c.pendingDropped.Load(),
 		MalformedMsgs: c.malformed.Load(), UnknownMsgs: c.unknownMsgs.Load(), MetaInvalid: c.metaInvalid.Load(),
 		TableTruncated: c.tableTruncated.Load(), Pushes: c.pushes.Load(), PushErrors: c.pushErrors.Load(),
-		EventsDropped: c.eventsDropped.Load(), Conflicts: c.conflicts.Load(),
+		EventsDropped: c.eventsDropped.Load(), Conflicts: c.conflicts.Load(), AckDrops: c.ackDrops.Load(),
 	}
 }

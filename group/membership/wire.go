@@ -28,6 +28,13 @@ const (
 	// length (1), name, instance (16). Sent straight to every member before
 	// memberlist's leave so they report a leave rather than a failure.
 	msgLeaving byte = 3
+	// msgStatePush is a msgState sent straight to each member by PushLocal;
+	// the receiver applies it and answers with a msgStateAck.
+	msgStatePush byte = 4
+	// msgStateAck confirms a pushed state: name length (1), the acking
+	// node's name, the state owner's instance (16) and the state's version
+	// (8, big-endian).
+	msgStateAck byte = 5
 )
 
 // metaFormat is the first byte of the node metadata; bump it for an
@@ -146,6 +153,32 @@ func decodeStateMsg(b []byte) (string, group.PeerState, error) {
 		return "", group.PeerState{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	return name, st, nil
+}
+
+// appendAckMsg appends a msgStateAck from node name for the state version
+// of instance.
+func appendAckMsg(dst []byte, name string, instance datagram.InstanceID, version uint64) ([]byte, error) {
+	if name == "" || len(name) > MaxNodeNameLen {
+		return dst, fmt.Errorf("%w: node name of %d bytes", ErrMalformed, len(name))
+	}
+	dst = append(dst, msgStateAck, byte(len(name)))
+	dst = append(dst, name...)
+	dst = append(dst, instance[:]...)
+	return binary.BigEndian.AppendUint64(dst, version), nil
+}
+
+// decodeAckMsg decodes the body of a msgStateAck (after the kind byte).
+func decodeAckMsg(b []byte) (string, datagram.InstanceID, uint64, error) {
+	var inst datagram.InstanceID
+	name, rest, err := decodeName(b)
+	if err != nil {
+		return "", inst, 0, err
+	}
+	if len(rest) != len(inst)+8 {
+		return "", inst, 0, fmt.Errorf("%w: ack of %d bytes after the name", ErrMalformed, len(rest))
+	}
+	copy(inst[:], rest)
+	return name, inst, binary.BigEndian.Uint64(rest[len(inst):]), nil
 }
 
 // appendLeavingMsg appends a msgLeaving for node name and its instance.

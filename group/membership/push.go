@@ -1,0 +1,153 @@
+package membership
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// pushAcks tracks which members confirmed which version of the local state.
+type pushAcks struct {
+	mu      sync.Mutex
+	version map[string]uint64 // member name -> highest version it confirmed
+	changed chan struct{}     // closed and replaced on every confirmation
+}
+
+// ackSlots bounds the acknowledgements being sent at once, so a flood of pushes
+// cannot pile up goroutines; a push that finds it full gets no ack and its
+// sender times out.
+var ackSlots = make(chan struct{}, MaxAckSends)
+
+// PushLocal sends this node's current interest state straight to every
+// alive member over TCP and waits until each has applied it (acknowledged)
+// or ctx ends. Gossip carries the state as well; PushLocal makes a new
+// interest known to the peers before the caller goes on (a subscription
+// barrier). It returns how many members confirmed, and ctx's error when some
+// did not in time.
+func (m *Membership) PushLocal(ctx context.Context) (int, error) {
+	m.publish()
+	own := m.ownState.Load()
+	if own == nil {
+		return 0, nil
+	}
+	msg := slices.Clone(own.msg)
+	msg[0] = msgStatePush
+	targets := m.peerNodes()
+	for _, n := range targets {
+		go func() {
+			if err := m.ml.SendReliable(n, msg); err != nil {
+				m.stats.pushErrors.Add(1)
+				m.log.Debug("membership: interest push failed", "node", n.Name, "err", err)
+				return
+			}
+			m.stats.pushes.Add(1)
+		}()
+	}
+	return m.awaitAcks(ctx, targets, own.state.Version)
+}
+
+// awaitAcks waits until every target confirmed version v or ctx ends.
+func (m *Membership) awaitAcks(ctx context.Context, targets []*memberlist.Node, v uint64) (int, error) {
+	for {
+		m.acks.mu.Lock()
+		done := 0
+		for _, n := range targets {
+			if m.acks.version[n.Name] >= v {
+				done++
+			}
+		}
+		changed := m.acks.changed
+		m.acks.mu.Unlock()
+		if done == len(targets) {
+			return done, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return done, fmt.Errorf("membership: %d of %d members confirmed the interest: %w", done, len(targets), ctx.Err())
+		}
+	}
+}
+
+// onPush applies a pushed state and confirms it to its owner.
+func (m *Membership) onPush(b []byte) {
+	name, st, err := decodeStateMsg(b[1:])
+	if err != nil {
+		m.stats.malformed.Add(1)
+		return
+	}
+	m.apply(name, st)
+	ack, err := appendAckMsg(nil, m.name, st.Instance, st.Version)
+	if err != nil {
+		return
+	}
+	owner := m.peerNode(name)
+	if owner == nil {
+		return
+	}
+	select {
+	case ackSlots <- struct{}{}:
+	default:
+		m.stats.ackDrops.Add(1)
+		return
+	}
+	go func() {
+		defer func() { <-ackSlots }()
+		if err := m.ml.SendReliable(owner, ack); err != nil {
+			m.log.Debug("membership: interest ack failed", "node", name, "err", err)
+		}
+	}()
+}
+
+// onAck records a member's confirmation of this node's state.
+func (m *Membership) onAck(b []byte) {
+	name, inst, v, err := decodeAckMsg(b)
+	if err != nil {
+		m.stats.malformed.Add(1)
+		return
+	}
+	if inst != m.instance {
+		return // a confirmation for an earlier run of this node
+	}
+	m.acks.mu.Lock()
+	defer m.acks.mu.Unlock()
+	if v > m.acks.version[name] {
+		if len(m.acks.version) >= m.maxPeers && m.acks.version[name] == 0 {
+			return
+		}
+		m.acks.version[name] = v
+		close(m.acks.changed)
+		m.acks.changed = make(chan struct{})
+	}
+}
+
+// peerNodes returns memberlist addresses of the known remote members, built
+// from this package's own copies (memberlist's Members() hands out nodes
+// that its goroutines keep updating, which a concurrent send would race
+// with).
+func (m *Membership) peerNodes() []*memberlist.Node {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*memberlist.Node, 0, len(m.members))
+	for name, mb := range m.members {
+		if name == m.name || !mb.GossipAddr.IsValid() {
+			continue
+		}
+		out = append(out, &memberlist.Node{Name: name, Addr: mb.GossipAddr.Addr().AsSlice(), Port: mb.GossipAddr.Port()})
+	}
+	return out
+}
+
+// peerNode returns the memberlist address of member name, if known.
+func (m *Membership) peerNode(name string) *memberlist.Node {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mb := m.members[name]
+	if mb == nil || !mb.GossipAddr.IsValid() {
+		return nil
+	}
+	return &memberlist.Node{Name: name, Addr: mb.GossipAddr.Addr().AsSlice(), Port: mb.GossipAddr.Port()}
+}
