@@ -6,7 +6,7 @@ GOBIN         ?= $(shell $(GO) env GOPATH)/bin
 PROTO_FILES   := $(shell find proto -name '*.proto' | sort)
 FUZZTIME      ?= 20s
 
-.PHONY: all build test check fmt vet staticcheck proto proto-check fuzz bench tidy-check
+.PHONY: all build test check fmt vet staticcheck proto proto-check fuzz bench tidy-check bench-compare bench-check
 
 all: build
 
@@ -55,3 +55,12 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# bench-compare runs the side-by-side comparison with Cyclone DDS and NATS
+# (bench/ is its own module; see docs/BENCHMARKS.md).
+bench-compare:
+	$(MAKE) -C bench bench-compare
+
+# bench-check vets and tests the benchmark module.
+bench-check:
+	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./...

@@ -30,6 +30,7 @@ type agentState struct {
 	echo    *bus.UDPEcho
 	start   chan struct{}
 	abort   context.CancelFunc
+	acker   *workload.Acker
 	pongs   map[string]func()
 	profile *os.File
 }
@@ -53,8 +54,10 @@ type (
 		Prefix string `json:"prefix"`
 	}
 	subsResult struct {
-		N           int     `json:"n"`
-		BytesPerSub float64 `json:"bytes_per_sub"`
+		N           int           `json:"n"`
+		BytesPerSub float64       `json:"bytes_per_sub"`
+		Subscribe   time.Duration `json:"subscribe"` // creating the N subscriptions
+		Cancel      time.Duration `json:"cancel"`    // cancelling them
 	}
 	memResult struct {
 		HeapAlloc uint64 `json:"heap_alloc"`
@@ -75,6 +78,7 @@ func (s *agentState) ops() map[string]agent.Op {
 		"send":        s.opSend,
 		"go":          s.opGo,
 		"abort":       s.opAbort,
+		"ackto":       s.opAckTo,
 		"pong":        s.opPong,
 		"unpong":      s.opUnpong,
 		"ping":        s.opPing,
@@ -237,10 +241,34 @@ func (s *agentState) opRecv(ctx context.Context, raw json.RawMessage, progress a
 	if err != nil {
 		return nil, err
 	}
-	return workload.Receive(ctx, ep, a, func(v any) { progress(v) })
+	var acker *workload.Acker
+	if a.AckEvery > 0 {
+		acker = workload.NewAcker(a.AckEvery)
+		defer acker.Close()
+	}
+	s.mu.Lock()
+	s.acker = acker
+	s.mu.Unlock()
+	return workload.Receive(ctx, ep, a, func(v any) { progress(v) }, acker)
 }
 
-func (s *agentState) opSend(ctx context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
+// opAckTo points the running windowed receiver's acknowledgements at the
+// sender's address.
+func (s *agentState) opAckTo(_ context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
+	a, err := args[addrArgs](raw)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	acker := s.acker
+	s.mu.Unlock()
+	if acker == nil {
+		return nil, errors.New("no windowed receiver running")
+	}
+	return nil, acker.SetTarget(a.Addr)
+}
+
+func (s *agentState) opSend(ctx context.Context, raw json.RawMessage, progress agent.Progress) (any, error) {
 	a, err := args[workload.SendArgs](raw)
 	if err != nil {
 		return nil, err
@@ -255,7 +283,7 @@ func (s *agentState) opSend(ctx context.Context, raw json.RawMessage, _ agent.Pr
 	s.mu.Lock()
 	s.start, s.abort = start, cancel
 	s.mu.Unlock()
-	return workload.Send(ctx, ep, a, start)
+	return workload.Send(ctx, ep, a, start, func(v any) { progress(v) })
 }
 
 // opAbort stops a running sender.
@@ -343,6 +371,7 @@ func (s *agentState) opIdleSubs(_ context.Context, raw json.RawMessage, _ agent.
 	}
 	before := settledHeap()
 	cancels := make([]func(), 0, a.N)
+	t0 := time.Now()
 	for _, t := range topics {
 		c, err := ep.Subscribe(t, func([]byte) {})
 		if err != nil {
@@ -350,11 +379,15 @@ func (s *agentState) opIdleSubs(_ context.Context, raw json.RawMessage, _ agent.
 		}
 		cancels = append(cancels, c)
 	}
+	res := subsResult{N: a.N, Subscribe: time.Since(t0)}
 	after := settledHeap()
+	t0 = time.Now()
 	for _, c := range cancels {
 		c()
 	}
-	return subsResult{N: a.N, BytesPerSub: (float64(after) - float64(before)) / float64(a.N)}, nil
+	res.Cancel = time.Since(t0)
+	res.BytesPerSub = (float64(after) - float64(before)) / float64(a.N)
+	return res, nil
 }
 
 // settledHeap returns the live heap after background work (the node's
@@ -410,8 +443,19 @@ func (s *agentState) opUnprofile(context.Context, json.RawMessage, agent.Progres
 	return nil, err
 }
 
-// opDrops returns the node's non-zero drop and loss counters by name and
-// labels (an empty map for an agent without a node).
+// countedFamily says whether a metric family is reported with each run:
+// drops, losses, NACKs, repairs and datagram counts.
+func countedFamily(name string) bool {
+	for _, w := range []string{"drop", "lost", "loss", "nack", "repair", "datagrams"} {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// opDrops returns the node's non-zero drop, loss, NACK, repair and datagram
+// counters by name and labels (an empty map for an agent without a node).
 func (s *agentState) opDrops(context.Context, json.RawMessage, agent.Progress) (any, error) {
 	out := map[string]float64{}
 	if s.emb == nil {
@@ -423,7 +467,7 @@ func (s *agentState) opDrops(context.Context, json.RawMessage, agent.Progress) (
 	}
 	for _, mf := range mfs {
 		name := mf.GetName()
-		if !strings.Contains(name, "drop") && !strings.Contains(name, "lost") && !strings.Contains(name, "loss") {
+		if !countedFamily(name) {
 			continue
 		}
 		for _, m := range mf.GetMetric() {

@@ -25,18 +25,27 @@ type thrRun struct {
 	send, recv *agent.Process
 	// procs lists the rsbd processes: CPU-profiled with --profile-dir, and
 	// their nodes' drop counters are reported when a run fails.
-	procs []*agent.Process
+	procs   []*agent.Process
 	topics  []string
 	size    int
 	n, warm int
+	// window, if positive, is the end-to-end flow-control window.
+	window int
 	// armed, if set, runs once the receiver has subscribed.
 	armed func()
 }
+
+// windowFor is the flow-control window of a payload size: at most 1000
+// events or 16 MiB in flight.
+func windowFor(size int) int { return max(1, min(1000, (16<<20)/size)) }
 
 // throughput runs one measurement and returns its figure; ok is false when
 // the agents are no longer usable (a sender that would not stop).
 func (r *runner) throughput(t thrRun) (fig report.Figure, ok bool) {
 	ra := workload.RecvArgs{Topics: t.topics, N: t.n, Warm: t.warm, Idle: idleTimeout, ProbeTimeout: probeTimeout, Limit: r.p.limit}
+	if t.window > 0 {
+		ra.AckEvery = workload.AckEvery(t.window)
+	}
 	rc := t.recv.Start("recv", ra)
 	if err := rc.WaitProgress(setupTimeout+time.Duration(len(t.topics))*time.Millisecond, nil); err != nil {
 		return failed(err), true
@@ -44,7 +53,17 @@ func (r *runner) throughput(t thrRun) (fig report.Figure, ok bool) {
 	if t.armed != nil {
 		t.armed()
 	}
-	sc := t.send.Start("send", workload.SendArgs{Topics: t.topics, N: t.n, Warm: t.warm, Size: t.size})
+	sc := t.send.Start("send", workload.SendArgs{Topics: t.topics, N: t.n, Warm: t.warm, Size: t.size, Window: t.window})
+	if t.window > 0 {
+		var aa workload.AckAddr
+		err := sc.WaitProgress(setupTimeout, &aa)
+		if err == nil {
+			err = t.recv.Do("ackto", addrArgs{Addr: aa.Addr}, setupTimeout, nil)
+		}
+		if err != nil {
+			return failed(err), r.stopSender(t.send, sc)
+		}
+	}
 	if err := rc.WaitProgress(probeTimeout+setupTimeout, nil); err != nil {
 		return failed(err), r.stopSender(t.send, sc)
 	}
@@ -70,9 +89,11 @@ func (r *runner) throughput(t thrRun) (fig report.Figure, ok bool) {
 		return failed(err), false
 	}
 	fig = thrFigure(rr, sr, t.size, busyPercent(c0, c1))
-	if fig.Failed {
-		if d := dropDelta(drops0, r.drops(t.procs)); d != "" {
+	if d := dropDelta(procNames(t.procs), drops0, r.drops(t.procs)); d != "" {
+		if fig.Failed {
 			fig.Status += "; rsbd counters: " + d
+		} else {
+			fig.Note += "; rsbd counters: " + d
 		}
 	}
 	return fig, ok
@@ -89,8 +110,9 @@ func (r *runner) drops(ps []*agent.Process) []map[string]float64 {
 	return out
 }
 
-// dropDelta describes how the counters grew between two readings.
-func dropDelta(before, after []map[string]float64) string {
+// dropDelta describes how the counters of the named processes grew
+// between two readings.
+func dropDelta(names []string, before, after []map[string]float64) string {
 	var parts []string
 	for i := range after {
 		keys := make([]string, 0, len(after[i]))
@@ -99,12 +121,15 @@ func dropDelta(before, after []map[string]float64) string {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
+			if !shownCounter(k) {
+				continue
+			}
 			var b float64
 			if i < len(before) {
 				b = before[i][k]
 			}
 			if d := after[i][k] - b; d > 0 {
-				parts = append(parts, fmt.Sprintf("process %d %s +%.0f", i, strings.TrimPrefix(k, "rsbd_"), d))
+				parts = append(parts, fmt.Sprintf("%s %s +%.0f", names[i], strings.TrimPrefix(k, "rsbd_"), d))
 			}
 		}
 	}
@@ -164,8 +189,8 @@ func (r *runner) startProfiles(t thrRun) func() {
 		return func() {}
 	}
 	var started []*agent.Process
-	for i, p := range t.procs {
-		name := fmt.Sprintf("%s-%d-%d.pprof", strings.ReplaceAll(t.label, " ", "_"), t.size, i)
+	for _, p := range t.procs {
+		name := fmt.Sprintf("%s-%d-%s.pprof", strings.ReplaceAll(t.label, " ", "_"), t.size, p.Name())
 		path := filepath.Join(r.o.profileDir, name)
 		if err := p.Do("profile", addrArgs{Addr: path}, setupTimeout, nil); err != nil {
 			r.logf("profile %s: %v", path, err)
@@ -218,4 +243,22 @@ func latFigures(pr workload.PingResult) (p50, p99 report.Figure) {
 		p99.Failed, p99.Status = true, st
 	}
 	return p50, p99
+}
+
+// shownCounter says whether a counter goes into a run's note: drops,
+// losses, NACKs, repairs and the DATA datagrams sent (events per datagram
+// show the batching); other datagram kinds are left out.
+func shownCounter(key string) bool {
+	if strings.Contains(key, "datagrams_total{kind=") {
+		return strings.HasPrefix(key, "rsbd_sent_datagrams_total{kind=data}")
+	}
+	return true
+}
+
+func procNames(ps []*agent.Process) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Name()
+	}
+	return out
 }

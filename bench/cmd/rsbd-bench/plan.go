@@ -30,8 +30,8 @@ type plan struct {
 
 func fullPlan() plan {
 	return plan{
-		count:      map[int]int{64: 1_000_000, 1 << 10: 500_000, 64 << 10: 20_000, 1 << 20: 1_500},
-		warm:       map[int]int{64: 100_000, 1 << 10: 50_000, 64 << 10: 2_000, 1 << 20: 150},
+		count:      map[int]int{64: 2_000_000, 1 << 10: 1_000_000, 64 << 10: 30_000, 1 << 20: 2_000},
+		warm:       map[int]int{64: 200_000, 1 << 10: 100_000, 64 << 10: 3_000, 1 << 20: 200},
 		pings:      20_000,
 		pingWarm:   2_000,
 		ddsThr:     6 * time.Second,

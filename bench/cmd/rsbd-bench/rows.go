@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -28,6 +29,7 @@ func (r *runner) table(start time.Time) *report.Table {
 		Duration: time.Since(start).Round(time.Second).String(),
 		Command:  strings.Join(os.Args, " "),
 		Host:     hostInfo(),
+		Revision: revision(),
 		Pinning:  r.pinning(),
 		Notes:    append(r.methodNotes(), r.notes...),
 	}
@@ -64,6 +66,19 @@ func (r *runner) throughputRows(add addFunc) {
 	}
 	for _, s := range sizes {
 		add(thr("two daemons, socket → A → multicast → B → socket", s, peerNATS, nil), thrKey(sysDaemons, s), thrKey(sysNATS, s))
+	}
+	for _, s := range sizes {
+		goal := ge(1.0)
+		if s <= 1<<10 {
+			goal = ge(1.1)
+		}
+		add(thr("embedded, peer to peer, windowed", s, peerDDS, goal), winKey(sysEmbedded, s), thrKey(sysDDS, s))
+	}
+	for _, s := range sizes {
+		add(thr("one daemon, windowed (both sides)", s, peerNATS+" windowed", ge(1.0)), winKey(sysDaemon, s), winKey(sysNATS, s))
+	}
+	for _, s := range sizes {
+		add(thr("two daemons, windowed (both sides)", s, peerNATS+" windowed", nil), winKey(sysDaemons, s), winKey(sysNATS, s))
 	}
 }
 
@@ -125,6 +140,22 @@ func (r *runner) methodNotes() []string {
 		"NATS: nats-server v2.15.3 (its Go module, run in a child process, max_payload 2 MB), publisher and subscriber nats.go v1.55.0 processes; pub/sub ping-pong for RTT",
 		"rsbd socket clients write raw RSB socket frames through package rsbsocket, batching publishes (up to 128 frames or 64 KiB per write, flushed at the end and after every ping); subscribers announce a listener with an introspection Hello",
 		"FAIL = a reliable run lost events (or broke); its rate does not count and its ratio is left out",
-		fmt.Sprintf("scaling: one daemon; %d events of %d B spread round-robin over the scopes or listeners; memory = live heap after GC divided by the count", r.p.scaleCount, r.p.scaleSize),
+		"windowed = end-to-end flow control outside the system under test: the subscriber reports its arrivals every quarter window over a UDP side channel and the publisher keeps at most a window of min(1000 events, 16 MiB) in flight; ddsperf is always flow-controlled by Cyclone's reliable KEEP_ALL writer",
+		fmt.Sprintf("scaling: one daemon, windowed; %d events of %d B spread round-robin over the scopes or listeners; memory = live heap after GC divided by the count", r.p.scaleCount, r.p.scaleSize),
+		"rsbd counters: deltas of the nodes' drop, NACK, repair and datagram counters over the run",
 	}
+}
+
+// revision names the git commit of the working tree the benchmark was built
+// in, with "+ uncommitted changes" when the tree differs from it.
+func revision() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	rev := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+		rev += " + uncommitted changes"
+	}
+	return rev
 }

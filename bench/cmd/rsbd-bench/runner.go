@@ -222,3 +222,17 @@ func hostInfo() string {
 	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
 	return fmt.Sprintf("%d CPUs (%s), Linux %s, %s", runtime.NumCPU(), model, strings.TrimSpace(string(kernel)), runtime.Version())
 }
+
+// loadAverage returns the 1, 5 and 15 minute load averages: other work on
+// the machine during the run shows here.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}

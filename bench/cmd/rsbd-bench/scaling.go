@@ -53,6 +53,7 @@ func (r *runner) stageScaling() error {
 			label: fmt.Sprintf("scopes %d", k), send: p, recv: d, procs: []*agent.Process{d},
 			topics: topicsOf(fmt.Sprintf("/bench/sc/%d/", k), k),
 			size:   r.p.scaleSize, n: r.p.scaleCount, warm: r.p.scaleCount / 10,
+			window: windowFor(r.p.scaleSize),
 		})
 		r.set(scopesKey(k), fig)
 		r.logThr(fmt.Sprintf("%d scopes", k), r.p.scaleSize, fig)
@@ -90,8 +91,9 @@ func (r *runner) idleMemory(d *agent.Process) {
 		return
 	}
 	r.set(memSubKey, report.Figure{Value: res.BytesPerSub,
-		Note: fmt.Sprintf("live heap after GC, %d subscriptions on distinct scopes", res.N)})
-	r.logf("idle subscription: %.0f B each (%d)", res.BytesPerSub, res.N)
+		Note: fmt.Sprintf("live heap after GC, %d subscriptions on distinct scopes; subscribing them took %.2f s, cancelling %.2f s",
+			res.N, res.Subscribe.Seconds(), res.Cancel.Seconds())})
+	r.logf("idle subscription: %.0f B each (%d); subscribe %v, cancel %v", res.BytesPerSub, res.N, res.Subscribe, res.Cancel)
 }
 
 // listenerStep measures k socket listeners (one connection each, each on
@@ -114,6 +116,7 @@ func (r *runner) listenerStep(d, p *agent.Process, addr string, k int) error {
 		label: fmt.Sprintf("listeners %d", k), send: p, recv: l, procs: []*agent.Process{d},
 		topics: topicsOf(fmt.Sprintf("/bench/ls/%d/", k), k),
 		size:   r.p.scaleSize, n: r.p.scaleCount, warm: r.p.scaleCount / 10,
+		window: windowFor(r.p.scaleSize),
 		armed: func() {
 			if err := d.Do("memstats", nil, setupTimeout, &m1); err != nil {
 				r.logf("memstats: %v", err)

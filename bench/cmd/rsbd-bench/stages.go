@@ -31,17 +31,20 @@ type stage struct {
 
 func (r *runner) stages() []stage {
 	return []stage{
+		// Each system runs right after the one it is compared with, so
+		// that the drift of a shared machine spoils as few ratios as can be.
 		{"embedded", r.stageEmbedded},
-		{"dds", r.stageDDS},
 		{"udp", r.stageUDP},
+		{"dds", r.stageDDS},
 		{"daemon", r.stageDaemon},
-		{"daemon2", r.stageDaemons},
 		{"nats", r.stageNATS},
+		{"daemon2", r.stageDaemons},
 		{"scaling", r.stageScaling},
 	}
 }
 
 func thrKey(sys string, size int) string { return fmt.Sprintf("%s/thr/%d", sys, size) }
+func winKey(sys string, size int) string { return fmt.Sprintf("%s/win/%d", sys, size) }
 func p50Key(sys string, size int) string { return fmt.Sprintf("%s/p50/%d", sys, size) }
 func p99Key(sys string, size int) string { return fmt.Sprintf("%s/p99/%d", sys, size) }
 
@@ -51,7 +54,7 @@ func allKeys(sys string, withThr bool) []string {
 	var ks []string
 	if withThr {
 		for _, s := range sizes {
-			ks = append(ks, thrKey(sys, s))
+			ks = append(ks, thrKey(sys, s), winKey(sys, s))
 		}
 	}
 	for _, s := range latencySizes {
@@ -89,23 +92,33 @@ func waitMembers(want int, ps ...*agent.Process) error {
 	}
 }
 
-// series runs the throughput and ping-pong measurements of one system:
-// send/recv carry the throughput flow, ping/pong the round trips.
+// series runs the throughput measurements of one system, open loop and
+// flow-controlled, then its ping-pong: send/recv carry the throughput
+// flow, ping/pong the round trips.
 func (r *runner) series(sys, label string, send, recv *agent.Process, procs []*agent.Process) {
-	for i, size := range sizes {
-		fig, ok := r.throughput(thrRun{
-			label: label, send: send, recv: recv, procs: procs,
-			topics: []string{fmt.Sprintf("/bench/%s/thr/%d/", sys, size)},
-			size:   size, n: r.p.count[size], warm: r.p.warm[size],
-		})
-		r.set(thrKey(sys, size), fig)
-		r.logThr(label, size, fig)
-		if !ok {
-			for _, s := range sizes[i+1:] {
-				r.fail(errors.New("skipped: an earlier run left the sender stuck"), thrKey(sys, s))
+	for _, windowed := range []bool{false, true} {
+		for i, size := range sizes {
+			t := thrRun{
+				label: label, send: send, recv: recv, procs: procs,
+				topics: []string{fmt.Sprintf("/bench/%s/thr/%d/%v/", sys, size, windowed)},
+				size:   size, n: r.p.count[size], warm: r.p.warm[size],
 			}
-			r.fail(errors.New("skipped: an earlier run left the sender stuck"), allKeys(sys, false)...)
-			return
+			key, what := thrKey(sys, size), label
+			if windowed {
+				t.window, key, what = windowFor(size), winKey(sys, size), label+" windowed"
+				t.label = what
+			}
+			fig, ok := r.throughput(t)
+			r.set(key, fig)
+			r.logThr(what, size, fig)
+			if !ok {
+				err := errors.New("skipped: an earlier run left the sender stuck")
+				for _, s := range sizes[i+1:] {
+					r.fail(err, thrKey(sys, s), winKey(sys, s))
+				}
+				r.fail(err, allKeys(sys, true)...)
+				return
+			}
 		}
 	}
 	r.latSeries(sys, label, send, recv)

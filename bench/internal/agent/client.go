@@ -169,5 +169,8 @@ func (c *Client) Do(op string, args any, timeout time.Duration, out any) error {
 	return c.Start(op, args).Wait(timeout, out)
 }
 
+// Name returns the agent's name.
+func (c *Client) Name() string { return c.name }
+
 // Done is closed when the agent's output has ended.
 func (c *Client) Done() <-chan struct{} { return c.closed }

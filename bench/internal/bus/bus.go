@@ -1,8 +1,6 @@
-// Package bus puts the systems the benchmark compares behind one small
-// publish/subscribe interface: rsbd embedded (package node), rsbd through a
-// daemon's RSB socket, NATS (nats.go) and a raw UDP echo client, so that the
-// same throughput and ping-pong code measures each of them.
 package bus
+
+import "time"
 
 // Handler receives the payload of one event. It runs on a goroutine of the
 // endpoint, must not block and must not retain payload after it returns.
@@ -29,4 +27,12 @@ type Endpoint interface {
 type LossCounter interface {
 	// Losses returns the number of lost datagrams reported so far.
 	Losses() int64
+}
+
+// RoundTripper is implemented by endpoints whose pinger reads the reply on
+// its own goroutine (the raw UDP reference).
+type RoundTripper interface {
+	// RoundTrip sends payload and waits up to timeout for a reply that
+	// match accepts.
+	RoundTrip(payload []byte, timeout time.Duration, match func([]byte) bool) (bool, error)
 }

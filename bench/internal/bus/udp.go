@@ -3,7 +3,8 @@ package bus
 import (
 	"errors"
 	"net"
-	"sync"
+	"os"
+	"time"
 )
 
 // maxUDP is the largest datagram the raw UDP reference handles.
@@ -53,15 +54,17 @@ func (e *UDPEcho) Close() error {
 	return err
 }
 
-// UDPClient is an Endpoint over one connected UDP socket: Publish sends a
-// datagram to the echo, Subscribe receives what comes back (the topic is
-// ignored: there is one flow).
+// UDPClient is the pinging end of the raw UDP reference: one connected
+// socket on which the calling goroutine writes a datagram and blocks
+// reading the echo (RoundTrip), the leanest round trip Go's net package
+// offers. It publishes but cannot subscribe.
 type UDPClient struct {
-	c    *net.UDPConn
-	mu   sync.Mutex
-	fn   Handler
-	done chan struct{}
+	c   *net.UDPConn
+	buf []byte
 }
+
+// ErrNoSubscribe is returned by UDPClient.Subscribe.
+var ErrNoSubscribe = errors.New("bus: the UDP client only does round trips")
 
 // DialUDP connects to the echo at addr.
 func DialUDP(addr string) (*UDPClient, error) {
@@ -73,27 +76,28 @@ func DialUDP(addr string) (*UDPClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &UDPClient{c: c, done: make(chan struct{})}
-	go u.loop()
-	return u, nil
+	return &UDPClient{c: c, buf: make([]byte, maxUDP)}, nil
 }
 
-func (u *UDPClient) loop() {
-	defer close(u.done)
-	buf := make([]byte, maxUDP)
+// RoundTrip sends payload and reads datagrams until one satisfies match
+// (true) or timeout passes (false, nil). One goroutine at a time.
+func (u *UDPClient) RoundTrip(payload []byte, timeout time.Duration, match func([]byte) bool) (bool, error) {
+	if err := u.c.SetReadDeadline(time.Now().Add(timeout)); err != nil {
+		return false, err
+	}
+	if _, err := u.c.Write(payload); err != nil {
+		return false, err
+	}
 	for {
-		n, err := u.c.Read(buf)
+		n, err := u.c.Read(u.buf)
 		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return false, nil
 			}
-			continue
+			return false, err
 		}
-		u.mu.Lock()
-		fn := u.fn
-		u.mu.Unlock()
-		if fn != nil {
-			fn(buf[:n])
+		if match(u.buf[:n]) {
+			return true, nil
 		}
 	}
 }
@@ -110,21 +114,8 @@ func (u *UDPClient) Flush() error { return nil }
 // Sync does nothing: every Publish is a system call.
 func (u *UDPClient) Sync() error { return nil }
 
-// Subscribe sets the handler of the datagrams coming back.
-func (u *UDPClient) Subscribe(_ string, fn Handler) (func(), error) {
-	u.mu.Lock()
-	u.fn = fn
-	u.mu.Unlock()
-	return func() {
-		u.mu.Lock()
-		u.fn = nil
-		u.mu.Unlock()
-	}, nil
-}
+// Subscribe is not supported: replies are read by RoundTrip.
+func (u *UDPClient) Subscribe(string, Handler) (func(), error) { return nil, ErrNoSubscribe }
 
 // Close closes the socket.
-func (u *UDPClient) Close() error {
-	err := u.c.Close()
-	<-u.done
-	return err
-}
+func (u *UDPClient) Close() error { return u.c.Close() }

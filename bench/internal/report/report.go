@@ -1,6 +1,3 @@
-// Package report holds the comparison table of the benchmark: one row per
-// figure with rsbd's value, the peer's value measured in the same run, their
-// ratio and the goal the ratio is held to; written as Markdown and JSON.
 package report
 
 import (
@@ -86,6 +83,7 @@ type Table struct {
 	Duration string    `json:"duration"`
 	Command  string    `json:"command"`
 	Host     string    `json:"host"`
+	Revision string    `json:"revision,omitempty"`
 	Pinning  string    `json:"pinning"`
 	Notes    []string  `json:"notes,omitempty"`
 	Rows     []Row     `json:"rows"`
@@ -115,6 +113,9 @@ func (t *Table) Markdown() string {
 	fmt.Fprintf(&b, "- started: %s, took %s\n", t.Started.UTC().Format(time.RFC3339), t.Duration)
 	fmt.Fprintf(&b, "- command: `%s`\n", t.Command)
 	fmt.Fprintf(&b, "- host: %s\n", t.Host)
+	if t.Revision != "" {
+		fmt.Fprintf(&b, "- rsbd revision: %s\n", t.Revision)
+	}
 	fmt.Fprintf(&b, "- CPU pinning: %s\n", t.Pinning)
 	for _, n := range t.Notes {
 		fmt.Fprintf(&b, "- %s\n", n)

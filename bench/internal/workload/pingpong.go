@@ -81,20 +81,24 @@ func Ping(ctx context.Context, ep bus.Endpoint, a PingArgs) (PingResult, error) 
 	if a.N < 1 {
 		return PingResult{}, errors.New("workload: ping needs N >= 1")
 	}
-	got := make(chan uint64, pongQueue)
-	cancel, err := ep.Subscribe(a.In, func(p []byte) {
-		if h, err := ParseHeader(p); err == nil {
-			select {
-			case got <- h.Index:
-			default:
+	pg := &pinger{ctx: ctx, ep: ep, out: a.Out, p: NewPayload(a.Size)}
+	if rt, ok := ep.(bus.RoundTripper); ok {
+		pg.rt = rt
+	} else {
+		pg.got = make(chan uint64, pongQueue)
+		cancel, err := ep.Subscribe(a.In, func(p []byte) {
+			if h, err := ParseHeader(p); err == nil {
+				select {
+				case pg.got <- h.Index:
+				default:
+				}
 			}
+		})
+		if err != nil {
+			return PingResult{}, err
 		}
-	})
-	if err != nil {
-		return PingResult{}, err
+		defer cancel()
 	}
-	defer cancel()
-	pg := &pinger{ctx: ctx, ep: ep, out: a.Out, got: got, p: NewPayload(a.Size)}
 	if err := pg.probe(defaultDuration(a.ProbeTimeout, 30*time.Second)); err != nil {
 		return PingResult{}, err
 	}
@@ -126,8 +130,9 @@ func Ping(ctx context.Context, ep bus.Endpoint, a PingArgs) (PingResult, error) 
 type pinger struct {
 	ctx context.Context
 	ep  bus.Endpoint
+	rt  bus.RoundTripper // replies read by the pinging goroutine, or
+	got chan uint64      // replies handed over by the endpoint's handler
 	out string
-	got chan uint64
 	p   []byte
 }
 
@@ -146,6 +151,13 @@ func (pg *pinger) probe(limit time.Duration) error {
 func (pg *pinger) roundTrip(kind Kind, idx uint64, timeout time.Duration) (time.Duration, bool, error) {
 	t0 := time.Now()
 	PutHeader(pg.p, Header{Kind: kind, Index: idx, Sent: t0.UnixNano()})
+	if pg.rt != nil {
+		ok, err := pg.rt.RoundTrip(pg.p, timeout, func(b []byte) bool {
+			h, err := ParseHeader(b)
+			return err == nil && h.Index == idx
+		})
+		return time.Since(t0), ok, err
+	}
 	if err := pg.ep.Publish(pg.out, pg.p); err != nil {
 		return 0, false, err
 	}

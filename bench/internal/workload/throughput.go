@@ -31,6 +31,9 @@ type RecvArgs struct {
 	// Limit bounds the wait after the probes (0 = none): a run still
 	// receiving then is cut short and marked TimedOut.
 	Limit time.Duration `json:"limit"`
+	// AckEvery, if positive, makes the receiver of a windowed run report
+	// every AckEvery-th arrival to the sender.
+	AckEvery int `json:"ack_every,omitempty"`
 }
 
 // RecvResult is what a receiver saw.
@@ -64,6 +67,8 @@ type receiver struct {
 	first    atomic.Int64 // ns since base, 0 = none yet
 	last     atomic.Int64
 	lastAny  atomic.Int64
+	total    atomic.Int64 // warm-up and measured arrivals, for the Acker
+	acker    *Acker
 }
 
 func (r *receiver) now() int64 { return int64(time.Since(r.base)) + 1 }
@@ -83,8 +88,10 @@ func (r *receiver) handler(topic int) bus.Handler {
 			}
 		case KindWarm:
 			r.warm.Add(1)
+			r.acker.note(r.total.Add(1))
 		case KindMeasure:
 			r.measure(h.Index, now)
+			r.acker.note(r.total.Add(1))
 		}
 	}
 }
@@ -110,12 +117,13 @@ func (r *receiver) measure(idx uint64, now int64) {
 
 // Receive subscribes to the topics, reports ProgressArmed, then
 // ProgressProbed once every topic carried a probe, and returns when N
-// measured events arrived or nothing arrived for args.Idle.
-func Receive(ctx context.Context, ep bus.Endpoint, a RecvArgs, progress func(any)) (RecvResult, error) {
+// measured events arrived or nothing arrived for args.Idle. A non-nil
+// acker reports arrivals to a windowed sender.
+func Receive(ctx context.Context, ep bus.Endpoint, a RecvArgs, progress func(any), acker *Acker) (RecvResult, error) {
 	if len(a.Topics) == 0 || a.N < 1 {
 		return RecvResult{}, errors.New("workload: receive needs topics and N >= 1")
 	}
-	r := &receiver{n: a.N, base: time.Now(), seen: make([]atomic.Bool, len(a.Topics)), bits: make([]atomic.Uint64, (a.N+63)/64)}
+	r := &receiver{n: a.N, base: time.Now(), seen: make([]atomic.Bool, len(a.Topics)), bits: make([]atomic.Uint64, (a.N+63)/64), acker: acker}
 	for i, t := range a.Topics {
 		cancel, err := ep.Subscribe(t, r.handler(i))
 		if err != nil {
@@ -210,6 +218,15 @@ type SendArgs struct {
 	Size   int      `json:"size"`
 	// ProbeEvery is the pause between rounds of probes.
 	ProbeEvery time.Duration `json:"probe_every"`
+	// Window, if positive, keeps at most Window events in flight, as
+	// acknowledged by the receiver's Acker (end-to-end flow control).
+	Window int `json:"window,omitempty"`
+}
+
+// AckAddr is the progress message of a windowed sender: where the
+// receiver's Acker must report.
+type AckAddr struct {
+	Addr string `json:"ack_addr"`
 }
 
 // SendResult is what a sender did.
@@ -221,10 +238,20 @@ type SendResult struct {
 
 // Send publishes a probe on every topic each ProbeEvery until start is
 // closed, then Warm warm-up and N measured events of Size bytes as fast as
-// the endpoint accepts them, spread over the topics in turn.
-func Send(ctx context.Context, ep bus.Endpoint, a SendArgs, start <-chan struct{}) (SendResult, error) {
+// the endpoint (and the window, if any) accepts them, spread over the
+// topics in turn. A windowed sender first reports its AckAddr as progress.
+func Send(ctx context.Context, ep bus.Endpoint, a SendArgs, start <-chan struct{}, progress func(any)) (SendResult, error) {
 	if len(a.Topics) == 0 {
 		return SendResult{}, errors.New("workload: send needs topics")
+	}
+	var w *window
+	if a.Window > 0 {
+		var err error
+		if w, err = listenWindow(a.Window); err != nil {
+			return SendResult{}, err
+		}
+		defer w.close()
+		progress(AckAddr{Addr: w.addr()})
 	}
 	p := NewPayload(a.Size)
 	every := defaultDuration(a.ProbeEvery, 5*time.Millisecond)
@@ -249,11 +276,12 @@ func Send(ctx context.Context, ep bus.Endpoint, a SendArgs, start <-chan struct{
 		}
 		t.Stop()
 	}
-	if err := burst(ctx, ep, a.Topics, p, KindWarm, a.Warm); err != nil {
+	b := &burster{ctx: ctx, ep: ep, topics: a.Topics, p: p, w: w}
+	if err := b.run(KindWarm, a.Warm); err != nil {
 		return SendResult{}, fmt.Errorf("warm-up: %w", err)
 	}
 	t0 := time.Now()
-	if err := burst(ctx, ep, a.Topics, p, KindMeasure, a.N); err != nil {
+	if err := b.run(KindMeasure, a.N); err != nil {
 		return SendResult{}, err
 	}
 	if err := ep.Sync(); err != nil {
@@ -263,15 +291,34 @@ func Send(ctx context.Context, ep bus.Endpoint, a SendArgs, start <-chan struct{
 	return SendResult{Sent: a.N, Elapsed: el, Rate: float64(a.N) / el.Seconds()}, nil
 }
 
-func burst(ctx context.Context, ep bus.Endpoint, topics []string, p []byte, kind Kind, n int) error {
+// burster publishes runs of events, within the window if there is one.
+type burster struct {
+	ctx    context.Context
+	ep     bus.Endpoint
+	topics []string
+	p      []byte
+	w      *window
+	sent   int64
+}
+
+func (b *burster) run(kind Kind, n int) error {
 	for i := 0; i < n; i++ {
-		if i%256 == 0 && ctx.Err() != nil {
-			return ctx.Err()
+		if i%256 == 0 && b.ctx.Err() != nil {
+			return b.ctx.Err()
 		}
-		PutHeader(p, Header{Kind: kind, Index: uint64(i)})
-		if err := ep.Publish(topics[i%len(topics)], p); err != nil {
+		if b.w != nil && b.w.full(b.sent) {
+			if err := b.ep.Flush(); err != nil {
+				return err
+			}
+			if err := b.w.wait(b.ctx, b.sent); err != nil {
+				return err
+			}
+		}
+		PutHeader(b.p, Header{Kind: kind, Index: uint64(i)})
+		if err := b.ep.Publish(b.topics[i%len(b.topics)], b.p); err != nil {
 			return err
 		}
+		b.sent++
 	}
-	return ep.Flush()
+	return b.ep.Flush()
 }

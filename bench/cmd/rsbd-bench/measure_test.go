@@ -1,0 +1,52 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rsbd/rsbd/bench/internal/workload"
+)
+
+func TestThrFigure(t *testing.T) {
+	ok := thrFigure(workload.RecvResult{N: 100, Received: 100, Rate: 1000}, workload.SendResult{Elapsed: time.Second}, 1024, 150)
+	if ok.Failed || ok.Value != 1000 || ok.MBps != 1.024 || !strings.Contains(ok.Note, "host CPU 150%") {
+		t.Fatalf("clean run: %+v", ok)
+	}
+	lost := thrFigure(workload.RecvResult{N: 100, Received: 97, Lost: 3, WarmLost: 1, Rate: 5000}, workload.SendResult{}, 64, 0)
+	if !lost.Failed || !strings.Contains(lost.Status, "lost 3 of 100") || !strings.Contains(lost.Status, "1 warm-up") {
+		t.Fatalf("lossy run: %+v", lost)
+	}
+	slow := thrFigure(workload.RecvResult{N: 100, Received: 50, Lost: 50, TimedOut: true, Rate: 10}, workload.SendResult{}, 64, 0)
+	if !slow.Failed || !strings.Contains(slow.Status, "too slow") {
+		t.Fatalf("timed-out run: %+v", slow)
+	}
+	reported := thrFigure(workload.RecvResult{N: 10, Received: 10, LossReports: 2, Rate: 10}, workload.SendResult{}, 64, 0)
+	if !reported.Failed || !strings.Contains(reported.Status, "loss reports for 2") {
+		t.Fatalf("run with loss reports: %+v", reported)
+	}
+}
+
+func TestDropDelta(t *testing.T) {
+	before := []map[string]float64{{"rsbd_drops_total{reason=slow_client}": 5}, nil}
+	after := []map[string]float64{
+		{"rsbd_drops_total{reason=slow_client}": 12, "rsbd_drops_total{reason=other}": 0},
+		{"rsbd_lost_datagrams_total": 3, "rsbd_sent_datagrams_total{kind=heartbeat}": 9, "rsbd_sent_datagrams_total{kind=data}": 4},
+	}
+	got := dropDelta([]string{"daemon", "sub"}, before, after)
+	want := "daemon drops_total{reason=slow_client} +7, sub lost_datagrams_total +3, sub sent_datagrams_total{kind=data} +4"
+	if got != want {
+		t.Fatalf("dropDelta = %q, want %q", got, want)
+	}
+}
+
+func TestWindowFor(t *testing.T) {
+	if AckEvery := workload.AckEvery(1000); AckEvery != 250 {
+		t.Errorf("AckEvery(1000) = %d", AckEvery)
+	}
+	for size, want := range map[int]int{64: 1000, 1024: 1000, 65536: 256, 1 << 20: 16, 64 << 20: 1} {
+		if got := windowFor(size); got != want {
+			t.Errorf("windowFor(%d) = %d, want %d", size, got, want)
+		}
+	}
+}
