@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rsbd/rsbd/transport/datagram"
 )
@@ -54,6 +55,7 @@ type InterestReader interface {
 	NumGroups() int
 	// Range calls fn for every peer until fn returns false.
 	Range(fn func(name string, st *PeerState) bool)
+	Generation() uint64
 }
 
 // Interest is the table of remote peers and the groups they want. It is safe
@@ -68,6 +70,7 @@ type InterestReader interface {
 type Interest struct {
 	maxPeers, maxGroups int
 
+	gen     atomic.Uint64 // bumped by every change (Generation)
 	mu      sync.RWMutex
 	peers   map[string]*peerEntry
 	byGroup map[GroupID][]PeerAddr // copy-on-write: a stored slice is never modified, cap == len
@@ -97,6 +100,10 @@ func NewInterest(cfg Config) (*Interest, error) {
 	}, nil
 }
 
+// Generation returns a number that changes whenever the table changes, so
+// that readers can cache what they derived from it.
+func (in *Interest) Generation() uint64 { return in.gen.Load() }
+
 // Update replaces the state of peer name with st if st is newer (see
 // Interest). It returns nil when st was applied, or an error wrapping
 // ErrStale, ErrDeparted, ErrTooManyPeers, ErrTooManyGroups or ErrInvalidPeer.
@@ -115,6 +122,7 @@ func (in *Interest) Update(name string, st PeerState) error {
 	addr := PeerAddr{Name: name, Instance: st.Instance, Addr: st.Addr}
 
 	in.mu.Lock()
+	defer in.gen.Add(1)
 	defer in.mu.Unlock()
 	if in.tomb.has(st.Instance) {
 		return fmt.Errorf("%w: peer %s", ErrDeparted, name)
@@ -145,6 +153,7 @@ func (in *Interest) Update(name string, st PeerState) error {
 // removed state and whether the peer was present.
 func (in *Interest) RemovePeer(name string) (PeerState, bool) {
 	in.mu.Lock()
+	defer in.gen.Add(1)
 	defer in.mu.Unlock()
 	e, ok := in.peers[name]
 	if !ok {

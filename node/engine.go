@@ -74,6 +74,11 @@ type engine struct {
 	// acks tracks what this node last ACKed per reliable remote stream.
 	acks     map[datagram.StreamKey]ackState
 	ackDirty bool
+	// want caches the wanted groups per published scope.
+	want struct {
+		gen uint64
+		m   map[scope.Scope][]datagram.GroupID
+	}
 	// recent drops second copies of events while a scope lingers.
 	recent recentEvents
 	// lastActive is when the engine last sent DATA or heard a NACK.
@@ -114,6 +119,7 @@ func newEngine(n *Node) (*engine, error) {
 		blocked: map[*senderState]struct{}{},
 		acks:    map[datagram.StreamKey]ackState{},
 	}
+	e.want.m = map[scope.Scope][]datagram.GroupID{}
 	if e.asmRel, err = fragmentation.NewAssembler(rel); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rsbd/rsbd/fragmentation"
 	"github.com/rsbd/rsbd/metrics"
+	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/qos"
 	"github.com/rsbd/rsbd/transport/datagram"
 )
@@ -99,18 +100,17 @@ func (e *engine) deliverRecords(dl qos.Delivery, now time.Time) {
 			continue
 		}
 		if !whole {
-			body = e.assemble(asm, r, now)
-			if body == nil {
-				continue
-			}
+			e.assembleAndDeliver(asm, r, now)
+			continue
 		}
 		e.n.deliverNetwork(body, e)
 	}
 }
 
-// assemble offers a fragment to asm and returns the serialized Notification
-// when it completes an event.
-func (e *engine) assemble(asm *fragmentation.Assembler, r []byte, now time.Time) []byte {
+// assembleAndDeliver offers a fragment to asm and delivers the event it
+// completes: straight from the reassembled message to embedded
+// subscriptions, serialized again only for socket clients.
+func (e *engine) assembleAndDeliver(asm *fragmentation.Assembler, r []byte, now time.Time) {
 	n, err := asm.AddBytes(now, r)
 	e.countAssemblyDrops()
 	if err != nil {
@@ -118,17 +118,26 @@ func (e *engine) assemble(asm *fragmentation.Assembler, r []byte, now time.Time)
 			e.n.m.Drop(metrics.DropDecodeError)
 			e.n.log.Debug("fragment refused", "err", err)
 		}
-		return nil
+		return
 	}
 	if n == nil {
-		return nil
+		return
+	}
+	if e.n.sock == nil {
+		ev, err := notification.FromNotification(n)
+		if err != nil {
+			e.n.m.Drop(metrics.DropDecodeError)
+			return
+		}
+		e.n.deliverEvent(ev, proto.Size(n), e)
+		return
 	}
 	body, err := proto.MarshalOptions{Deterministic: true}.Marshal(n)
 	if err != nil {
 		e.n.m.Drop(metrics.DropDecodeError)
-		return nil
+		return
 	}
-	return body
+	e.n.deliverNetwork(body, e)
 }
 
 // countAssemblyDrops moves the assemblers' drop records into the metrics.

@@ -4,13 +4,10 @@ import (
 	"net/netip"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
-	"github.com/rsbd/rsbd/fragmentation"
 	"github.com/rsbd/rsbd/group"
 	"github.com/rsbd/rsbd/metrics"
-	"github.com/rsbd/rsbd/proto/rsbpb"
 	"github.com/rsbd/rsbd/qos"
+	"github.com/rsbd/rsbd/scope"
 	"github.com/rsbd/rsbd/transport/datagram"
 )
 
@@ -23,14 +20,7 @@ const recordOverhead = 4
 // publish turns one Notification into records and queues them on the sender
 // stream of every group some peer wants.
 func (e *engine) publish(p pubReq, now time.Time) {
-	e.scratch.groups = group.AppendIDs(e.scratch.groups[:0], p.scope)
-	in := e.n.interest()
-	wanted := e.scratch.groups[:0]
-	for _, id := range e.scratch.groups {
-		if in.Wanted(id) {
-			wanted = append(wanted, id)
-		}
-	}
+	wanted := e.wantedGroups(p.scope)
 	if len(wanted) == 0 {
 		return
 	}
@@ -53,6 +43,28 @@ func (e *engine) publish(p pubReq, now time.Time) {
 	}
 }
 
+// wantedGroups returns the groups of sc and its super-scopes that some peer
+// wants, cached per scope until the interest table changes.
+func (e *engine) wantedGroups(sc scope.Scope) []datagram.GroupID {
+	in := e.n.interest()
+	if g := in.Generation(); g != e.want.gen || len(e.want.m) >= maxWantCache {
+		e.want.gen = g
+		clear(e.want.m)
+	}
+	if ids, ok := e.want.m[sc]; ok {
+		return ids
+	}
+	e.scratch.groups = group.AppendIDs(e.scratch.groups[:0], sc)
+	var ids []datagram.GroupID
+	for _, id := range e.scratch.groups {
+		if in.Wanted(id) {
+			ids = append(ids, id)
+		}
+	}
+	e.want.m[sc] = ids
+	return ids
+}
+
 // records splits a serialized Notification into serialized
 // FragmentedNotifications that each fit one datagram.
 func (e *engine) records(body []byte) ([][]byte, error) {
@@ -60,11 +72,7 @@ func (e *engine) records(body []byte) ([][]byte, error) {
 	if wholeSize(len(body)) <= capacity {
 		return append(e.scratch.recs[:0], appendWhole(make([]byte, 0, wholeSize(len(body))), body)), nil
 	}
-	var n rsbpb.Notification
-	if err := proto.Unmarshal(body, &n); err != nil {
-		return nil, err
-	}
-	return fragmentation.AppendSplit(e.scratch.recs[:0], &n, capacity)
+	return splitRaw(e.scratch.recs[:0], body, capacity)
 }
 
 // sender returns the sender state of key, creating it (and evicting the

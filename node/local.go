@@ -29,6 +29,9 @@ func (h socketHandler) OnFrame(_ rsbsocket.ConnID, f rsbsocket.Frame) {
 		n.interestBarrier()
 	}
 	n.deliverSinks(f.Body, f.Scope, nil)
+	if n.interest().Len() == 0 {
+		return // no peer: nothing goes to the network
+	}
 	n.enqueue(pubReq{body: f.Body, scope: f.Scope, class: n.cfg.qosFor(f.Scope).Class()})
 }
 
@@ -73,6 +76,9 @@ func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
 		n.sock.Deliver(body, ev.Scope, 0)
 	}
 	n.deliverSinks(body, ev.Scope, ev)
+	if n.interest().Len() == 0 {
+		return nil // no peer: nothing goes to the network
+	}
 	select {
 	case n.eng.pubCh <- pubReq{body: body, scope: ev.Scope, class: n.cfg.qosFor(ev.Scope).Class()}:
 		return nil
@@ -100,7 +106,8 @@ func (n *Node) Subscribe(sc scope.Scope, fn Handler, opts ...SubscribeOption) (c
 // only if some subscription matches.
 func (n *Node) deliverSinks(body []byte, sc scope.Scope, ev *notification.Event) int {
 	var supers [8]scope.Scope
-	subs, _ := n.sinks.matching(nil, supers[:0], sc)
+	var found [8]*subscription
+	subs, _ := n.sinks.matching(found[:0], supers[:0], sc)
 	if len(subs) == 0 {
 		return 0
 	}
@@ -121,6 +128,10 @@ func (n *Node) deliverSinks(body []byte, sc scope.Scope, ev *notification.Event)
 // socket clients and subscriptions whose scope matches (hashed groups
 // collide and carry sub-scopes, so the scope is checked again here).
 func (n *Node) deliverNetwork(body []byte, e *engine) {
+	if n.sock == nil {
+		n.deliverEmbedded(body, e)
+		return
+	}
 	f, err := rsbsocket.ParseFrame(body)
 	if err != nil {
 		n.m.Drop(metrics.DropDecodeError)
@@ -139,6 +150,37 @@ func (n *Node) deliverNetwork(body []byte, e *engine) {
 	}
 	got += n.deliverSinks(body, f.Scope, nil)
 	if got == 0 {
+		// Deliver counts what it queued: a frame a full queue refused is
+		// already counted as a slow-client drop.
+		if n.sock == nil || !n.sock.Interest().Matches(f.Scope) {
+			n.m.Drop(metrics.DropScopeMismatch)
+		}
+		return
+	}
+	n.m.EventsOut[metrics.PathLocal].Inc()
+}
+
+// deliverEmbedded is deliverNetwork for a node without socket clients: the
+// event is decoded once, for the subscriptions, and matched by its scope.
+func (n *Node) deliverEmbedded(body []byte, e *engine) {
+	ev, err := notification.Unmarshal(body)
+	if err != nil {
+		n.m.Drop(metrics.DropDecodeError)
+		return
+	}
+	n.deliverEvent(ev, len(body), e)
+}
+
+// deliverEvent delivers a decoded network event of size bytes to the
+// embedded subscriptions.
+func (n *Node) deliverEvent(ev *notification.Event, size int, e *engine) {
+	if n.lingering.Load() && e.recent.seen(eventKey{sender: ev.ID.SenderID, seq: ev.ID.SequenceNumber}) {
+		n.m.Drop(metrics.DropDuplicate)
+		return
+	}
+	n.m.EventsIn[metrics.PathNetwork].Inc()
+	n.m.BytesIn[metrics.PathNetwork].Add(float64(size))
+	if n.deliverSinks(nil, ev.Scope, ev) == 0 {
 		n.m.Drop(metrics.DropScopeMismatch)
 		return
 	}

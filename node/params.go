@@ -55,9 +55,14 @@ const (
 	maxOrigins = 4096
 	// flowWindowBytes is the flow-control window of a reliable stream: the
 	// datagrams in flight to its slowest receiver, in bytes. It stays well
-	// under the sender's retention (8 MiB) so that what is in flight can
-	// still be repaired, and under a receiver's socket buffer.
-	flowWindowBytes = 4 << 20
+	// under the sender's retention (DefaultRetainBytes) so that what is in
+	// flight can still be repaired, and under a receiver's socket buffer
+	// (8 MiB granted for the 4 MiB asked).
+	flowWindowBytes = 6 << 20
+	// DefaultRetainBytes is the retransmit buffer per reliable stream in
+	// bytes (qos's own default is 8 MiB): room for the flow window plus
+	// repairs of what was just evicted from it.
+	DefaultRetainBytes = 16 << 20
 	// minFlowWindow is the smallest window in datagrams.
 	minFlowWindow = 16
 	// defaultRetainCount mirrors qos's retention count when unset.
@@ -78,6 +83,9 @@ const (
 	// recentEventsSize bounds the event ids remembered to drop duplicates
 	// while a narrowed-away scope lingers.
 	recentEventsSize = 8192
+	// maxWantCache bounds the scopes whose wanted groups the engine caches
+	// (emptied when full or when the interest table changes).
+	maxWantCache = 65536
 	// maxDrain is how many queued inputs the engine handles before it
 	// flushes pending datagrams (batching under load, latency when idle).
 	maxDrain = 256

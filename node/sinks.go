@@ -2,7 +2,6 @@ package node
 
 import (
 	"sync"
-	"sync/atomic"
 
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
@@ -34,19 +33,17 @@ type subscription struct {
 	loss  LossHandler
 }
 
-// sinkTable holds the embedded subscriptions by scope. Reads are lock-free
-// (an immutable snapshot behind an atomic pointer); writes copy the map.
+// sinkTable holds the embedded subscriptions by scope. Subscribing and
+// cancelling cost O(subscriptions on that scope); delivery takes a read lock
+// and looks up the event's scope and its super-scopes.
 type sinkTable struct {
-	mu     sync.Mutex
+	mu     sync.RWMutex
 	nextID uint64
-	snap   atomic.Pointer[map[scope.Scope][]*subscription]
+	by     map[scope.Scope][]*subscription
 }
 
 func newSinkTable() *sinkTable {
-	t := &sinkTable{}
-	empty := map[scope.Scope][]*subscription{}
-	t.snap.Store(&empty)
-	return t
+	return &sinkTable{by: map[scope.Scope][]*subscription{}}
 }
 
 // add registers fn on sc and returns the subscription id.
@@ -58,9 +55,8 @@ func (t *sinkTable) add(sc scope.Scope, fn Handler, opts []SubscribeOption) uint
 	for _, o := range opts {
 		o(s)
 	}
-	next := t.copyLocked()
-	next[sc] = append(next[sc], s)
-	t.snap.Store(&next)
+	// Copy on write per scope: a delivery may be iterating the old slice.
+	t.by[sc] = append(append(make([]*subscription, 0, len(t.by[sc])+1), t.by[sc]...), s)
 	return s.id
 }
 
@@ -68,37 +64,26 @@ func (t *sinkTable) add(sc scope.Scope, fn Handler, opts []SubscribeOption) uint
 func (t *sinkTable) remove(sc scope.Scope, id uint64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	next := t.copyLocked()
-	subs := next[sc]
+	subs := t.by[sc]
 	for i, s := range subs {
 		if s.id == id {
-			rest := append(append([]*subscription(nil), subs[:i]...), subs[i+1:]...)
-			if len(rest) == 0 {
-				delete(next, sc)
+			if len(subs) == 1 {
+				delete(t.by, sc)
 			} else {
-				next[sc] = rest
+				t.by[sc] = append(append(make([]*subscription, 0, len(subs)-1), subs[:i]...), subs[i+1:]...)
 			}
-			t.snap.Store(&next)
 			return true
 		}
 	}
 	return false
 }
 
-func (t *sinkTable) copyLocked() map[scope.Scope][]*subscription {
-	cur := *t.snap.Load()
-	next := make(map[scope.Scope][]*subscription, len(cur)+1)
-	for k, v := range cur {
-		next[k] = v
-	}
-	return next
-}
-
 // scopes returns the scopes that have at least one subscription.
 func (t *sinkTable) scopes() []scope.Scope {
-	cur := *t.snap.Load()
-	out := make([]scope.Scope, 0, len(cur))
-	for sc := range cur {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	out := make([]scope.Scope, 0, len(t.by))
+	for sc := range t.by {
 		out = append(out, sc)
 	}
 	return out
@@ -106,7 +91,9 @@ func (t *sinkTable) scopes() []scope.Scope {
 
 // lossHandlers appends the loss handlers of subscriptions inside sc.
 func (t *sinkTable) lossHandlers(dst []LossHandler, sc scope.Scope) []LossHandler {
-	for s, subs := range *t.snap.Load() {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for s, subs := range t.by {
 		if !sc.Contains(s) {
 			continue
 		}
@@ -122,13 +109,14 @@ func (t *sinkTable) lossHandlers(dst []LossHandler, sc scope.Scope) []LossHandle
 // matching appends to dst the subscriptions whose scope is sc or one of its
 // super-scopes. supers is scratch space for the super-scopes of sc.
 func (t *sinkTable) matching(dst []*subscription, supers []scope.Scope, sc scope.Scope) ([]*subscription, []scope.Scope) {
-	cur := *t.snap.Load()
-	if len(cur) == 0 {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if len(t.by) == 0 {
 		return dst, supers
 	}
 	supers = sc.AppendSuperScopes(supers[:0], true)
 	for _, s := range supers {
-		dst = append(dst, cur[s]...)
+		dst = append(dst, t.by[s]...)
 	}
 	return dst, supers
 }

@@ -1,0 +1,117 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/rsbd/rsbd/fragmentation"
+)
+
+// Field numbers of rsb.protocol.Notification the splitter treats apart.
+const (
+	fieldData    protowire.Number = 9
+	fieldEventID protowire.Number = 108
+)
+
+// splitOverhead bounds the bytes a fragment adds around its notification
+// fields: the data and notification length prefixes (5 bytes each at most),
+// the data and notification tags, and num_data_parts and data_part with
+// their tags.
+const splitOverhead = 1 + 5 + 1 + 5 + 1 + 5 + 1 + 5
+
+// errSplit is returned for a Notification the splitter cannot parse.
+var errSplit = errors.New("node: malformed notification")
+
+// splitRaw splits the serialized Notification body into serialized
+// FragmentedNotifications of at most capacity bytes each, without decoding
+// it into a message: fragment 0 carries every field but the data together
+// with the first data chunk, later fragments only event_id and a data chunk
+// (RSB's rule). All fragments share one new buffer.
+func splitRaw(dst [][]byte, body []byte, capacity int) ([][]byte, error) {
+	header, eventID, data, err := scanNotification(body)
+	hasData := data != nil
+	if err != nil {
+		return dst, err
+	}
+	first := capacity - len(header) - len(eventID) - splitOverhead
+	rest := capacity - len(eventID) - splitOverhead
+	if first < fragmentation.MinDataChunk {
+		return dst, fmt.Errorf("%w: %d header bytes, fragments of %d", fragmentation.ErrHeaderTooLarge, len(header)+len(eventID), capacity)
+	}
+	parts := 1
+	if len(data) > first {
+		parts += (len(data) - first + rest - 1) / rest
+	}
+	buf := make([]byte, 0, len(body)+parts*(len(eventID)+splitOverhead))
+	for i := 0; i < parts; i++ {
+		n := min(len(data), first)
+		var hdr []byte
+		if i == 0 {
+			hdr = header
+		} else {
+			n = min(len(data), rest)
+		}
+		start := len(buf)
+		buf = appendFragment(buf, hdr, eventID, data[:n], hasData, parts, i)
+		dst = append(dst, buf[start:len(buf):len(buf)])
+		data = data[n:]
+	}
+	return dst, nil
+}
+
+// appendFragment appends one FragmentedNotification; the data field is left
+// out only when the event has none.
+func appendFragment(b, hdr, eventID, chunk []byte, hasData bool, parts, part int) []byte {
+	inner := len(hdr) + len(eventID)
+	if hasData {
+		inner += protowire.SizeTag(fieldData) + protowire.SizeBytes(len(chunk))
+	}
+	b = protowire.AppendTag(b, 1, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(inner))
+	b = append(b, hdr...)
+	if hasData {
+		b = protowire.AppendTag(b, fieldData, protowire.BytesType)
+		b = protowire.AppendBytes(b, chunk)
+	}
+	b = append(b, eventID...)
+	b = protowire.AppendTag(b, 2, protowire.VarintType)
+	b = protowire.AppendVarint(b, uint64(parts))
+	b = protowire.AppendTag(b, 3, protowire.VarintType)
+	return protowire.AppendVarint(b, uint64(part))
+}
+
+// scanNotification splits a serialized Notification into the raw bytes of
+// its fields other than data and event_id (header), the raw event_id field
+// (tag included) and the data value. All alias body.
+func scanNotification(body []byte) (header, eventID, data []byte, err error) {
+	header = make([]byte, 0, 256)
+	for b := body; len(b) > 0; {
+		num, typ, l := protowire.ConsumeTag(b)
+		if l < 0 {
+			return nil, nil, nil, errSplit
+		}
+		vl := protowire.ConsumeFieldValue(num, typ, b[l:])
+		if vl < 0 {
+			return nil, nil, nil, errSplit
+		}
+		field := b[:l+vl]
+		switch {
+		case num == fieldData && typ == protowire.BytesType:
+			data, _ = protowire.ConsumeBytes(b[l:])
+			if data == nil {
+				data = []byte{} // present but empty
+			}
+		case num == fieldEventID:
+			eventID = field
+		default:
+			header = append(header, field...)
+		}
+		b = b[l+vl:]
+	}
+	if eventID == nil {
+		return nil, nil, nil, fmt.Errorf("%w: no event_id", errSplit)
+	}
+	return header, eventID, data, nil
+}

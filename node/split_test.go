@@ -1,0 +1,126 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/rsbd/rsbd/fragmentation"
+	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/proto/rsbpb"
+	"github.com/rsbd/rsbd/scope"
+)
+
+func splitTestBody(t testing.TB, size int) []byte {
+	t.Helper()
+	ev := &notification.Event{Scope: scope.MustParse("/split/me/"), Method: "REQUEST", WireSchema: "bytes",
+		Data: bytes.Repeat([]byte("0123456789"), size/10+1)[:size],
+		ID:   notification.EventID{SenderID: [16]byte{7, 7}, SequenceNumber: 42},
+		Causes: []notification.EventID{{SenderID: [16]byte{1}, SequenceNumber: 3}}}
+	ev.MetaData.CreateTime, ev.MetaData.SendTime = 1, 2
+	ev.MetaData.SetUserInfo("k", "v")
+	b, err := notification.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestSplitRawReassembles: the fragments fit the capacity, follow RSB's
+// rule (only fragment 0 has the header) and reassemble, with the
+// fragmentation package's Assembler, into the original Notification.
+func TestSplitRawReassembles(t *testing.T) {
+	for _, size := range []int{0, 1, 100, 1399, 5000, 65536, 1 << 20} {
+		for _, capacity := range []int{300, 1400, 60000} {
+			body := splitTestBody(t, size)
+			frags, err := splitRaw(nil, body, capacity)
+			if err != nil {
+				t.Fatalf("size %d capacity %d: %v", size, capacity, err)
+			}
+			asm, err := fragmentation.NewAssembler(fragmentation.Config{MaxParts: 1 << 16})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got *rsbpb.Notification
+			for i, f := range frags {
+				if len(f) > capacity {
+					t.Fatalf("size %d capacity %d: fragment %d has %d bytes", size, capacity, i, len(f))
+				}
+				var fn rsbpb.FragmentedNotification
+				if err := proto.Unmarshal(f, &fn); err != nil {
+					t.Fatalf("fragment %d: %v", i, err)
+				}
+				if i > 0 && (fn.Notification.Scope != nil || fn.Notification.MetaData != nil) {
+					t.Fatalf("fragment %d carries header fields", i)
+				}
+				if got, err = asm.AddBytes(time.Unix(0, 0), f); err != nil {
+					t.Fatalf("fragment %d: %v", i, err)
+				}
+			}
+			var want rsbpb.Notification
+			if err := proto.Unmarshal(body, &want); err != nil {
+				t.Fatal(err)
+			}
+			if got == nil || !proto.Equal(got, &want) {
+				t.Fatalf("size %d capacity %d: reassembled %v, want the original", size, capacity, got != nil)
+			}
+		}
+	}
+}
+
+func TestSplitRawErrors(t *testing.T) {
+	if _, err := splitRaw(nil, splitTestBody(t, 10), 40); !errors.Is(err, fragmentation.ErrHeaderTooLarge) {
+		t.Fatalf("tiny capacity: %v", err)
+	}
+	if _, err := splitRaw(nil, []byte{0x0a, 0x05, 'a'}, 1000); !errors.Is(err, errSplit) {
+		t.Fatalf("truncated input: %v", err)
+	}
+	if _, err := splitRaw(nil, []byte{0x32, 0x01, '/'}, 1000); !errors.Is(err, errSplit) {
+		t.Fatalf("no event id: %v", err)
+	}
+}
+
+// FuzzSplitRaw: splitting any bytes never panics; what it splits fits the
+// capacity and, for a Notification that decodes, keeps the data.
+func FuzzSplitRaw(f *testing.F) {
+	f.Add(splitTestBody(f, 3000), 1400)
+	f.Add(splitTestBody(f, 0), 100)
+	f.Add([]byte{0xe2, 0x06, 0x00, 0x4a, 0x03, 'a', 'b', 'c'}, 30)
+	f.Fuzz(func(t *testing.T, body []byte, capacity int) {
+		capacity = 30 + capacity%70000
+		if capacity < 0 {
+			capacity = -capacity
+		}
+		frags, err := splitRaw(nil, body, capacity)
+		if err != nil {
+			return
+		}
+		for i, fr := range frags {
+			if len(fr) > capacity {
+				t.Fatalf("fragment %d: %d > %d bytes", i, len(fr), capacity)
+			}
+		}
+		var n rsbpb.Notification
+		if (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(body, &n) != nil {
+			return // garbage in, the same garbage out: only sizes are checked
+		}
+		_, _, data, _ := scanNotification(body)
+		var joined []byte
+		for i, fr := range frags {
+			if len(fr) > capacity {
+				t.Fatalf("fragment %d: %d > %d bytes", i, len(fr), capacity)
+			}
+			var fn rsbpb.FragmentedNotification
+			if err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(fr, &fn); err != nil {
+				t.Fatalf("fragment %d does not decode: %v", i, err)
+			}
+			joined = append(joined, fn.GetNotification().GetData()...)
+		}
+		if !bytes.Equal(joined, data) {
+			t.Fatal("fragments lost data")
+		}
+	})
+}
