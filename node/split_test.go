@@ -17,8 +17,8 @@ import (
 func splitTestBody(t testing.TB, size int) []byte {
 	t.Helper()
 	ev := &notification.Event{Scope: scope.MustParse("/split/me/"), Method: "REQUEST", WireSchema: "bytes",
-		Data: bytes.Repeat([]byte("0123456789"), size/10+1)[:size],
-		ID:   notification.EventID{SenderID: [16]byte{7, 7}, SequenceNumber: 42},
+		Data:   bytes.Repeat([]byte("0123456789"), size/10+1)[:size],
+		ID:     notification.EventID{SenderID: [16]byte{7, 7}, SequenceNumber: 42},
 		Causes: []notification.EventID{{SenderID: [16]byte{1}, SequenceNumber: 3}}}
 	ev.MetaData.CreateTime, ev.MetaData.SendTime = 1, 2
 	ev.MetaData.SetUserInfo("k", "v")
