@@ -43,5 +43,6 @@ const (
 
 // idCacheSize bounds the scope → group ids cache of AppendIDs. When it is
 // full the cache is emptied and refilled by use, which keeps it cheap and
-// bounded whatever the scopes seen.
-const idCacheSize = 4096
+// bounded whatever the scopes seen. 65536 scopes (about 10 MB) keep a daemon
+// carrying tens of thousands of scopes from hashing every event's scope.
+const idCacheSize = 65536
