@@ -2,6 +2,7 @@ package node
 
 import (
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,23 +46,31 @@ type senderState struct {
 // engine owns every qos machine and assembler of the node; one goroutine
 // (run) drives it, fed by bounded channels. Nothing in it is shared.
 type engine struct {
-	n        *Node
-	pubCh    chan pubReq
-	rxCh     chan rxBatch
-	ctlCh    chan ctlReq
-	stop     chan struct{}
-	done     chan struct{}
-	senders  map[datagram.StreamKey]*senderState
-	dirty    []*senderState // senders with pending records
-	rcv      *qos.Receivers
-	asmRel   *fragmentation.Assembler
-	asmUnrel *fragmentation.Assembler
-	out      qos.Output
-	d        datagram.Datagram
-	origin   map[datagram.InstanceID]netip.AddrPort // unicast address per sender instance
-	tx       txBuffer
-	scratch  scratch
-	timer    *time.Timer
+	// mu guards every field below but the channels, pending and
+	// lastPublish; see run.
+	mu sync.Mutex
+	// pending counts publishes and receive batches queued but not handled:
+	// the direct paths run only when it is zero, so order is kept.
+	pending atomic.Int64
+	// lastPublish is when the last publish was offered (UnixNano).
+	lastPublish atomic.Int64
+	n           *Node
+	pubCh       chan pubReq
+	rxCh        chan rxBatch
+	ctlCh       chan ctlReq
+	stop        chan struct{}
+	done        chan struct{}
+	senders     map[datagram.StreamKey]*senderState
+	dirty       []*senderState // senders with pending records
+	rcv         *qos.Receivers
+	asmRel      *fragmentation.Assembler
+	asmUnrel    *fragmentation.Assembler
+	out         qos.Output
+	d           datagram.Datagram
+	origin      map[datagram.InstanceID]netip.AddrPort // unicast address per sender instance
+	tx          txBuffer
+	scratch     scratch
+	timer       *time.Timer
 	// stats is the snapshot the metrics scrape reads; statsAt when it was
 	// taken; retired sums the counters of freed sender streams.
 	stats   atomic.Pointer[engineStats]
@@ -129,30 +138,76 @@ func newEngine(n *Node) (*engine, error) {
 	return e, nil
 }
 
-// run is the engine goroutine. It exits when stop is closed.
+// run is the engine goroutine. It exits when stop is closed. Every touch of
+// engine state holds mu: this goroutine takes it per input, and publishers
+// and socket readers take it directly (direct, directReceive) when nothing
+// is queued, which saves a goroutine wake-up per hop on a quiet bus.
 func (e *engine) run() {
 	defer close(e.done)
 	for {
+		e.mu.Lock()
 		pubCh := e.pubCh
 		if len(e.blocked) > 0 {
 			pubCh = nil // flow control: take no publishes until ACKs arrive
 		}
+		e.mu.Unlock()
 		select {
 		case p := <-pubCh:
+			e.mu.Lock()
 			now := time.Now()
 			e.publish(p, now)
+			e.pending.Add(-1)
 			e.drainPublishes(now)
 		case b := <-e.rxCh:
+			e.mu.Lock()
 			e.receive(b, time.Now())
+			e.pending.Add(-1)
 		case fn := <-e.ctlCh:
+			e.mu.Lock()
 			fn(e)
 		case <-e.timer.C:
+			e.mu.Lock()
 			e.tick(time.Now())
 		case <-e.stop:
 			return
 		}
 		e.flush(time.Now())
+		e.mu.Unlock()
 	}
+}
+
+// direct publishes p on the caller's goroutine when the engine is idle,
+// nothing is queued and publishes are sparse (a burst goes through the
+// queue, where small events share datagrams). It reports whether it did.
+func (e *engine) direct(p pubReq) bool {
+	now := time.Now()
+	prev := time.Unix(0, e.lastPublish.Swap(now.UnixNano()))
+	if now.Sub(prev) < directGap || e.pending.Load() != 0 || !e.mu.TryLock() {
+		return false
+	}
+	defer e.mu.Unlock()
+	if e.pending.Load() != 0 || len(e.blocked) > 0 {
+		return false
+	}
+	e.publish(p, now)
+	e.flush(now)
+	return true
+}
+
+// directReceive handles b on the caller's (socket reader's) goroutine when
+// the engine is idle and nothing is queued. It reports whether it did.
+func (e *engine) directReceive(b rxBatch) bool {
+	if e.pending.Load() != 0 || !e.mu.TryLock() {
+		return false
+	}
+	defer e.mu.Unlock()
+	if e.pending.Load() != 0 {
+		return false
+	}
+	now := time.Now()
+	e.receive(b, now)
+	e.flush(now)
+	return true
 }
 
 // drainPublishes handles queued publish requests so that small events share
@@ -162,6 +217,7 @@ func (e *engine) drainPublishes(now time.Time) {
 		select {
 		case p := <-e.pubCh:
 			e.publish(p, now)
+			e.pending.Add(-1)
 		default:
 			return
 		}

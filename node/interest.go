@@ -316,9 +316,14 @@ func (n *Node) onPackets(batch []transport.Packet) {
 	if len(b.pkts) == 0 {
 		return
 	}
+	if n.eng.directReceive(b) {
+		return
+	}
+	n.eng.pending.Add(1)
 	select {
 	case n.eng.rxCh <- b:
 	default:
+		n.eng.pending.Add(-1)
 		n.m.DropN(metrics.DropQueueFull, uint64(len(b.pkts)))
 	}
 }

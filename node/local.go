@@ -48,12 +48,27 @@ func isHello(f rsbsocket.Frame) bool {
 // enqueue hands a publish request to the engine, waiting while the queue is
 // full unless the node stops.
 func (n *Node) enqueue(p pubReq) bool {
+	return n.submit(context.Background(), p) == nil
+}
+
+// submit hands a publish request to the engine: directly when it is idle,
+// else through its queue, waiting while the queue is full unless ctx ends
+// or the node stops.
+func (n *Node) submit(ctx context.Context, p pubReq) error {
+	if n.eng.direct(p) {
+		return nil
+	}
+	n.eng.pending.Add(1)
 	select {
 	case n.eng.pubCh <- p:
-		return true
+		return nil
+	case <-ctx.Done():
+		n.eng.pending.Add(-1)
+		return ctx.Err()
 	case <-n.stop:
+		n.eng.pending.Add(-1)
 		n.m.Drop(metrics.DropClosed)
-		return false
+		return ErrClosed
 	}
 }
 
@@ -79,14 +94,7 @@ func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
 	if n.interest().Len() == 0 {
 		return nil // no peer: nothing goes to the network
 	}
-	select {
-	case n.eng.pubCh <- pubReq{body: body, scope: ev.Scope, class: n.cfg.qosFor(ev.Scope).Class()}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-n.stop:
-		return ErrClosed
-	}
+	return n.submit(ctx, pubReq{body: body, scope: ev.Scope, class: n.cfg.qosFor(ev.Scope).Class()})
 }
 
 // Subscribe registers fn for events on sc and its sub-scopes, local and

@@ -86,6 +86,10 @@ const (
 	// maxWantCache bounds the scopes whose wanted groups the engine caches
 	// (emptied when full or when the interest table changes).
 	maxWantCache = 65536
+	// directGap: a publish that follows the previous one by less than this
+	// goes through the engine's queue (and shares datagrams with its
+	// neighbours); a sparser one is sent on the publisher's goroutine.
+	directGap = 50 * time.Microsecond
 	// maxDrain is how many queued inputs the engine handles before it
 	// flushes pending datagrams (batching under load, latency when idle).
 	maxDrain = 256
