@@ -2,6 +2,7 @@ package node
 
 import (
 	"net/netip"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -182,7 +183,7 @@ func (e *engine) run() {
 func (e *engine) direct(p pubReq) bool {
 	now := time.Now()
 	prev := time.Unix(0, e.lastPublish.Swap(now.UnixNano()))
-	if now.Sub(prev) < directGap || e.pending.Load() != 0 || !e.mu.TryLock() {
+	if now.Sub(prev) < directGap || e.pending.Load() != 0 || !e.lockSoon(now) {
 		return false
 	}
 	defer e.mu.Unlock()
@@ -192,6 +193,21 @@ func (e *engine) direct(p pubReq) bool {
 	e.publish(p, now)
 	e.flush(now)
 	return true
+}
+
+// lockSoon takes mu if it comes free within directSpin. It never blocks
+// for long and never deadlocks: a handler that publishes while its own
+// goroutine holds mu just spins out and takes the queue.
+func (e *engine) lockSoon(start time.Time) bool {
+	for {
+		if e.mu.TryLock() {
+			return true
+		}
+		if time.Since(start) > directSpin {
+			return false
+		}
+		runtime.Gosched()
+	}
 }
 
 // directReceive handles b on the caller's (socket reader's) goroutine when

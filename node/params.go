@@ -90,6 +90,9 @@ const (
 	// goes through the engine's queue (and shares datagrams with its
 	// neighbours); a sparser one is sent on the publisher's goroutine.
 	directGap = 50 * time.Microsecond
+	// directSpin is how long a sparse publish waits for the engine to come
+	// free before it takes the queue: less than a goroutine wake-up.
+	directSpin = 20 * time.Microsecond
 	// maxDrain is how many queued inputs the engine handles before it
 	// flushes pending datagrams (batching under load, latency when idle).
 	maxDrain = 256
