@@ -1,14 +1,3 @@
-// Command rsb is rsbd's implementation of the RSB command-line tools:
-//
-//	rsb send [--method M] [--meta-data K=V]... [--timestamp K=TIME]... [--cause ID:SEQ]... EVENT-SPEC [URI]
-//	rsb logger [--style detailed|compact|payload|json] [--filter SPEC]... [--stop-after N] [URI...]
-//	rsb call [--timeout D] [--no-wait] 'URI/method(ARG)'
-//
-// URIs are written as RSB writes them (socket://host:port/scope, socket:/scope
-// or just /scope); host and port default to the RSB configuration
-// (transport.socket.host and transport.socket.port, e.g. from
-// RSB_TRANSPORT_SOCKET_PORT) and then to the local daemon, localhost:55555.
-// Run "rsb help" for the event-spec and filter syntax.
 package main
 
 import (
