@@ -147,6 +147,9 @@ func (c *Config) applyDefaults() {
 	defInt(&c.PublishQueue, DefaultPublishQueue)
 	defInt(&c.ReceiveQueue, DefaultReceiveQueue)
 	defInt(&c.MaxSenders, DefaultMaxSenders)
+	if c.Streams.Sender.HeartbeatMin == 0 {
+		c.Streams.Sender.HeartbeatMin = DefaultHeartbeatMin
+	}
 	if c.Streams.Sender.RetainBytes == 0 {
 		c.Streams.Sender.RetainBytes = DefaultRetainBytes
 	}

@@ -63,6 +63,11 @@ const (
 	// bytes (qos's own default is 8 MiB): room for the flow window plus
 	// repairs of what was just evicted from it.
 	DefaultRetainBytes = 16 << 20
+	// DefaultHeartbeatMin is the first heartbeat after data (qos's own
+	// default is 10 ms): a lost last datagram is only noticed by the
+	// heartbeat, so this bounds tail-loss repair latency; the heartbeats
+	// then back off doubling to a second, about ten per idle period.
+	DefaultHeartbeatMin = 2 * time.Millisecond
 	// minFlowWindow is the smallest window in datagrams.
 	minFlowWindow = 16
 	// defaultRetainCount mirrors qos's retention count when unset.
