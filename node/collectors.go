@@ -3,6 +3,8 @@ package node
 import (
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/rsbd/rsbd/group/membership"
 	"github.com/rsbd/rsbd/metrics"
 	"github.com/rsbd/rsbd/qos"
@@ -54,6 +56,25 @@ func (n *Node) registerCollectors() {
 		n.m.QueueDepth[metrics.QueueNetworkIn].Set(float64(len(n.eng.rxCh)))
 		n.m.QueueDepth[metrics.QueueSocketIn].Set(float64(len(n.eng.pubCh)))
 	})
+}
+
+// registerSocketCollector exports the socket server's back-pressure
+// counters, read at scrape time.
+func (n *Node) registerSocketCollector() {
+	if n.sock == nil {
+		return
+	}
+	err := n.m.Register(metrics.NewSnapshotCollector(n.sock.Stats,
+		metrics.SnapshotMetric[rsbsocket.Stats]{Name: "rsbd_socket_publisher_waits_total", Type: prometheus.CounterValue,
+			Help:  "Times a publishing client waited for a subscriber's full send queue.",
+			Value: func(s rsbsocket.Stats) float64 { return float64(s.Waits) }},
+		metrics.SnapshotMetric[rsbsocket.Stats]{Name: "rsbd_socket_stalls_total", Type: prometheus.CounterValue,
+			Help:  "Subscribers declared stalled after a publisher waited the stall timeout for them.",
+			Value: func(s rsbsocket.Stats) float64 { return float64(s.Stalls) }},
+	))
+	if err != nil {
+		n.log.Error("cannot register socket metrics", "err", err)
+	}
 }
 
 // engineStats is the snapshot of the engine's machines the scrape reads.

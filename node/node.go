@@ -258,6 +258,7 @@ func (n *Node) openSocket() error {
 		return fmt.Errorf("node: socket server: %w", err)
 	}
 	n.sock, n.sockLn = srv, ln
+	n.registerSocketCollector()
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()

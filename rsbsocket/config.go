@@ -7,14 +7,15 @@ import (
 	"time"
 )
 
-// SlowClientPolicy says what happens when a connection's send queue is full.
+// SlowClientPolicy says what happens when a connection's send queue is full
+// or the connection is stalled (see Server).
 type SlowClientPolicy int
 
 const (
 	// SlowClientDropNewest drops the frame that did not fit and counts it
-	// (DropQueueFull); the connection stays. This is the default: one slow
-	// subscriber never delays the others, and it loses only what it could
-	// not take.
+	// (DropQueueFull); the connection stays. This is the default: a
+	// stalled subscriber delays the others at most once by StallTimeout,
+	// and it loses only what it could not take.
 	SlowClientDropNewest SlowClientPolicy = iota
 	// SlowClientDisconnect drops the frame and closes the connection
 	// (DisconnectSlowClient), so the client notices instead of silently
@@ -60,11 +61,15 @@ type Config struct {
 	// frame is counted and closes its connection.
 	MaxFrameSize int
 	// QueueFrames and QueueBytes bound each connection's send queue
-	// (defaults 4096 frames, 64 MiB).
+	// (defaults 65536 frames, 64 MiB).
 	QueueFrames int
 	QueueBytes  int
-	// SlowClientPolicy says what a full send queue does (default
-	// SlowClientDropNewest).
+	// StallTimeout bounds how long forwarding a frame a client published
+	// waits for room in another connection's queue before that connection
+	// counts as stalled (default 100 ms). See Server.
+	StallTimeout time.Duration
+	// SlowClientPolicy says what a full send queue, or a stalled
+	// connection, does (default SlowClientDropNewest).
 	SlowClientPolicy SlowClientPolicy
 	// DefaultInterest is the interest of a connection that announced no
 	// listening participant (default InterestAll).
@@ -90,6 +95,7 @@ func DefaultConfig() Config {
 		MaxFrameSize:     DefaultMaxFrameSize,
 		QueueFrames:      DefaultQueueFrames,
 		QueueBytes:       DefaultQueueBytes,
+		StallTimeout:     DefaultStallTimeout,
 		SlowClientPolicy: SlowClientDropNewest,
 		DefaultInterest:  InterestAll,
 		MaxParticipants:  DefaultMaxParticipants,
@@ -107,6 +113,7 @@ func (c Config) withDefaults() Config {
 	setDefault(&c.MaxFrameSize, d.MaxFrameSize)
 	setDefault(&c.QueueFrames, d.QueueFrames)
 	setDefault(&c.QueueBytes, d.QueueBytes)
+	setDefault(&c.StallTimeout, d.StallTimeout)
 	setDefault(&c.MaxParticipants, d.MaxParticipants)
 	setDefault(&c.WriteTimeout, d.WriteTimeout)
 	setDefault(&c.HandshakeTimeout, d.HandshakeTimeout)
@@ -141,7 +148,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: unknown DefaultInterest %d", ErrInvalidConfig, int(c.DefaultInterest))
 	case c.MaxParticipants < 0:
 		return fmt.Errorf("%w: MaxParticipants %d < 0", ErrInvalidConfig, c.MaxParticipants)
-	case c.WriteTimeout < 0 || c.HandshakeTimeout < 0 || c.ShutdownTimeout < 0:
+	case c.WriteTimeout < 0 || c.HandshakeTimeout < 0 || c.ShutdownTimeout < 0 || c.StallTimeout < 0:
 		return fmt.Errorf("%w: negative timeout", ErrInvalidConfig)
 	}
 	return nil

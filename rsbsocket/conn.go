@@ -26,6 +26,8 @@ type conn struct {
 	routed     bool          // in the Deliver snapshot; guarded by srv.mu
 	writerDone chan struct{}
 	warnedFull atomic.Bool
+	full       []*conn     // forward's targets without room; owned by the reader
+	timer      *time.Timer // bounds forward's waits; owned by the reader
 }
 
 // startConn registers a freshly accepted connection and starts serving it.
@@ -103,9 +105,9 @@ func (c *conn) publish() {
 // EOF (orderly is then true) or an error.
 func (c *conn) readLoop() (orderly bool) {
 	s := c.srv
-	r := bufio.NewReaderSize(c.nc, readBufferSize)
+	r := connReader{src: c.nc, r: bufio.NewReaderSize(c.nc, readBufferMin)}
 	for {
-		body, err := ReadFrame(r, s.cfg.MaxFrameSize, nil)
+		body, err := r.next(s.cfg.MaxFrameSize)
 		if err != nil {
 			return c.readFailed(err)
 		}
@@ -119,11 +121,39 @@ func (c *conn) readLoop() (orderly bool) {
 		s.stats.framesIn.Add(1)
 		s.stats.bytesIn.Add(uint64(len(body)))
 		c.learn(&f)
-		s.Deliver(body, f.Scope, c.id)
+		s.forward(c, body, f.Scope)
 		if s.handler != nil {
 			s.handler.OnFrame(c.id, f)
 		}
 	}
+}
+
+// connReader reads a connection's frames. Its buffer starts small, so that
+// an idle client costs little, and grows once the client has sent enough
+// small frames to be busy (readUpgradeBytes). Large bodies bypass the buffer
+// whatever its size.
+type connReader struct {
+	src   io.Reader // the connection
+	r     *bufio.Reader
+	small int // bytes of small frames read through the small buffer; -1 once grown
+}
+
+// next reads one frame body.
+func (cr *connReader) next(maxSize int) ([]byte, error) {
+	body, err := ReadFrame(cr.r, maxSize, nil)
+	if err != nil || cr.small < 0 || len(body)+headerSize >= readBufferMin {
+		return body, err
+	}
+	cr.small += len(body) + headerSize
+	if cr.small >= readUpgradeBytes {
+		// What the small buffer still holds is read through it first.
+		src := cr.src
+		if cr.r.Buffered() > 0 {
+			src = cr.r
+		}
+		cr.r, cr.small = bufio.NewReaderSize(src, readBufferSize), -1
+	}
+	return body, nil
 }
 
 // readFailed classifies a read error; it reports whether it was a clean EOF.
@@ -183,11 +213,18 @@ func sameInterest(a, b Interest) bool {
 	return true
 }
 
-// enqueue offers a frame to the send queue; it applies the slow-client
-// policy when the queue is full.
+// enqueue offers a frame to the send queue without waiting; it applies the
+// slow-client policy when the queue is full.
 func (c *conn) enqueue(body []byte) bool {
+	return c.settle(c.q.push(body), body)
+}
+
+// settle accounts for the outcome of offering body to the send queue: it
+// counts a queued frame, counts a dropped one and applies the slow-client
+// policy to a full or stalled queue. It reports whether body was queued.
+func (c *conn) settle(res pushResult, body []byte) bool {
 	s := c.srv
-	switch c.q.push(body) {
+	switch res {
 	case pushOK:
 		s.stats.queueFrames.Add(1)
 		s.stats.queueBytes.Add(int64(len(body)))
@@ -197,13 +234,17 @@ func (c *conn) enqueue(body []byte) bool {
 		return false
 	}
 	s.stats.drop(DropQueueFull, 1)
+	why := "send queue full"
+	if res == pushStalled {
+		why = "client stalled"
+	}
 	if s.cfg.SlowClientPolicy == SlowClientDisconnect {
 		if c.setReason(DisconnectSlowClient) {
-			c.log.Warn("closing connection: send queue full")
+			c.log.Warn("closing connection: " + why)
 		}
 		c.abort(DisconnectSlowClient)
 	} else if !c.warnedFull.Swap(true) {
-		c.log.Warn("send queue full, dropping frames for this client")
+		c.log.Warn(why + ", dropping frames for this client")
 	}
 	return false
 }
@@ -298,6 +339,9 @@ func (c *conn) writeLoop() {
 				}
 				return
 			}
+			if cap(batch) > keepBatchCap {
+				batch = nil // the queue ran dry: let go of a burst's memory
+			}
 			<-c.q.wake
 			continue
 		}
@@ -308,15 +352,32 @@ func (c *conn) writeLoop() {
 	}
 }
 
-// writeBatch writes batch, each write bounded by WriteTimeout. On failure
-// it records the reason, drops what is left and closes the connection.
+// writeBatch writes batch, each write bounded by WriteTimeout. A frame
+// larger than maxBatchBytes is written in pieces, each released from the
+// queue's bounds once written. On failure it records the reason, drops
+// what is left and closes the connection.
 func (c *conn) writeBatch(w *batchWriter, batch [][]byte) error {
 	s := c.srv
+	started := false // batch[0] is the rest of a frame whose start is written
 	for len(batch) > 0 {
 		if err := c.nc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout)); err != nil {
 			return c.writeFailed(err, batch)
 		}
-		n, bytes, err := w.writeSome(c.nc, batch)
+		var n, bytes int
+		var err error
+		if body := batch[0]; started || len(body) > maxBatchBytes {
+			piece := body[:min(len(body), maxBatchBytes)]
+			if err = w.writePiece(c.nc, piece, !started, len(body)); err == nil {
+				bytes, started = len(piece), len(piece) < len(body)
+				if started {
+					batch[0] = body[len(piece):]
+				} else {
+					n = 1
+				}
+			}
+		} else {
+			n, bytes, err = w.writeSome(c.nc, batch)
+		}
 		if err != nil {
 			return c.writeFailed(err, batch)
 		}

@@ -43,16 +43,43 @@
 // of its Hello can be missed by that listener; that is the price of not
 // sending every event to every client.
 //
-// Each connection has a send queue bounded in frames and bytes and one
-// writer goroutine; Deliver never blocks. When a queue is full the frame is
-// dropped for that connection and counted, and under SlowClientDisconnect
-// the connection is closed. A writer sends each frame's header and body in
-// one system call (rsb-python reads the length with a plain recv(4)) and
-// coalesces queued frames into one writev, each frame contiguous.
-//
 // Garbage, frames that are not Notifications and oversized frames are
 // logged, counted (Stats) and close the offending connection; the server
 // keeps serving the others.
+//
+// # Flow control
+//
+// Each connection has a send queue bounded in frames and bytes and one
+// writer goroutine. Frames reach the queues on two paths:
+//
+//   - Deliver, for frames from elsewhere (the node's engine), never blocks.
+//     When a queue is full the frame is dropped for that connection and
+//     counted (DropQueueFull), and under SlowClientDisconnect the
+//     connection is closed.
+//   - A frame a client publishes is forwarded by that client's reading
+//     goroutine, which waits while a target's queue is above its high
+//     watermark (three quarters of the bounds) until the target's writer
+//     has made room. A subscriber that reads slower than its publisher
+//     writes thus slows the publisher down (its frames wait in its socket,
+//     TCP's flow control does the rest) and loses nothing. The wait is
+//     bounded by Config.StallTimeout: a target that has made no room by
+//     then is stalled, the frame is handled by SlowClientPolicy, and later
+//     frames for it are not waited for until its queue has drained to half
+//     its bounds. A client that stops reading thus delays the clients
+//     publishing to it, and their frames to others, once by at most
+//     StallTimeout, and never the daemon; clients that wait on each other
+//     cannot lock up either. The quarter of each queue above the high
+//     watermark stays free for Deliver, so a local flood does not crowd
+//     out events from the network.
+//
+// Stats counts the waits (Waits) and the stalls (Stalls).
+//
+// A writer sends each frame's header and body in one system call
+// (rsb-python reads the length with a plain recv(4)) and coalesces queued
+// frames into one writev, each frame contiguous, using buffers it borrows
+// for the time of the write. A connection's read buffer starts at 4 KiB and
+// grows once the client sends many small frames, so an idle client costs a
+// few KiB.
 //
 // # Client
 //

@@ -68,7 +68,9 @@ func appendHeader(dst []byte, n int) []byte {
 // announced length yields ErrFrameTooLarge before anything is allocated, with
 // the body left unread. A zero length yields ErrEmptyFrame. The body goes into
 // buf when cap(buf) suffices, else into new memory; bodies above 1 MiB are
-// grown as their bytes arrive rather than allocated from the claimed length.
+// grown in a few steps as their bytes arrive rather than allocated from the
+// claimed length, so a peer that announces a large frame and stalls holds
+// at most 1 MiB or four times what it sent, whichever is more.
 // A clean EOF before the header gives io.EOF; EOF inside a frame gives
 // io.ErrUnexpectedEOF.
 func ReadFrame(r *bufio.Reader, maxSize int, buf []byte) ([]byte, error) {
@@ -112,24 +114,34 @@ func readHeader(r *bufio.Reader, maxSize int) (int, error) {
 	return int(n), nil
 }
 
-// readGrowing reads an n-byte body into memory that grows with the bytes
-// actually received.
+// readGrowing reads an n-byte body, n > eagerAllocMax, into memory that
+// grows with the bytes actually received: first ceil(n/growFactor^k) bytes
+// for the least k that fits eagerAllocMax, then growFactor times more per
+// step, the last step being exactly n.
 func readGrowing(r *bufio.Reader, n int) ([]byte, error) {
-	buf := make([]byte, 0, eagerAllocMax)
-	for len(buf) < n {
-		if len(buf) == cap(buf) {
-			grown := make([]byte, len(buf), min(n, 2*cap(buf)))
-			copy(grown, buf)
-			buf = grown
-		}
+	div := 1
+	for ceilDiv(n, div) > eagerAllocMax {
+		div *= growFactor
+	}
+	buf := make([]byte, 0, ceilDiv(n, div))
+	for {
 		m, err := io.ReadFull(r, buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+m]
 		if err != nil {
 			return nil, unexpected(err)
 		}
+		if div == 1 {
+			return buf, nil
+		}
+		div /= growFactor
+		grown := make([]byte, len(buf), ceilDiv(n, div))
+		copy(grown, buf)
+		buf = grown
 	}
-	return buf, nil
 }
+
+// ceilDiv returns n/d rounded up.
+func ceilDiv(n, d int) int { return (n + d - 1) / d }
 
 // skipFrame reads one frame and discards its body without keeping it.
 func skipFrame(r *bufio.Reader, maxSize int) error {

@@ -7,11 +7,13 @@ import (
 	"errors"
 	"io"
 	"runtime"
+	"slices"
 	"testing"
+	"testing/iotest"
 )
 
 func TestAppendReadFrameRoundTrip(t *testing.T) {
-	sizes := []int{1, 80, readBufferSize - 1, readBufferSize + 1, eagerAllocMax, eagerAllocMax + 1, 3*eagerAllocMax + 7}
+	sizes := []int{1, 80, readBufferSize - 1, readBufferSize + 1, eagerAllocMax, eagerAllocMax + 1, 3*eagerAllocMax + 7, 17*eagerAllocMax + 3}
 	var stream []byte
 	for i, n := range sizes {
 		stream = AppendFrame(stream, bytes.Repeat([]byte{byte(i + 1)}, n))
@@ -110,6 +112,46 @@ func TestReadFrameTooLargeAllocatesNothing(t *testing.T) {
 	}
 }
 
+// allocated returns the bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestReadFrameLargeAllocation: the common large frame, a 1 MiB payload
+// in its Notification, costs a quarter more than itself (it cost twice
+// itself plus a full copy); a peer that announces 64 MiB and sends only
+// part makes the reader allocate at most 1 MiB plus four times that part.
+func TestReadFrameLargeAllocation(t *testing.T) {
+	const slack = 32 << 10 // error values and the like
+	const n = 1<<20 + 100
+	src := bytes.NewReader(AppendFrame(nil, bytes.Repeat([]byte{7}, n)))
+	r := bufio.NewReaderSize(src, readBufferSize)
+	var body []byte
+	var err error
+	if got := allocated(func() { body, err = ReadFrame(r, 0, nil) }); err != nil || len(body) != n {
+		t.Fatalf("ReadFrame = %d bytes, %v", len(body), err)
+	} else if want := uint64(n + n/4 + slack); got > want {
+		t.Fatalf("reading %d bytes allocated %d, want at most %d", n, got, want)
+	}
+
+	for _, sent := range []int{0, 100 << 10, 3 << 20} {
+		stream := append(binary.LittleEndian.AppendUint32(nil, 64<<20), make([]byte, sent)...)
+		src.Reset(stream)
+		r.Reset(src)
+		got := allocated(func() { body, err = ReadFrame(r, 0, nil) })
+		if !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("%d of 64 MiB sent: %v", sent, err)
+		}
+		if want := uint64(eagerAllocMax + growFactor*sent + slack); got > want {
+			t.Errorf("%d of 64 MiB sent: %d bytes allocated, want at most %d", sent, got, want)
+		}
+	}
+}
+
 func TestHandshake(t *testing.T) {
 	var b bytes.Buffer
 	if err := WriteHandshake(&b); err != nil {
@@ -178,4 +220,58 @@ func FuzzReadFrame(f *testing.F) {
 			}
 		}
 	})
+}
+
+// framewiseReader returns one frame, or what its Read asks of it, per Read.
+type framewiseReader struct{ frames [][]byte }
+
+func (f *framewiseReader) Read(p []byte) (int, error) {
+	if len(f.frames) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, f.frames[0])
+	if f.frames[0] = f.frames[0][n:]; len(f.frames[0]) == 0 {
+		f.frames = f.frames[1:]
+	}
+	return n, nil
+}
+
+// TestConnReaderGrows: a connection's reader starts with a small buffer,
+// moves to a large one after readUpgradeBytes of small frames, whether the
+// small buffer is empty then or not, and loses no byte on the way.
+func TestConnReaderGrows(t *testing.T) {
+	var bodies, frames [][]byte
+	for i, small := 0, 0; small < 2*readUpgradeBytes; i++ {
+		body := bytes.Repeat([]byte{byte(i)}, 90+i%50)
+		if i%100 == 7 {
+			body = bytes.Repeat([]byte{byte(i)}, 3*readBufferMin) // large: not counted
+		} else {
+			small += headerSize + len(body)
+		}
+		bodies = append(bodies, body)
+		frames = append(frames, AppendFrame(nil, body))
+	}
+	sources := map[string]func() io.Reader{
+		"stream":      func() io.Reader { return bytes.NewReader(bytes.Join(frames, nil)) },
+		"frame-wise":  func() io.Reader { return &framewiseReader{frames: slices.Clone(frames)} },
+		"odd-chunked": func() io.Reader { return iotest.HalfReader(bytes.NewReader(bytes.Join(frames, nil))) },
+	}
+	for name, source := range sources {
+		t.Run(name, func(t *testing.T) {
+			src := source()
+			cr := connReader{src: src, r: bufio.NewReaderSize(src, readBufferMin)}
+			for i, want := range bodies {
+				got, err := cr.next(0)
+				if err != nil || !bytes.Equal(got, want) {
+					t.Fatalf("frame %d: %d bytes, %v", i, len(got), err)
+				}
+			}
+			if _, err := cr.next(0); err != io.EOF {
+				t.Fatalf("after the last frame: %v", err)
+			}
+			if cr.small >= 0 || cr.r.Size() != readBufferSize {
+				t.Fatalf("reader did not grow: small %d, size %d", cr.small, cr.r.Size())
+			}
+		})
+	}
 }

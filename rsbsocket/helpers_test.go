@@ -41,14 +41,43 @@ func quietConfig() Config {
 // startServer serves cfg on 127.0.0.1:0 until the test ends.
 func startServer(t testing.TB, cfg Config, h Handler) (*Server, string) {
 	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serveOn(t, cfg, h, ln)
+}
+
+// startSmallBufServer is startServer with a 4 KiB kernel send buffer on
+// every accepted connection, so that the server's queue for a client that
+// does not read fills after a few frames.
+func startSmallBufServer(t testing.TB, cfg Config, h Handler) (*Server, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serveOn(t, cfg, h, smallBufListener{ln})
+}
+
+// smallBufListener gives accepted connections a small send buffer.
+type smallBufListener struct{ net.Listener }
+
+func (l smallBufListener) Accept() (net.Conn, error) {
+	nc, err := l.Listener.Accept()
+	if tc, ok := nc.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4096)
+	}
+	return nc, err
+}
+
+// serveOn serves cfg on ln until the test ends.
+func serveOn(t testing.TB, cfg Config, h Handler, ln net.Listener) (*Server, string) {
+	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = quietConfig().Logger
 	}
 	s, err := NewServer(cfg, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,4 +296,21 @@ func pythonFrameScope(t testing.TB) scope.Scope {
 		t.Fatal(err)
 	}
 	return f.Scope
+}
+
+// sendAll sends bodies as fast as the connection takes them, in batches of
+// up to 128 frames or 64 KiB, as a client library buffers.
+func sendAll(pub *ClientConn, bodies [][]byte) error {
+	for len(bodies) > 0 {
+		n, size := 0, 0
+		for n < len(bodies) && n < 128 && size < 64<<10 {
+			size += headerSize + len(bodies[n])
+			n++
+		}
+		if err := pub.SendMany(bodies[:n]); err != nil {
+			return err
+		}
+		bodies = bodies[n:]
+	}
+	return nil
 }

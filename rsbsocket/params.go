@@ -22,13 +22,29 @@ const (
 	DefaultMaxFrameSize = 64 << 20
 
 	// DefaultQueueFrames bounds the frames waiting in one connection's send
-	// queue (including the batch its writer is writing).
-	DefaultQueueFrames = 4096
+	// queue (including the batch its writer is writing). The byte bound is
+	// the memory bound; this one only caps the bookkeeping of tiny frames
+	// (a 24-byte slice entry each, twice: the queue and the writer's batch
+	// swap). 65536 frames are 64 MiB of 1 KiB events, so both bounds meet
+	// there, and 4 MiB of 64-byte events, about 40 ms of what one
+	// connection carries (1.5 M events/s) - enough to ride out a
+	// subscriber's scheduling hiccup without making its publisher wait,
+	// for at most 3 MiB of bookkeeping.
+	DefaultQueueFrames = 1 << 16
 
 	// DefaultQueueBytes bounds the body bytes waiting in one connection's
 	// send queue. A frame is always accepted by an empty queue, so a frame
 	// of up to MaxFrameSize can pass even when it exceeds this bound.
 	DefaultQueueBytes = 64 << 20
+
+	// DefaultStallTimeout bounds how long the reader of a publishing client
+	// waits for room in the queue of a subscriber at its high watermark.
+	// A subscriber that is reading takes a write (at most 64 KiB of small
+	// frames or 256 KiB of large ones) well within it; one that is not is
+	// marked stalled, and its frames are dropped without waiting until
+	// it drains again, so a stalled client costs the others one
+	// StallTimeout, not one per frame.
+	DefaultStallTimeout = 100 * time.Millisecond
 
 	// DefaultMaxParticipants bounds the introspection participants tracked
 	// per connection. Past it the connection falls back to wanting every
@@ -59,17 +75,36 @@ const (
 	// headerSize is the length of a frame header: a little-endian uint32.
 	headerSize = 4
 
-	// readBufferSize is the bufio.Reader size of a connection. Bodies
-	// larger than it are read straight into their own buffer.
+	// readBufferSize is the bufio.Reader size of a ClientConn and of a busy
+	// server connection. Bodies larger than the buffer are read straight
+	// into their own memory.
 	readBufferSize = 64 << 10
 
-	// eagerAllocMax is the largest body allocated at once from its header.
-	// Larger bodies grow as their bytes arrive, so a peer announcing a big
-	// frame and then stalling holds only what it actually sent.
-	eagerAllocMax = 1 << 20
+	// readBufferMin is the bufio.Reader size a server connection starts
+	// with, so that an idle client costs little. Once readUpgradeBytes of
+	// frames smaller than it have arrived, the connection is busy with
+	// small frames and gets readBufferSize, which takes 16 times fewer
+	// system calls for them.
+	readBufferMin    = 4 << 10
+	readUpgradeBytes = 256 << 10
 
-	// coalesceBytes is the capacity of a writer's scratch buffer: small
-	// frames queued together are copied into it and leave in one write.
+	// eagerAllocMax is the largest body allocated at once from its header.
+	// A larger body of n bytes is read into ceil(n/growFactor^k) bytes for
+	// the least k that is at most eagerAllocMax, then grows by growFactor,
+	// the last step ending at exactly n. A peer announcing a big frame and
+	// then stalling thus holds at most max(eagerAllocMax, growFactor times
+	// what it actually sent), while the common large frame, a power-of-two
+	// payload plus its Notification, costs one copy of a quarter of itself
+	// (1 MiB + 100 bytes: 256 KiB + 25 bytes, then the body). Up to the
+	// 64 MiB frame limit there are at most three steps, copying at most a
+	// third of the body.
+	eagerAllocMax = 1 << 20
+	growFactor    = 4
+
+	// coalesceBytes is the capacity of a write scratch buffer: small frames
+	// queued together are copied into it and leave in one write. Writers
+	// borrow scratch buffers from a pool for the time of one write, so an
+	// idle connection holds none.
 	coalesceBytes = 64 << 10
 
 	// copyMax is the largest body copied into the scratch buffer; larger
@@ -81,9 +116,28 @@ const (
 	maxBatchVecs = 64
 
 	// maxBatchBytes stops adding frames to a writev once this many body
-	// bytes are in it, so that one write (bounded by WriteTimeout) stays
-	// reasonable for a client that reads slowly but steadily.
-	maxBatchBytes = 4 << 20
+	// bytes are in it; a larger frame goes alone, and a server writes it in
+	// pieces of this size. Each write is bounded by WriteTimeout and
+	// releases what it wrote from the queue's bounds, so a client that
+	// reads slowly but steadily frees room in its queue at least every
+	// maxBatchBytes, whatever the frame size, and is not found stalled
+	// unless it reads less than that within StallTimeout (2.5 MB/s).
+	maxBatchBytes = 256 << 10
+
+	// queueHighPercent and queueLowPercent place a send queue's watermarks,
+	// in percent of its frame and byte bounds. Forwarding a client's frame
+	// waits (up to StallTimeout) while the target queue is above the high
+	// watermark; the quarter above it is kept for frames from the network,
+	// which never wait and are dropped only at the bounds. A stalled queue
+	// is waited for again once its writer has drained it to the low
+	// watermark.
+	queueHighPercent = 75
+	queueLowPercent  = 50
+
+	// keepBatchCap is the capacity of a queue's frame list (and of its
+	// writer's batch) kept for reuse once the queue has run dry; longer
+	// lists, left from a burst, are let go.
+	keepBatchCap = 1024
 
 	// maxParticipantIDLen and maxParticipantScopeLen bound what one tracked
 	// participant may hold (RSB ids are 16-byte UUIDs; scopes are short), so

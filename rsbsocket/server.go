@@ -23,7 +23,8 @@ type ConnID uint64
 
 // Handler receives every frame clients publish. OnFrame runs on the reading
 // goroutine of conn, after the server has already forwarded the frame to the
-// other matching connections; frames of one connection arrive in order.
+// other matching connections (waiting, up to Config.StallTimeout, for room
+// in their queues); frames of one connection arrive in order.
 // OnFrame should return quickly: while it runs, that connection is not read
 // (which back-pressures only that client). f.Body may be retained but not
 // modified.
@@ -63,7 +64,21 @@ type InterestObserver interface {
 // RSB clients send no subscriptions; a connection's interest is learnt from
 // the introspection Hello and Bye events it publishes (see Interest and
 // Config.DefaultInterest). Each connection has a bounded send queue and one
-// writer goroutine, so a slow client never delays the others.
+// writer goroutine.
+//
+// Frames reach the queues on two paths. Deliver, for frames from elsewhere,
+// never waits: a full queue drops the frame. A frame a client publishes is
+// forwarded by that client's reader, which waits while a target queue is
+// above its high watermark (three quarters of QueueFrames and QueueBytes)
+// until the target's writer has made room: a subscriber that reads slower
+// than the publisher writes slows the publisher down, through TCP, and
+// loses nothing. The wait is bounded by Config.StallTimeout. A target that
+// has made no room by then is stalled: the frame is handled by
+// SlowClientPolicy (dropped and counted, or the target disconnected), and
+// later frames for it are not waited for until its queue has drained to
+// half its bounds. So a client that stops reading delays the clients
+// publishing to it once by StallTimeout, and delivery to the others by no
+// more; the daemon itself never waits for a client.
 type Server struct {
 	cfg      Config
 	handler  Handler
@@ -246,9 +261,13 @@ func (s *Server) Close() error {
 
 // Deliver queues frame (a serialized Notification body on scope sc) to every
 // connection whose interest matches sc, except the connection except (0 for
-// none), and returns to how many. It never blocks: a full queue drops the
-// frame for that connection by Config.SlowClientPolicy and counts it. frame
-// is shared by the queues and must not be modified afterwards.
+// none), and returns to how many. It is the path of frames from elsewhere
+// (the network, embedded participants) and never blocks, so a client can
+// never hold up the caller: a full queue drops the frame for that
+// connection by Config.SlowClientPolicy and counts it (DropQueueFull).
+// Frames clients publish take another path, which waits for a slow
+// subscriber up to Config.StallTimeout (see Server). frame is shared by the
+// queues and must not be modified afterwards.
 func (s *Server) Deliver(frame []byte, sc scope.Scope, except ConnID) int {
 	n := 0
 	for _, c := range *s.routes.Load() {
@@ -280,6 +299,7 @@ type ConnInfo struct {
 	Interest    Interest
 	QueueFrames int
 	QueueBytes  int
+	Stalled     bool // made no room within StallTimeout; forwarding does not wait for it
 }
 
 // Connections describes the connections past their handshake.
@@ -287,9 +307,9 @@ func (s *Server) Connections() []ConnInfo {
 	routes := *s.routes.Load()
 	out := make([]ConnInfo, 0, len(routes))
 	for _, c := range routes {
-		frames, bytes := c.q.depth()
+		frames, bytes, stalled := c.q.depth()
 		out = append(out, ConnInfo{ID: c.id, Remote: c.remote, Interest: c.match.Load().interest,
-			QueueFrames: frames, QueueBytes: bytes})
+			QueueFrames: frames, QueueBytes: bytes, Stalled: stalled})
 	}
 	return out
 }

@@ -90,7 +90,7 @@ func TestSlowClientDropNewest(t *testing.T) {
 	s, addr := startServer(t, cfg, nil)
 	sent := slowClientRun(t, s, addr, func() bool { return s.Stats().Drops[DropQueueFull] > 0 })
 	st := s.Stats()
-	if st.ConnsCurrent != 3 || st.Disconnects != [NumDisconnectReasons]uint64{} {
+	if st.ConnsCurrent != 3 || st.Disconnects != [NumDisconnectReasons]uint64{} || st.Stalls != 1 {
 		t.Fatalf("slow client was disconnected under DropNewest: %+v", st)
 	}
 	for _, ci := range s.Connections() {
@@ -109,7 +109,7 @@ func TestSlowClientDisconnect(t *testing.T) {
 	s, addr := startServer(t, cfg, nil)
 	slowClientRun(t, s, addr, func() bool { return s.Stats().Disconnects[DisconnectSlowClient] > 0 })
 	st := s.Stats()
-	if st.Drops[DropQueueFull] == 0 || st.ConnsCurrent != 2 {
+	if st.Drops[DropQueueFull] == 0 || st.ConnsCurrent != 2 || st.Stalls != 1 {
 		t.Fatalf("stats %+v", st)
 	}
 	// The fast subscriber's writer may still be returning from its last write.

@@ -7,7 +7,8 @@ import "sync/atomic"
 type DropReason int
 
 const (
-	// DropQueueFull: a connection's send queue was full (slow client).
+	// DropQueueFull: a connection's send queue was full, or the connection
+	// was stalled (slow client).
 	DropQueueFull DropReason = iota
 	// DropFrameTooLarge: an inbound frame exceeded MaxFrameSize.
 	DropFrameTooLarge
@@ -63,8 +64,8 @@ const (
 	// DisconnectMalformed: the client sent something that is not a
 	// Notification.
 	DisconnectMalformed
-	// DisconnectSlowClient: the send queue overflowed under
-	// SlowClientDisconnect.
+	// DisconnectSlowClient: the send queue overflowed, or the connection
+	// stalled, under SlowClientDisconnect.
 	DisconnectSlowClient
 	// DisconnectShutdown: the server shut down.
 	DisconnectShutdown
@@ -97,6 +98,12 @@ type Stats struct {
 	BytesOut     uint64
 	QueueFrames  uint64 // frames waiting in all send queues now
 	QueueBytes   uint64
+	// Waits counts the times forwarding a frame a client published waited
+	// for room in another connection's queue (back-pressure on the
+	// publisher). Stalls counts the waits that timed out after
+	// StallTimeout and marked the target connection stalled.
+	Waits  uint64
+	Stalls uint64
 
 	Drops       [NumDropReasons]uint64
 	Disconnects [NumDisconnectReasons]uint64
@@ -108,6 +115,7 @@ type counters struct {
 	framesIn, bytesIn        atomic.Uint64
 	framesOut, bytesOut      atomic.Uint64
 	queueFrames, queueBytes  atomic.Int64
+	waits, stalls            atomic.Uint64
 	drops                    [NumDropReasons]atomic.Uint64
 	disconnects              [NumDisconnectReasons]atomic.Uint64
 }
@@ -123,6 +131,8 @@ func (c *counters) snapshot() Stats {
 		BytesOut:     c.bytesOut.Load(),
 		QueueFrames:  uint64(max(c.queueFrames.Load(), 0)),
 		QueueBytes:   uint64(max(c.queueBytes.Load(), 0)),
+		Waits:        c.waits.Load(),
+		Stalls:       c.stalls.Load(),
 	}
 	for i := range c.drops {
 		s.Drops[i] = c.drops[i].Load()

@@ -33,6 +33,7 @@ const (
 	keyQueueFrames   = "rsbd.socket.queue.frames"
 	keyQueueBytes    = "rsbd.socket.queue.bytes"
 	keyMaxFrame      = "rsbd.socket.max.frame"
+	keyStallTimeout  = "rsbd.socket.stall.timeout"
 	keyShutdownFlush = "rsbd.shutdown.flush"
 	keyBarrier       = "rsbd.interest.barrier"
 	keyLogLevel      = "rsbd.log.level"
@@ -82,6 +83,7 @@ var options = []option{
 	{"socket-queue-frames", strconv.Itoa(rsbsocket.DefaultQueueFrames), "N", "send queue bound per client, in frames"},
 	{"socket-queue-bytes", strconv.Itoa(rsbsocket.DefaultQueueBytes), "BYTES", "send queue bound per client, in bytes"},
 	{"socket-max-frame", strconv.Itoa(rsbsocket.DefaultMaxFrameSize), "BYTES", "largest frame a client may send"},
+	{"socket-stall-timeout", rsbsocket.DefaultStallTimeout.String(), "DURATION", "how long a publisher waits for a full subscriber before it counts as stalled"},
 	{"shutdown-flush", node.DefaultShutdownFlush.String(), "DURATION", "how long reliable streams may finish at shutdown"},
 	{"interest-barrier", node.DefaultInterestBarrier.String(), "DURATION", "how long a new listener waits for its interest to reach the peers"},
 	{"log-level", "info", "debug|info|warn|error", "log level"},

@@ -169,6 +169,7 @@ func (r *reader) socket() rsbsocket.Config {
 	sc.QueueFrames = r.intRange(keyQueueFrames, 1, 1<<24)
 	sc.QueueBytes = r.intRange(keyQueueBytes, 1, 1<<31-1)
 	sc.MaxFrameSize = r.intRange(keyMaxFrame, 1, 1<<31-1)
+	sc.StallTimeout = r.duration(keyStallTimeout, rsbsocket.DefaultStallTimeout)
 	return sc
 }
 

@@ -88,7 +88,8 @@ func TestEveryOptionHasItsKey(t *testing.T) {
 	keys := []string{config.KeySocketAddr, config.KeyGossipAddr, config.KeyMetricsAddr, config.KeyJoin,
 		config.KeyMulticast, keyDataAddr, keyAdvertiseAddr, keyInterface, keyName, keyMaxDatagram,
 		keyMulticastTTL, keyGroupPool, keyGroupPoolSize, keyLocal, keySlowClient, keyDefaultInt,
-		keyQueueFrames, keyQueueBytes, keyMaxFrame, keyShutdownFlush, keyBarrier, keyLogLevel, keyLogFormat, keyReadyFile}
+		keyQueueFrames, keyQueueBytes, keyMaxFrame, keyStallTimeout, keyShutdownFlush, keyBarrier, keyLogLevel, keyLogFormat,
+		keyReadyFile}
 	var got []string
 	for _, o := range options {
 		got = append(got, o.key())

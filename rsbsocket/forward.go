@@ -1,0 +1,95 @@
+package rsbsocket
+
+import (
+	"time"
+
+	"github.com/rsbd/rsbd/scope"
+)
+
+// forward queues a frame that connection from published to every other
+// connection whose interest matches sc. It runs on from's reader and,
+// unlike Deliver, may wait: a target whose queue is at its high watermark
+// makes it wait for room, so that a subscriber that reads slower than the
+// publisher writes slows the publisher down (its frames wait in its socket)
+// instead of losing events. The wait is bounded: targets with room get the
+// frame first, then the full targets are waited for together until one
+// StallTimeout after the first wait began. A target still without room then
+// is marked stalled and the frame is handled by the SlowClientPolicy;
+// frames for a stalled target are not waited for until it has drained to
+// its low watermark. The wait ends early when the server closes or the
+// target goes away.
+func (s *Server) forward(from *conn, body []byte, sc scope.Scope) {
+	full := from.full[:0]
+	for _, c := range *s.routes.Load() {
+		if c == from || !c.match.Load().matches(sc) {
+			continue
+		}
+		if res, _ := c.q.offer(body); res == pushWait {
+			full = append(full, c)
+		} else {
+			c.settle(res, body)
+		}
+	}
+	if len(full) > 0 {
+		deadline := time.Now().Add(s.cfg.StallTimeout)
+		for _, c := range full {
+			from.waitRoom(c, body, deadline)
+		}
+		clear(full)
+	}
+	from.full = full[:0]
+}
+
+// waitRoom queues body to c, waiting for room in c's queue until deadline.
+// It runs on the reader of r.
+func (r *conn) waitRoom(c *conn, body []byte, deadline time.Time) {
+	s := r.srv
+	s.stats.waits.Add(1)
+	for {
+		res, room := c.q.offer(body)
+		if res != pushWait {
+			c.settle(res, body)
+			return
+		}
+		if !r.sleep(room, deadline) {
+			break
+		}
+	}
+	select {
+	case <-s.done:
+		c.settle(pushClosed, body)
+		return
+	default:
+	}
+	res, newly := c.q.stall(body)
+	if newly {
+		s.stats.stalls.Add(1)
+		c.log.Debug("client stalled", "stall_timeout", s.cfg.StallTimeout)
+	}
+	c.settle(res, body)
+}
+
+// sleep waits until room is closed (it returns true), deadline passes or
+// the server closes (false). It runs on the reader of r, which owns the
+// timer.
+func (r *conn) sleep(room <-chan struct{}, deadline time.Time) bool {
+	d := time.Until(deadline)
+	if d <= 0 {
+		return false
+	}
+	if r.timer == nil {
+		r.timer = time.NewTimer(d)
+	} else {
+		r.timer.Reset(d)
+	}
+	select {
+	case <-room:
+		r.timer.Stop()
+		return true
+	case <-r.timer.C:
+		return false
+	case <-r.srv.done:
+		r.timer.Stop()
+		return false
+	}
+}

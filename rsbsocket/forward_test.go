@@ -1,0 +1,332 @@
+package rsbsocket
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+)
+
+// bulkFrames returns n distinct frames on /bulk/ with payloads of size
+// bytes.
+func bulkFrames(t testing.TB, n, size int) [][]byte {
+	t.Helper()
+	bodies := make([][]byte, n)
+	for i := range bodies {
+		bodies[i] = notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i))
+	}
+	return bodies
+}
+
+// publish sends bodies open loop on a goroutine; the channel reports the
+// outcome.
+func publish(pub *ClientConn, bodies [][]byte) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- sendAll(pub, bodies) }()
+	return done
+}
+
+// recvAll reads len(want) frames from c and checks they are want, in order.
+// Before frame i it calls pause(i).
+func recvAll(t testing.TB, c *ClientConn, want [][]byte, pause func(i int)) {
+	t.Helper()
+	for i, w := range want {
+		pause(i)
+		if got := recv(t, c); !bytes.Equal(got, w) {
+			t.Fatalf("frame %d differs (%d bytes, want %d)", i, len(got), len(w))
+		}
+	}
+}
+
+// noDrops fails the test when st counts any dropped frame.
+func noDrops(t testing.TB, st Stats) {
+	t.Helper()
+	if st.Drops != [NumDropReasons]uint64{} || st.Stalls != 0 {
+		t.Fatalf("frames dropped: %+v", st)
+	}
+}
+
+// TestForwardSlowReaderLosesNothing: a subscriber that reads slower than an
+// open-loop publisher writes (it pauses until the server reports that the
+// publisher's reader waits for it) receives every frame, in order: its
+// publisher is slowed down instead.
+func TestForwardSlowReaderLosesNothing(t *testing.T) {
+	cfg := quietConfig()
+	cfg.QueueFrames = 64
+	cfg.StallTimeout = testTimeout // a pause never counts as a stall here
+	s, addr := startSmallBufServer(t, cfg, nil)
+	pub, sub := dial(t, addr), dialSlow(t, addr)
+	connOf(t, s, pub)
+	connOf(t, s, sub)
+
+	const n, pauseEvery = 3000, 500
+	bodies := bulkFrames(t, n, 1<<10)
+	published := publish(pub, bodies)
+	var waits uint64
+	recvAll(t, sub, bodies, func(i int) {
+		if i%pauseEvery != 0 {
+			return
+		}
+		waitFor(t, "the publisher to wait for the subscriber", func() bool {
+			if st := s.Stats(); st.Waits > waits {
+				waits = st.Waits
+				return true
+			}
+			select {
+			case err := <-published:
+				published = nil
+				if err != nil {
+					t.Fatalf("publisher: %v", err)
+				}
+				return true
+			default:
+				return published == nil
+			}
+		})
+	})
+	if published != nil {
+		if err := <-published; err != nil {
+			t.Fatalf("publisher: %v", err)
+		}
+	}
+	// The writer counts a frame after its write returns.
+	waitFor(t, "frames out", func() bool { return s.Stats().FramesOut == n })
+	st := s.Stats()
+	noDrops(t, st)
+	if st.Waits == 0 || st.FramesIn != n {
+		t.Fatalf("stats %+v", st)
+	}
+	t.Logf("%d frames, the publisher waited %d times", n, st.Waits)
+}
+
+// TestForwardStalledReaderCostsOneStallTimeout: a subscriber that never
+// reads makes an open-loop publisher wait once, for StallTimeout; then it is
+// stalled, its frames are dropped without waiting, and the subscriber that
+// reads receives every frame.
+func TestForwardStalledReaderCostsOneStallTimeout(t *testing.T) {
+	cfg := quietConfig()
+	cfg.QueueFrames = 64
+	cfg.StallTimeout = 500 * time.Millisecond // the reading client never takes that long
+	s, addr := startSmallBufServer(t, cfg, nil)
+	pub, fast, stalled := dial(t, addr), dial(t, addr), dialSlow(t, addr)
+	connOf(t, s, pub)
+	connOf(t, s, fast)
+	idStalled := connOf(t, s, stalled)
+
+	const n = 3000
+	bodies := bulkFrames(t, n, 1<<10)
+	start := time.Now()
+	published := publish(pub, bodies)
+	recvAll(t, fast, bodies, func(int) {})
+	took := time.Since(start)
+	if err := <-published; err != nil {
+		t.Fatalf("publisher: %v", err)
+	}
+	st := s.Stats()
+	// A never-reading client never drains, so every wait for it ends in a
+	// stall: one stall means the publisher waited for it once.
+	if st.Stalls != 1 || st.Drops[DropQueueFull] == 0 || st.ConnsCurrent != 3 {
+		t.Fatalf("stats %+v", st)
+	}
+	for _, ci := range s.Connections() {
+		if ci.Stalled != (ci.ID == idStalled) {
+			t.Fatalf("connection %d: stalled %v", ci.ID, ci.Stalled)
+		}
+	}
+	t.Logf("%d frames reached the reading client in %v with StallTimeout %v; %d dropped for the stalled one",
+		n, took.Round(time.Millisecond), cfg.StallTimeout, st.Drops[DropQueueFull])
+}
+
+// TestForwardStalledReaderDisconnected: under SlowClientDisconnect a
+// stalled subscriber is disconnected; the other one receives everything.
+func TestForwardStalledReaderDisconnected(t *testing.T) {
+	cfg := quietConfig()
+	cfg.QueueFrames = 64
+	cfg.StallTimeout = 500 * time.Millisecond
+	cfg.SlowClientPolicy = SlowClientDisconnect
+	rec := &recorder{}
+	s, addr := startSmallBufServer(t, cfg, rec)
+	pub, fast, stalled := dial(t, addr), dial(t, addr), dialSlow(t, addr)
+	connOf(t, s, pub)
+	connOf(t, s, fast)
+	idStalled := connOf(t, s, stalled)
+
+	bodies := bulkFrames(t, 2000, 1<<10)
+	published := publish(pub, bodies)
+	recvAll(t, fast, bodies, func(int) {})
+	if err := <-published; err != nil {
+		t.Fatalf("publisher: %v", err)
+	}
+	if got := rec.waitDisconnect(t, idStalled); got != DisconnectSlowClient {
+		t.Fatalf("stalled client disconnected for %v", got)
+	}
+	if st := s.Stats(); st.Stalls != 1 || st.ConnsCurrent != 2 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// waitingServer starts a server with a StallTimeout of an hour and a
+// publisher whose reader waits for a never-reading subscriber; it returns
+// once the reader waits.
+func waitingServer(t *testing.T, h Handler) (s *Server, addr string, pub, stalled *ClientConn, published <-chan error) {
+	t.Helper()
+	cfg := quietConfig()
+	cfg.QueueFrames = 64
+	cfg.StallTimeout = time.Hour
+	s, addr = startSmallBufServer(t, cfg, h)
+	pub, stalled = dial(t, addr), dialSlow(t, addr)
+	connOf(t, s, pub)
+	id := connOf(t, s, stalled)
+	published = publish(pub, bulkFrames(t, 2000, 1<<10))
+	// The reader may wait a few times while the kernel buffers still take
+	// frames; once they are full, the queue stays at its high watermark
+	// and the reader waits for good.
+	waitFor(t, "the publisher's reader to wait", func() bool {
+		if s.Stats().Waits == 0 {
+			return false
+		}
+		for _, ci := range s.Connections() {
+			if ci.ID == id {
+				return ci.QueueFrames >= cfg.QueueFrames*queueHighPercent/100
+			}
+		}
+		return false
+	})
+	return s, addr, pub, stalled, published
+}
+
+// TestForwardWaitEnds: a reader waiting for room returns at once when the
+// server closes or shuts down or the subscriber goes away, whatever
+// StallTimeout.
+func TestForwardWaitEnds(t *testing.T) {
+	t.Run("close", func(t *testing.T) {
+		s, _, _, _, published := waitingServer(t, nil)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		<-published // the connection is gone; whether the last write failed does not matter
+		if st := s.Stats(); st.Stalls != 0 || st.ConnsCurrent != 0 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
+	t.Run("shutdown", func(t *testing.T) {
+		s, _, pub, stalled, published := waitingServer(t, nil)
+		shut := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			shut <- s.Shutdown(ctx)
+		}()
+		// The waiting frame and the rest are dropped: the subscriber's
+		// queue is closed.
+		if err := <-published; err != nil {
+			t.Fatalf("publisher: %v", err)
+		}
+		waitFor(t, "the publisher's frames to be dropped", func() bool {
+			return s.Stats().Drops[DropClosed] > 0 && s.Stats().FramesIn == 2000
+		})
+		hardClose(t, stalled) // it would never take what is queued for it
+		if err := pub.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-shut; err != nil {
+			t.Fatalf("Shutdown: %v", err)
+		}
+		if st := s.Stats(); st.Stalls != 0 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
+	t.Run("subscriber gone", func(t *testing.T) {
+		rec := &recorder{}
+		s, addr, pub, stalled, published := waitingServer(t, rec)
+		fast := dial(t, addr)
+		connOf(t, s, fast)
+		hardClose(t, stalled)
+		if err := <-published; err != nil {
+			t.Fatalf("publisher: %v", err)
+		}
+		marker := notification(t, "/marker/", "utf-8-string", []byte("m"), 0)
+		send(t, pub, marker)
+		for {
+			if got := recv(t, fast); bytes.Equal(got, marker) {
+				break
+			}
+		}
+		if st := s.Stats(); st.Stalls != 0 || st.Drops[DropClosed] == 0 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
+}
+
+// hardClose resets c's connection without the orderly close.
+func hardClose(t *testing.T, c *ClientConn) {
+	t.Helper()
+	if tc, ok := c.nc.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	if err := c.nc.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+		t.Fatal(err)
+	}
+}
+
+// TestForwardLeavesRoomForDeliver: frames from the network (Deliver) still
+// reach a subscriber whose queue is at the high watermark with frames
+// forwarded from a client (TestSendQueueOfferWatermarks checks the
+// headroom itself).
+func TestForwardLeavesRoomForDeliver(t *testing.T) {
+	s, _, _, _, _ := waitingServer(t, nil)
+	for i := range 8 {
+		if n := s.Deliver(pythonFrame, pythonFrameScope(t), 0); n != 2 {
+			t.Fatalf("Deliver %d reached %d connections, want 2", i, n)
+		}
+	}
+	if st := s.Stats(); st.Drops[DropQueueFull] != 0 || st.Stalls != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestQueueWatermarks(t *testing.T) {
+	tests := []struct {
+		maxFrames, maxBytes int
+		want                queueLimits
+	}{
+		{64, 1000, queueLimits{64, 1000, 48, 750, 32, 500}},
+		{1, 1, queueLimits{1, 1, 1, 1, 1, 1}},
+		{DefaultQueueFrames, DefaultQueueBytes, queueLimits{1 << 16, 64 << 20, 3 << 14, 48 << 20, 1 << 15, 32 << 20}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.maxFrames, tt.maxBytes), func(t *testing.T) {
+			if got := newQueueLimits(tt.maxFrames, tt.maxBytes); got != tt.want {
+				t.Fatalf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestRelayLargeFramesInPieces: frames larger than maxBatchBytes, which the
+// server writes in pieces, mixed with small ones arrive intact and in
+// order, and the counters add up.
+func TestRelayLargeFramesInPieces(t *testing.T) {
+	s, addr := startServer(t, quietConfig(), nil)
+	pub, sub := dial(t, addr), dial(t, addr)
+	connOf(t, s, pub)
+	connOf(t, s, sub)
+	var bodies [][]byte
+	for i, size := range []int{100, 300 << 10, 100, 1<<20 + 3, maxBatchBytes, maxBatchBytes + 1, 100, 3 << 20} {
+		bodies = append(bodies, notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i)))
+	}
+	published := publish(pub, bodies)
+	recvAll(t, sub, bodies, func(int) {})
+	if err := <-published; err != nil {
+		t.Fatalf("publisher: %v", err)
+	}
+	waitFor(t, "frames out", func() bool { return s.Stats().FramesOut == uint64(len(bodies)) })
+	st := s.Stats()
+	noDrops(t, st)
+	if st.BytesOut != st.BytesIn || st.QueueFrames != 0 || st.QueueBytes != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
