@@ -8,7 +8,9 @@ import (
 )
 
 // Flow control for reliable streams. Receivers ACK their progress (the
-// lowest unresolved sequence number) to the sender; a sender stream whose
+// lowest unresolved sequence number) to the sender, and hold their ACKs
+// while a local socket client's queue is at its high watermark (events from
+// the network must not overflow it); a sender stream whose
 // datagrams in flight to its slowest active receiver exceed the window stops
 // the engine from taking new publishes (Publish blocks, which back-pressures
 // socket clients over TCP) until ACKs open the window again. A receiver that
@@ -126,6 +128,12 @@ func (e *engine) sendAcks(now time.Time, force bool) {
 		return
 	}
 	e.ackDirty = false
+	if e.n.sock != nil && e.n.sock.Backlogged() {
+		// A local client's queue is at its high watermark: hold the ACKs so
+		// remote senders stop at their window instead of overflowing it.
+		e.ackDirty = true
+		return
+	}
 	every := max(e.window/4, 1)
 	for key, a := range e.acks {
 		r := e.rcv.Lookup(key)

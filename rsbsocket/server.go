@@ -339,3 +339,17 @@ func (s *Server) interestChanged() {
 		s.interObs.OnInterestChanged()
 	}
 }
+
+// Backlogged reports whether some connection that is not stalled has its
+// send queue at or above the high watermark. The node holds back its
+// flow-control acknowledgements meanwhile, so that remote senders slow down
+// instead of overflowing the queue (Deliver never waits).
+func (s *Server) Backlogged() bool {
+	for _, c := range *s.routes.Load() {
+		frames, bytes, stalled := c.q.depth()
+		if !stalled && (frames >= c.q.lim.highFrames || bytes >= c.q.lim.highBytes) {
+			return true
+		}
+	}
+	return false
+}

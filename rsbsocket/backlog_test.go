@@ -1,0 +1,34 @@
+package rsbsocket
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/rsbd/rsbd/scope"
+)
+
+// TestBacklogged: a client that does not read makes the server report a
+// backlog once Deliver filled its queue to the high watermark, and the
+// backlog clears when the client reads its queue empty.
+func TestBacklogged(t *testing.T) {
+	cfg := quietConfig()
+	cfg.QueueFrames = 40
+	srv, addr := startSmallBufServer(t, cfg, HandlerFunc(func(ConnID, Frame) {}))
+	sub := dial(t, addr)
+	waitFor(t, "connection routed", func() bool { return len(srv.Connections()) == 1 })
+	if srv.Backlogged() {
+		t.Fatal("backlog reported for an empty queue")
+	}
+	body := notification(t, "/b/", "bytes", bytes.Repeat([]byte("x"), 16<<10), 1)
+	sc := scope.MustParse("/b/")
+	sent := 0
+	waitFor(t, "backlog", func() bool {
+		srv.Deliver(body, sc, 0)
+		sent++
+		return srv.Backlogged()
+	})
+	for i := 0; i < sent && srv.Backlogged(); i++ {
+		recv(t, sub)
+	}
+	waitFor(t, "backlog cleared", func() bool { return !srv.Backlogged() })
+}
