@@ -27,6 +27,7 @@ type conn struct {
 	writerDone chan struct{}
 	warnedFull atomic.Bool
 	full       []*conn     // forward's targets without room; owned by the reader
+	targets    []*conn     // forward's matching connections; owned by the reader
 	timer      *time.Timer // bounds forward's waits; owned by the reader
 }
 
@@ -196,6 +197,7 @@ func (c *conn) learn(f *Frame) {
 		return
 	}
 	c.match.Store(newMatcher(in))
+	c.srv.reindex()
 	c.log.Debug("interest changed", "all", in.All, "scopes", len(in.Scopes))
 	c.srv.interestChanged()
 }

@@ -20,8 +20,12 @@ import (
 // target goes away.
 func (s *Server) forward(from *conn, body []byte, sc scope.Scope) {
 	full := from.full[:0]
-	for _, c := range *s.routes.Load() {
-		if c == from || !c.match.Load().matches(sc) {
+	var sup [8]scope.Scope
+	var targets []*conn
+	targets, _ = s.index.Load().appendTargets(from.targets[:0], sup[:0], sc)
+	from.targets = targets[:0]
+	for _, c := range targets {
+		if c == from {
 			continue
 		}
 		if res, _ := c.q.offer(body); res == pushWait {

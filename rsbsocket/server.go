@@ -87,7 +87,8 @@ type Server struct {
 	log      *slog.Logger
 	stats    counters
 	nextID   atomic.Uint64
-	routes   atomic.Pointer[[]*conn] // connections past the handshake, for Deliver
+	routes   atomic.Pointer[[]*conn]    // connections past the handshake, for Deliver
+	index    atomic.Pointer[routeIndex] // routes by interest, rebuilt with routes and on interest changes
 	addr     atomic.Pointer[net.Addr]
 	done     chan struct{} // closed by Close or Shutdown
 
@@ -117,6 +118,7 @@ func NewServer(cfg Config, handler Handler) (*Server, error) {
 	s.connObs, _ = handler.(ConnObserver)
 	s.interObs, _ = handler.(InterestObserver)
 	s.routes.Store(new([]*conn))
+	s.index.Store(buildIndex(nil))
 	return s, nil
 }
 
@@ -269,9 +271,12 @@ func (s *Server) Close() error {
 // subscriber up to Config.StallTimeout (see Server). frame is shared by the
 // queues and must not be modified afterwards.
 func (s *Server) Deliver(frame []byte, sc scope.Scope, except ConnID) int {
+	var buf [16]*conn
+	var sup [8]scope.Scope
+	targets, _ := s.index.Load().appendTargets(buf[:0], sup[:0], sc)
 	n := 0
-	for _, c := range *s.routes.Load() {
-		if c.id != except && c.match.Load().matches(sc) && c.enqueue(frame) {
+	for _, c := range targets {
+		if c.id != except && c.enqueue(frame) {
 			n++
 		}
 	}
@@ -331,6 +336,14 @@ func (s *Server) rebuildRoutesLocked() {
 		}
 	}
 	s.routes.Store(&routes)
+	s.index.Store(buildIndex(routes))
+}
+
+// reindex rebuilds the route index after a connection's interest changed.
+func (s *Server) reindex() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.index.Store(buildIndex(*s.routes.Load()))
 }
 
 // interestChanged tells the observer, if any.
