@@ -50,6 +50,7 @@ func (e *engine) handleAck(d *datagram.Datagram, now time.Time) {
 	}
 	p, known := st.rx[d.Stream.Instance]
 	if !known && len(st.rx) >= maxFlowReceivers {
+		e.n.m.Drop(metrics.DropStreamLimit) // this receiver does not pace the stream
 		return
 	}
 	if d.Edge > p.edge {
@@ -114,6 +115,7 @@ func (e *engine) forgetReceiver(inst datagram.InstanceID, now time.Time) {
 func (e *engine) noteReliableData(key datagram.StreamKey) {
 	if _, ok := e.acks[key]; !ok {
 		if len(e.acks) >= maxAckStreams {
+			e.n.m.Drop(metrics.DropStreamLimit) // this stream is not ACKed (not paced)
 			return
 		}
 		e.acks[key] = ackState{}
