@@ -15,9 +15,12 @@ import (
 
 // pubReq asks the engine to send one serialized Notification to the network.
 type pubReq struct {
-	body  []byte
-	scope scope.Scope
-	class datagram.Class
+	body []byte
+	// record, when set, is body already wrapped as an unfragmented
+	// FragmentedNotification (body lies inside it).
+	record []byte
+	scope  scope.Scope
+	class  datagram.Class
 }
 
 // rxBatch is a batch of received datagrams copied out of the socket buffer.

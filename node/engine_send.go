@@ -24,7 +24,7 @@ func (e *engine) publish(p pubReq, now time.Time) {
 	if len(wanted) == 0 {
 		return
 	}
-	recs, err := e.records(p.body)
+	recs, err := e.records(p)
 	if err != nil {
 		e.n.m.Drop(metrics.DropFragmentInvalid)
 		e.n.log.Warn("cannot fragment event", "scope", p.scope.String(), "size", len(p.body), "err", err)
@@ -67,8 +67,12 @@ func (e *engine) wantedGroups(sc scope.Scope) []datagram.GroupID {
 
 // records splits a serialized Notification into serialized
 // FragmentedNotifications that each fit one datagram.
-func (e *engine) records(body []byte) ([][]byte, error) {
+func (e *engine) records(p pubReq) ([][]byte, error) {
+	body := p.body
 	capacity := e.n.cfg.MaxDatagram - dataHeader - recordOverhead
+	if p.record != nil && len(p.record) <= capacity {
+		return append(e.scratch.recs[:0], p.record), nil
+	}
 	if wholeSize(len(body)) <= capacity {
 		return append(e.scratch.recs[:0], appendWhole(make([]byte, 0, wholeSize(len(body))), body)), nil
 	}

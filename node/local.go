@@ -76,7 +76,7 @@ func (n *Node) submit(ctx context.Context, p pubReq) error {
 // clients and subscriptions whose scope matches and to the network. ev must
 // carry its scope and event id; Publish sets no timestamps.
 func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
-	body, err := notification.Marshal(ev)
+	record, body, err := marshalWhole(ev)
 	if err != nil {
 		return fmt.Errorf("node: publish: %w", err)
 	}
@@ -94,7 +94,7 @@ func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
 	if n.interest().Len() == 0 {
 		return nil // no peer: nothing goes to the network
 	}
-	return n.submit(ctx, pubReq{body: body, scope: ev.Scope, class: n.cfg.qosFor(ev.Scope).Class()})
+	return n.submit(ctx, pubReq{body: body, record: record, scope: ev.Scope, class: n.cfg.qosFor(ev.Scope).Class()})
 }
 
 // Subscribe registers fn for events on sc and its sub-scopes, local and

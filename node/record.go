@@ -2,8 +2,11 @@ package node
 
 import (
 	"errors"
+	"fmt"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/rsbd/rsbd/notification"
 )
 
 // errRecord is returned for a record that is not a FragmentedNotification.
@@ -21,9 +24,42 @@ func appendWhole(dst, n []byte) []byte {
 	return protowire.AppendVarint(dst, 0)
 }
 
+// marshalWhole serializes ev (checked as notification.Marshal checks it)
+// straight inside an unfragmented FragmentedNotification, in one buffer:
+// record is the wrapper, body the Notification within it. It saves the
+// copy appendWhole would make on the publish path.
+func marshalWhole(ev *notification.Event) (record, body []byte, err error) {
+	switch md := &ev.MetaData; {
+	case ev.Scope.IsZero():
+		return nil, nil, fmt.Errorf("%w: event has no scope", notification.ErrBadScope)
+	case len(ev.Causes) > notification.MaxCauses || len(md.UserTimes) > notification.MaxUserTimes ||
+		len(md.UserInfos) > notification.MaxUserInfos:
+		return nil, nil, fmt.Errorf("%w: %d causes, %d user times, %d user infos", notification.ErrTooMany,
+			len(ev.Causes), len(md.UserTimes), len(md.UserInfos))
+	}
+	size := notification.NotificationSize(ev)
+	pre := protowire.SizeTag(1) + protowire.SizeVarint(uint64(size))
+	buf := make([]byte, 0, pre+size+wholeTrailer)
+	buf = protowire.AppendTag(buf, 1, protowire.BytesType)
+	buf = protowire.AppendVarint(buf, uint64(size))
+	buf = notification.AppendNotification(buf, ev)
+	if len(buf) != pre+size {
+		return nil, nil, fmt.Errorf("node: notification of %d bytes, sized %d", len(buf)-pre, size)
+	}
+	body = buf[pre:len(buf):len(buf)]
+	buf = protowire.AppendTag(buf, 2, protowire.VarintType)
+	buf = protowire.AppendVarint(buf, 1)
+	buf = protowire.AppendTag(buf, 3, protowire.VarintType)
+	return protowire.AppendVarint(buf, 0), body, nil
+}
+
+// wholeTrailer is the size of num_data_parts = 1 and data_part = 0 with
+// their tags.
+const wholeTrailer = 4
+
 // wholeSize is the size appendWhole produces for a Notification of n bytes.
 func wholeSize(n int) int {
-	return protowire.SizeTag(1) + protowire.SizeBytes(n) + 4
+	return protowire.SizeTag(1) + protowire.SizeBytes(n) + wholeTrailer
 }
 
 // unwrapWhole returns the Notification bytes inside record when the record
