@@ -65,4 +65,3 @@ func FuzzUnwrapWhole(f *testing.F) {
 		}
 	})
 }
-
