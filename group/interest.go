@@ -71,6 +71,7 @@ type Interest struct {
 	maxPeers, maxGroups int
 
 	gen     atomic.Uint64 // bumped by every change (Generation)
+	npeers  atomic.Int64  // len(peers), for Len without the lock
 	mu      sync.RWMutex
 	peers   map[string]*peerEntry
 	byGroup map[GroupID][]PeerAddr // copy-on-write: a stored slice is never modified, cap == len
@@ -122,8 +123,7 @@ func (in *Interest) Update(name string, st PeerState) error {
 	addr := PeerAddr{Name: name, Instance: st.Instance, Addr: st.Addr}
 
 	in.mu.Lock()
-	defer in.gen.Add(1)
-	defer in.mu.Unlock()
+	defer in.changed()
 	if in.tomb.has(st.Instance) {
 		return fmt.Errorf("%w: peer %s", ErrDeparted, name)
 	}
@@ -153,8 +153,7 @@ func (in *Interest) Update(name string, st PeerState) error {
 // removed state and whether the peer was present.
 func (in *Interest) RemovePeer(name string) (PeerState, bool) {
 	in.mu.Lock()
-	defer in.gen.Add(1)
-	defer in.mu.Unlock()
+	defer in.changed()
 	e, ok := in.peers[name]
 	if !ok {
 		return PeerState{}, false
@@ -221,10 +220,15 @@ func (in *Interest) PeerNames() []string {
 }
 
 // Len returns the number of peers in the table.
-func (in *Interest) Len() int {
-	in.mu.RLock()
-	defer in.mu.RUnlock()
-	return len(in.peers)
+// It reads an atomic copy, without the lock (publishers ask per event).
+func (in *Interest) Len() int { return int(in.npeers.Load()) }
+
+// changed publishes the peer count and bumps the generation, then unlocks;
+// mutators defer it right after taking the lock.
+func (in *Interest) changed() {
+	in.npeers.Store(int64(len(in.peers)))
+	in.gen.Add(1)
+	in.mu.Unlock()
 }
 
 // NumGroups returns the number of distinct groups some peer wants.
