@@ -94,6 +94,9 @@ type engine struct {
 	}
 	// recent drops second copies of events while a scope lingers.
 	recent recentEvents
+	// senderDue is the earliest deadline of any sender stream (see
+	// noteSender), so that flushes need not scan every stream.
+	senderDue time.Time
 	// lastActive is when the engine last sent DATA or heard a NACK.
 	lastActive time.Time
 }
@@ -245,9 +248,13 @@ func (e *engine) drainPublishes(now time.Time) {
 
 // tick drives every machine's timers.
 func (e *engine) tick(now time.Time) {
-	for _, st := range e.senders {
-		if dl := st.s.NextDeadline(); !dl.IsZero() && !dl.After(now) {
-			st.s.Tick(now, &e.out)
+	if !e.senderDue.IsZero() && !e.senderDue.After(now) {
+		e.senderDue = time.Time{}
+		for _, st := range e.senders {
+			if dl := st.s.NextDeadline(); !dl.IsZero() && !dl.After(now) {
+				st.s.Tick(now, &e.out)
+			}
+			e.noteSender(st)
 		}
 	}
 	e.rcv.Tick(now, &e.out)
@@ -284,6 +291,15 @@ func (e *engine) handleOutput(now time.Time) {
 	}
 }
 
+// noteSender lowers senderDue to st's deadline. senderDue may run early
+// (a sender's deadline moved later), never late: sender deadlines change
+// only when it sends, answers a NACK or ticks, and each of those notes it.
+func (e *engine) noteSender(st *senderState) {
+	if dl := st.s.NextDeadline(); !dl.IsZero() && (e.senderDue.IsZero() || dl.Before(e.senderDue)) {
+		e.senderDue = dl
+	}
+}
+
 // rearm sets the timer to the earliest deadline of any machine.
 func (e *engine) rearm(now time.Time) {
 	next := now.Add(time.Second)
@@ -292,9 +308,7 @@ func (e *engine) rearm(now time.Time) {
 			next = t
 		}
 	}
-	for _, st := range e.senders {
-		consider(st.s.NextDeadline())
-	}
+	consider(e.senderDue)
 	consider(e.rcv.NextDeadline())
 	if e.ackDirty {
 		consider(now.Add(ackInterval))

@@ -45,6 +45,7 @@ func (e *engine) route(d *datagram.Datagram, p rxPkt, now time.Time) {
 			e.n.m.NacksReceived.Inc()
 			e.lastActive = now
 			st.s.HandleNack(d, now, &e.out)
+			e.noteSender(st)
 		} else {
 			e.n.m.Drop(metrics.DropUnknownStream)
 		}

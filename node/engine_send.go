@@ -155,6 +155,7 @@ func (e *engine) sendPending(st *senderState, now time.Time) {
 	if _, err := st.s.Send(d, now, &e.out); err != nil {
 		e.n.log.Error("sender stream refused datagram", "err", err)
 	}
+	e.noteSender(st)
 	if st.rx != nil {
 		e.checkWindow(st, now)
 	}
