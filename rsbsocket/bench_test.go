@@ -3,6 +3,7 @@ package rsbsocket
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 )
@@ -107,4 +108,49 @@ func BenchmarkDeliverMatch(b *testing.B) {
 			b.Fatalf("delivered to %d", n)
 		}
 	}
+}
+
+// BenchmarkRelayRoundTrip measures a ping-pong through the server: the
+// pinger sends a frame on /bench/ping/, the ponger reads it and sends it
+// back on its own connection, one frame outstanding. It reports the round
+// trip's p50 and p99.
+func BenchmarkRelayRoundTrip(b *testing.B) {
+	s, addr := startServer(b, quietConfig(), nil)
+	ping, pong := dial(b, addr), dial(b, addr)
+	connOf(b, s, ping)
+	connOf(b, s, pong)
+	body := notification(b, "/bench/ping/", "bytes", bytes.Repeat([]byte{'p'}, 64), 0)
+	done := make(chan error, 1)
+	go func() {
+		for {
+			got, err := pong.Recv()
+			if err == nil {
+				err = pong.Send(got)
+			}
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	rtts := make([]time.Duration, 0, b.N)
+	_ = ping.SetReadDeadline(time.Now().Add(time.Hour))
+	b.ReportAllocs()
+	for b.Loop() {
+		start := time.Now()
+		if err := ping.Send(body); err != nil {
+			b.Fatal(err)
+		}
+		// The ponger's echo reaches the pinger too: it is the pong.
+		if _, err := ping.Recv(); err != nil {
+			b.Fatal(err)
+		}
+		rtts = append(rtts, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(rtts)
+	b.ReportMetric(float64(rtts[len(rtts)/2].Nanoseconds())/1e3, "p50-µs")
+	b.ReportMetric(float64(rtts[len(rtts)*99/100].Nanoseconds())/1e3, "p99-µs")
+	_ = pong.Close()
+	<-done
 }

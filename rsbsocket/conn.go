@@ -2,17 +2,22 @@ package rsbsocket
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
 // conn is the server side of one client connection. Its goroutine (serve)
-// performs the handshake, runs the reader and tears everything down; a
-// second goroutine (writeLoop) owns the writing side.
+// performs the handshake, runs the reader and tears everything down. The
+// writing side has no goroutine while the connection is idle: readers
+// forwarding to it write on their own goroutine what the socket takes at
+// once (flushDirect), and a writer goroutine (writeLoop) runs only while a
+// backlog lasts.
 type conn struct {
 	id         ConnID
 	srv        *Server
@@ -21,14 +26,16 @@ type conn struct {
 	log        *slog.Logger
 	q          *sendQueue
 	match      atomic.Pointer[matcher]
-	parts      *participants // owned by the reader
-	reason     atomic.Int32  // first DisconnectReason + 1; 0 while none
-	routed     bool          // in the Deliver snapshot; guarded by srv.mu
-	writerDone chan struct{}
+	parts      *participants   // owned by the reader
+	raw        syscall.RawConn // for writes that must not block; nil: none
+	reason     atomic.Int32    // first DisconnectReason + 1; 0 while none
+	routed     bool            // in the Deliver snapshot; guarded by srv.mu
 	warnedFull atomic.Bool
-	full       []*conn     // forward's targets without room; owned by the reader
-	targets    []*conn     // forward's matching connections; owned by the reader
-	timer      *time.Timer // bounds forward's waits; owned by the reader
+	full       []*conn      // forward's targets without room; owned by the reader
+	targets    []*conn      // forward's matching connections; owned by the reader
+	timer      *time.Timer  // bounds forward's waits; owned by the reader
+	flushing   flushState   // targets to flush before reading on; owned by the reader
+	direct     directWriter // non-blocking writes; used by the queue's owner
 }
 
 // startConn registers a freshly accepted connection and starts serving it.
@@ -40,13 +47,15 @@ func (s *Server) startConn(nc net.Conn) {
 		return
 	}
 	c := &conn{
-		id:         ConnID(s.nextID.Add(1)),
-		srv:        s,
-		nc:         nc,
-		remote:     nc.RemoteAddr(),
-		q:          newSendQueue(s.cfg.QueueFrames, s.cfg.QueueBytes),
-		parts:      newParticipants(s.cfg.MaxParticipants, s.cfg.DefaultInterest == InterestAll),
-		writerDone: make(chan struct{}),
+		id:     ConnID(s.nextID.Add(1)),
+		srv:    s,
+		nc:     nc,
+		remote: nc.RemoteAddr(),
+		q:      newSendQueue(s.cfg.QueueFrames, s.cfg.QueueBytes),
+		parts:  newParticipants(s.cfg.MaxParticipants, s.cfg.DefaultInterest == InterestAll),
+	}
+	if sc, ok := nc.(syscall.Conn); ok {
+		c.raw, _ = sc.SyscallConn()
 	}
 	c.log = s.log.With("conn", uint64(c.id), "remote", c.remote.String())
 	c.match.Store(newMatcher(c.parts.interest()))
@@ -65,11 +74,9 @@ func (c *conn) serve() {
 		c.setReason(classifyWriteError(err))
 		c.srv.stats.drop(DropHandshake, 1)
 		c.log.Info("handshake failed", "err", err)
-		close(c.writerDone)
 		c.finish(false, false)
 		return
 	}
-	go c.writeLoop()
 	c.publish()
 	orderly := c.readLoop()
 	c.finish(orderly, true)
@@ -121,8 +128,13 @@ func (c *conn) readLoop() (orderly bool) {
 		}
 		s.stats.framesIn.Add(1)
 		s.stats.bytesIn.Add(uint64(len(body)))
-		c.learn(&f)
+		changed := c.learn(&f)
 		s.forward(c, body, f.Scope)
+		if changed || !r.ready() || c.flushing.due() {
+			// Before the reader may block: on the socket, or in a handler
+			// that waits for the interest the client just announced.
+			c.flushTargets()
+		}
 		if s.handler != nil {
 			s.handler.OnFrame(c.id, f)
 		}
@@ -137,6 +149,17 @@ type connReader struct {
 	src   io.Reader // the connection
 	r     *bufio.Reader
 	small int // bytes of small frames read through the small buffer; -1 once grown
+}
+
+// ready reports whether a whole frame is buffered, so that the next call of
+// next returns without reading from the connection.
+func (cr *connReader) ready() bool {
+	n := cr.r.Buffered()
+	if n < headerSize {
+		return false
+	}
+	h, err := cr.r.Peek(headerSize)
+	return err == nil && n-headerSize >= int(binary.LittleEndian.Uint32(h))
 }
 
 // next reads one frame body.
@@ -180,26 +203,28 @@ func (c *conn) readFailed(err error) bool {
 	return false
 }
 
-// learn updates the connection's interest from an introspection event.
-func (c *conn) learn(f *Frame) {
+// learn updates the connection's interest from an introspection event. It
+// reports whether the interest changed.
+func (c *conn) learn(f *Frame) bool {
 	res := c.parts.observe(f)
 	switch res {
 	case introNone:
-		return
+		return false
 	case introBad:
 		c.srv.stats.drop(DropBadIntrospection, 1)
-		return
+		return false
 	case introOverflow:
 		c.srv.stats.drop(DropParticipantLimit, 1)
 	}
 	in := c.parts.interest()
 	if sameInterest(in, c.match.Load().interest) {
-		return
+		return false
 	}
 	c.match.Store(newMatcher(in))
 	c.srv.reindex()
 	c.log.Debug("interest changed", "all", in.All, "scopes", len(in.Scopes))
 	c.srv.interestChanged()
+	return true
 }
 
 // sameInterest compares two interests.
@@ -216,9 +241,14 @@ func sameInterest(a, b Interest) bool {
 }
 
 // enqueue offers a frame to the send queue without waiting; it applies the
-// slow-client policy when the queue is full.
+// slow-client policy when the queue is full. When the queue had no owner it
+// starts a writer.
 func (c *conn) enqueue(body []byte) bool {
-	return c.settle(c.q.push(body), body)
+	res, start := c.q.push(body)
+	if start {
+		go c.writeLoop(handoff{})
+	}
+	return c.settle(res, body)
 }
 
 // settle accounts for the outcome of offering body to the send queue: it
@@ -270,6 +300,9 @@ func (c *conn) setReason(r DisconnectReason) bool {
 func (c *conn) shutdown() {
 	c.setReason(DisconnectShutdown)
 	c.q.close(true)
+	if c.q.claimFinal() {
+		go c.finalDrain()
+	}
 }
 
 // abort closes the connection at once, dropping what is queued. Any
@@ -294,10 +327,13 @@ func (c *conn) finish(orderly, published bool) {
 	s.mu.Unlock()
 	if orderly {
 		c.q.close(true)
+		if c.q.claimFinal() {
+			c.finalDrain()
+		}
 	} else {
 		c.abort(DisconnectReadError)
 	}
-	<-c.writerDone
+	c.q.waitIdle()
 	_ = c.nc.Close()
 	reason := DisconnectReason(c.reason.Load() - 1)
 	if reason < 0 {
@@ -321,105 +357,4 @@ func classifyWriteError(err error) DisconnectReason {
 		return DisconnectTimeout
 	}
 	return DisconnectWriteError
-}
-
-// writeLoop owns the writing side: it takes batches from the queue and
-// writes them until the queue is closed. A flushing close ends with SHUT_WR.
-func (c *conn) writeLoop() {
-	defer close(c.writerDone)
-	var (
-		w     batchWriter
-		batch [][]byte
-	)
-	for {
-		var closed, flush bool
-		batch, closed, flush = c.q.take(batch)
-		if len(batch) == 0 {
-			if closed {
-				if flush {
-					c.closeWrite()
-				}
-				return
-			}
-			if cap(batch) > keepBatchCap {
-				batch = nil // the queue ran dry: let go of a burst's memory
-			}
-			<-c.q.wake
-			continue
-		}
-		if err := c.writeBatch(&w, batch); err != nil {
-			return
-		}
-		clear(batch)
-	}
-}
-
-// writeBatch writes batch, each write bounded by WriteTimeout. A frame
-// larger than maxBatchBytes is written in pieces, each released from the
-// queue's bounds once written. On failure it records the reason, drops
-// what is left and closes the connection.
-func (c *conn) writeBatch(w *batchWriter, batch [][]byte) error {
-	s := c.srv
-	started := false // batch[0] is the rest of a frame whose start is written
-	for len(batch) > 0 {
-		if err := c.nc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout)); err != nil {
-			return c.writeFailed(err, batch)
-		}
-		var n, bytes int
-		var err error
-		if body := batch[0]; started || len(body) > maxBatchBytes {
-			piece := body[:min(len(body), maxBatchBytes)]
-			if err = w.writePiece(c.nc, piece, !started, len(body)); err == nil {
-				bytes, started = len(piece), len(piece) < len(body)
-				if started {
-					batch[0] = body[len(piece):]
-				} else {
-					n = 1
-				}
-			}
-		} else {
-			n, bytes, err = w.writeSome(c.nc, batch)
-		}
-		if err != nil {
-			return c.writeFailed(err, batch)
-		}
-		c.q.release(n, bytes)
-		s.stats.queueFrames.Add(-int64(n))
-		s.stats.queueBytes.Add(-int64(bytes))
-		s.stats.framesOut.Add(uint64(n))
-		s.stats.bytesOut.Add(uint64(bytes))
-		batch = batch[n:]
-	}
-	return nil
-}
-
-// writeFailed handles a failed write of the frames in rest.
-func (c *conn) writeFailed(err error, rest [][]byte) error {
-	reason, drop := classifyWriteError(err), DropClosed
-	if reason == DisconnectTimeout {
-		drop = DropTimeout
-	}
-	if c.setReason(reason) {
-		c.log.Info("write failed, closing connection", "err", err)
-	}
-	bytes := 0
-	for _, b := range rest {
-		bytes += len(b)
-	}
-	c.q.release(len(rest), bytes)
-	c.unqueued(len(rest), bytes, drop)
-	clear(rest)
-	c.abort(reason)
-	return err
-}
-
-// closeWrite shuts down the sending side (SHUT_WR).
-func (c *conn) closeWrite() {
-	cw, ok := c.nc.(interface{ CloseWrite() error })
-	if !ok {
-		return
-	}
-	if err := cw.CloseWrite(); err != nil {
-		c.log.Debug("shutdown of sending side failed", "err", err)
-	}
 }

@@ -49,13 +49,15 @@
 //
 // # Flow control
 //
-// Each connection has a send queue bounded in frames and bytes and one
-// writer goroutine. Frames reach the queues on two paths:
+// Each connection has a send queue bounded in frames and bytes, and no
+// goroutine of its own for writing while it is idle. Frames reach the
+// queues on two paths:
 //
 //   - Deliver, for frames from elsewhere (the node's engine), never blocks.
 //     When a queue is full the frame is dropped for that connection and
 //     counted (DropQueueFull), and under SlowClientDisconnect the
-//     connection is closed.
+//     connection is closed. A frame that finds its queue without a writer
+//     starts a writer goroutine, which exits once the queue is empty.
 //   - A frame a client publishes is forwarded by that client's reading
 //     goroutine, which waits while a target's queue is above its high
 //     watermark (three quarters of the bounds) until the target's writer
@@ -73,6 +75,18 @@
 //     out events from the network.
 //
 // Stats counts the waits (Waits) and the stalls (Stalls).
+//
+// A reader that forwarded frames flushes its targets before it would block:
+// when no whole frame is left in its buffer, after 64 KiB forwarded, or
+// before its Handler sees a frame that changed the client's interest. A
+// target without a writer is written on the reader's own goroutine, as
+// much as its socket takes without blocking (Stats.DirectWrites); a
+// writer goroutine takes over the rest (Stats.WriterStarts). A quiet
+// relay, such as a request and its reply, thus costs no goroutine
+// hand-off in the server, and a publisher's burst to many subscribers
+// costs one write per subscriber per read. Frames wait for the flush
+// while the reader's Handler runs; a Handler that blocks (the node when
+// the network's flow control is closed) delays up to 64 KiB of them.
 //
 // A writer sends each frame's header and body in one system call
 // (rsb-python reads the length with a plain recv(4)) and coalesces queued

@@ -30,14 +30,19 @@ func (s *Server) forward(from *conn, body []byte, sc scope.Scope) {
 		}
 		if res, _ := c.q.offer(body); res == pushWait {
 			full = append(full, c)
-		} else {
-			c.settle(res, body)
+		} else if c.settle(res, body) {
+			from.flushing.add(c, len(body))
 		}
 	}
 	if len(full) > 0 {
+		// Frames without an owner are written first: a full target
+		// drains only once its writer runs.
+		from.flushTargets()
 		deadline := time.Now().Add(s.cfg.StallTimeout)
 		for _, c := range full {
-			from.waitRoom(c, body, deadline)
+			if from.waitRoom(c, body, deadline) {
+				from.flushing.add(c, len(body))
+			}
 		}
 		clear(full)
 	}
@@ -45,15 +50,14 @@ func (s *Server) forward(from *conn, body []byte, sc scope.Scope) {
 }
 
 // waitRoom queues body to c, waiting for room in c's queue until deadline.
-// It runs on the reader of r.
-func (r *conn) waitRoom(c *conn, body []byte, deadline time.Time) {
+// It runs on the reader of r and reports whether body was queued.
+func (r *conn) waitRoom(c *conn, body []byte, deadline time.Time) bool {
 	s := r.srv
 	s.stats.waits.Add(1)
 	for {
 		res, room := c.q.offer(body)
 		if res != pushWait {
-			c.settle(res, body)
-			return
+			return c.settle(res, body)
 		}
 		if !r.sleep(room, deadline) {
 			break
@@ -61,8 +65,7 @@ func (r *conn) waitRoom(c *conn, body []byte, deadline time.Time) {
 	}
 	select {
 	case <-s.done:
-		c.settle(pushClosed, body)
-		return
+		return c.settle(pushClosed, body)
 	default:
 	}
 	res, newly := c.q.stall(body)
@@ -70,7 +73,7 @@ func (r *conn) waitRoom(c *conn, body []byte, deadline time.Time) {
 		s.stats.stalls.Add(1)
 		c.log.Debug("client stalled", "stall_timeout", s.cfg.StallTimeout)
 	}
-	c.settle(res, body)
+	return c.settle(res, body)
 }
 
 // sleep waits until room is closed (it returns true), deadline passes or

@@ -150,3 +150,21 @@ const (
 	// scopes is probed with the frame scope's super-scopes.
 	linearInterestMax = 8
 )
+
+// Flushing of forwarded frames.
+const (
+	// flushBytes and flushTargetsMax: a reader forwarding a run of frames
+	// flushes its targets (writes their frames on its own goroutine, or
+	// starts their writers) once it has no whole frame left to read, or
+	// sooner once it has forwarded flushBytes since its last flush or to
+	// flushTargetsMax connections. One flush per read of readBufferSize
+	// gives a busy subscriber one write per read of its publisher.
+	flushBytes      = readBufferSize
+	flushTargetsMax = 1024
+
+	// directRounds bounds how often a flushing reader takes a target's
+	// queue again when frames keep coming in while it writes; then a
+	// writer goroutine takes over, so a reader never writes for a busy
+	// target for long.
+	directRounds = 2
+)

@@ -14,9 +14,21 @@ const (
 )
 
 // sendQueue is a connection's bounded queue of outgoing frame bodies. Any
-// goroutine may push; one writer takes batches. Frames count against the
-// bounds from push until the writer releases them after writing, so the
-// bounds cover what the writer holds too.
+// goroutine may push; one owner at a time writes. Frames count against the
+// bounds from push until the owner releases them after writing, so the
+// bounds cover what the owner holds too.
+//
+// The writing side has no goroutine of its own while the queue is idle. A
+// push (Deliver) that finds no owner makes its caller the owner, and the
+// caller starts a writer goroutine that exits once the queue is empty. An
+// offer (forward) leaves the frame without an owner: the forwarding reader
+// flushes its targets before it reads on (claim), writing on its own
+// goroutine what the socket takes without blocking and handing the rest to
+// a writer goroutine. The owner lets go (letGo) only when nothing is
+// pending, so a frame in the queue always has an owner or a reader that is
+// about to flush it. A flushing close makes the owner, or the closer when
+// there is none, perform the final drain (claimFinal), which ends with
+// SHUT_WR.
 //
 // Frames come in two ways. push (Deliver: frames from the network) never
 // waits and is refused only at the bounds. offer (frames forwarded from
@@ -38,7 +50,9 @@ type sendQueue struct {
 	room    chan struct{} // while offers wait: closed when they may retry
 	closed  bool
 	flush   bool          // on close: write what is pending, then finish
-	wake    chan struct{} // 1-buffered: the writer has something to do
+	owned   bool          // an owner writes: a writer goroutine or a flushing reader
+	final   bool          // the final drain of a flushing close is claimed
+	idle    chan struct{} // while waitIdle waits: closed once no owner is left
 }
 
 // queueLimits are a send queue's bounds and watermarks.
@@ -60,7 +74,7 @@ func newQueueLimits(maxFrames, maxBytes int) queueLimits {
 
 // newSendQueue returns an empty queue with the given bounds.
 func newSendQueue(maxFrames, maxBytes int) *sendQueue {
-	return &sendQueue{lim: newQueueLimits(maxFrames, maxBytes), wake: make(chan struct{}, 1)}
+	return &sendQueue{lim: newQueueLimits(maxFrames, maxBytes)}
 }
 
 // hasRoomLocked reports whether a body of n bytes may be queued: by push
@@ -78,31 +92,29 @@ func (q *sendQueue) hasRoomLocked(n int, forwarded bool) bool {
 	return !forwarded || (q.frames < q.lim.highFrames && q.bytes < q.lim.highBytes)
 }
 
-// addLocked appends body; it reports whether the writer must be woken.
-func (q *sendQueue) addLocked(body []byte) bool {
+// addLocked appends body.
+func (q *sendQueue) addLocked(body []byte) {
 	q.pending = append(q.pending, body)
 	q.frames++
 	q.bytes += len(body)
-	return len(q.pending) == 1
 }
 
-// push offers body to the queue up to its bounds, without waiting.
-func (q *sendQueue) push(body []byte) pushResult {
+// push offers body to the queue up to its bounds, without waiting. When it
+// queued body and the queue had no owner, start is set: the caller is now
+// the owner and must start a writer.
+func (q *sendQueue) push(body []byte) (res pushResult, start bool) {
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	switch {
 	case q.closed:
-		q.mu.Unlock()
-		return pushClosed
+		return pushClosed, false
 	case !q.hasRoomLocked(len(body), false):
-		q.mu.Unlock()
-		return pushFull
+		return pushFull, false
 	}
-	first := q.addLocked(body)
-	q.mu.Unlock()
-	if first {
-		q.signal()
-	}
-	return pushOK
+	q.addLocked(body)
+	start = !q.owned
+	q.owned = true
+	return pushOK, start
 }
 
 // offer offers body while the queue is below its high watermark. At or
@@ -116,11 +128,8 @@ func (q *sendQueue) offer(body []byte) (pushResult, <-chan struct{}) {
 		q.mu.Unlock()
 		return pushClosed, nil
 	case q.hasRoomLocked(len(body), true):
-		first := q.addLocked(body)
+		q.addLocked(body)
 		q.mu.Unlock()
-		if first {
-			q.signal()
-		}
 		return pushOK, nil
 	case q.stalled:
 		q.mu.Unlock()
@@ -149,20 +158,85 @@ func (q *sendQueue) stall(body []byte) (res pushResult, newly bool) {
 	return pushStalled, newly
 }
 
-// signal wakes the writer without blocking.
-func (q *sendQueue) signal() {
-	select {
-	case q.wake <- struct{}{}:
-	default:
+// claim makes the caller the owner when the queue has pending frames, no
+// owner and is open. It reports whether it did.
+func (q *sendQueue) claim() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.owned || q.closed || len(q.pending) == 0 {
+		return false
+	}
+	q.owned = true
+	return true
+}
+
+// letGo ends the caller's ownership unless frames are pending (done and
+// final false: write them) or a flushing close needs its final drain (final
+// true: the caller, still the owner, must perform it).
+func (q *sendQueue) letGo() (done, final bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch {
+	case q.closed && q.flush && !q.final:
+		q.final = true
+		return false, true
+	case !q.closed && len(q.pending) > 0:
+		return false, false
+	}
+	q.disownLocked()
+	return true, false
+}
+
+// claimFinal makes the caller the owner that performs the final drain of a
+// flushing close, when there is no owner and no drain was claimed yet. An
+// existing owner performs it instead when it lets go.
+func (q *sendQueue) claimFinal() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.owned || q.final {
+		return false
+	}
+	q.owned, q.final = true, true
+	return true
+}
+
+// endFinal ends the ownership of the final drain.
+func (q *sendQueue) endFinal() {
+	q.mu.Lock()
+	q.disownLocked()
+	q.mu.Unlock()
+}
+
+// disownLocked leaves the queue without owner and ends waitIdle's waits.
+func (q *sendQueue) disownLocked() {
+	q.owned = false
+	if q.idle != nil {
+		close(q.idle)
+		q.idle = nil
 	}
 }
 
-// take hands the pending frames to the writer, which gives its emptied
-// previous batch in exchange for reuse. closed reports that the queue is
-// closed: the writer finishes once a take returns closed with no frames (an
-// aborted queue has none left; a flushing one is drained first), and shuts
-// down its sending side if flush is set. When the queue has run dry, the
-// memory of a past burst is let go instead of kept for reuse.
+// waitIdle returns once the queue has no owner. Only call it after close:
+// an open queue may get a new owner at any time.
+func (q *sendQueue) waitIdle() {
+	q.mu.Lock()
+	if !q.owned {
+		q.mu.Unlock()
+		return
+	}
+	if q.idle == nil {
+		q.idle = make(chan struct{})
+	}
+	idle := q.idle
+	q.mu.Unlock()
+	<-idle
+}
+
+// take hands the pending frames to the owner, which gives its emptied
+// previous batch in exchange for reuse. closed and flush report how the
+// queue is closed (the final drain takes until nothing is left). When the
+// queue has run dry, the memory of a past burst is let go instead of kept
+// for reuse.
 func (q *sendQueue) take(spare [][]byte) (batch [][]byte, closed, flush bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -171,6 +245,21 @@ func (q *sendQueue) take(spare [][]byte) (batch [][]byte, closed, flush bool) {
 	}
 	batch, q.pending = q.pending, spare[:0]
 	return batch, q.closed, q.flush
+}
+
+// takeInto appends the pending frames to dst for the owner and empties the
+// queue, keeping its frame list for reuse unless a burst grew it.
+func (q *sendQueue) takeInto(dst [][]byte) [][]byte {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	dst = append(dst, q.pending...)
+	clear(q.pending)
+	if cap(q.pending) > keepBatchCap {
+		q.pending = nil
+	} else {
+		q.pending = q.pending[:0]
+	}
+	return dst
 }
 
 // release returns the bound of frames the writer has written (or given up),
@@ -212,7 +301,6 @@ func (q *sendQueue) close(flush bool) (discarded, discardedBytes int) {
 		q.bytes -= discardedBytes
 	}
 	q.mu.Unlock()
-	q.signal()
 	return discarded, discardedBytes
 }
 

@@ -5,26 +5,26 @@ import "testing"
 func TestSendQueueBounds(t *testing.T) {
 	q := newSendQueue(3, 10)
 	big := make([]byte, 25)
-	if q.push(big) != pushOK {
+	if pushRes(q.push(big)) != pushOK {
 		t.Fatal("empty queue refused a frame above the byte bound")
 	}
-	if q.push([]byte{1}) != pushFull {
+	if pushRes(q.push([]byte{1})) != pushFull {
 		t.Fatal("byte bound not enforced")
 	}
 	batch, closed, _ := q.take(nil)
 	if len(batch) != 1 || closed {
 		t.Fatalf("take = %d frames, closed %v", len(batch), closed)
 	}
-	if q.push([]byte{1}) != pushFull {
+	if pushRes(q.push([]byte{1})) != pushFull {
 		t.Fatal("frames being written must count against the bound")
 	}
 	q.release(1, 25)
 	for i := range 3 {
-		if q.push([]byte{byte(i)}) != pushOK {
+		if pushRes(q.push([]byte{byte(i)})) != pushOK {
 			t.Fatalf("push %d refused", i)
 		}
 	}
-	if q.push([]byte{9}) != pushFull {
+	if pushRes(q.push([]byte{9})) != pushFull {
 		t.Fatal("frame bound not enforced")
 	}
 	if f, b, _ := q.depth(); f != 3 || b != 3 {
@@ -34,11 +34,11 @@ func TestSendQueueBounds(t *testing.T) {
 
 func TestSendQueueClose(t *testing.T) {
 	q := newSendQueue(10, 100)
-	q.push([]byte("ab"))
+	pushRes(q.push([]byte("ab")))
 	if n, _ := q.close(true); n != 0 {
 		t.Fatal("flushing close discarded frames")
 	}
-	if q.push([]byte("c")) != pushClosed {
+	if pushRes(q.push([]byte("c"))) != pushClosed {
 		t.Fatal("closed queue accepted a frame")
 	}
 	batch, closed, flush := q.take(nil)
@@ -48,8 +48,8 @@ func TestSendQueueClose(t *testing.T) {
 	q.release(1, 2)
 
 	q = newSendQueue(10, 100)
-	q.push([]byte("ab"))
-	q.push([]byte("cde"))
+	pushRes(q.push([]byte("ab")))
+	pushRes(q.push([]byte("cde")))
 	q.close(true)
 	if n, b := q.close(false); n != 2 || b != 5 {
 		t.Fatalf("abort after flush discarded %d frames, %d bytes", n, b)
@@ -60,10 +60,59 @@ func TestSendQueueClose(t *testing.T) {
 	if f, b, _ := q.depth(); f != 0 || b != 0 {
 		t.Fatalf("depth after abort = %d, %d", f, b)
 	}
-	select {
-	case <-q.wake:
-	default:
-		t.Fatal("close did not wake the writer")
+}
+
+// pushRes drops push's start flag.
+func pushRes(r pushResult, _ bool) pushResult { return r }
+
+func TestSendQueueOwnership(t *testing.T) {
+	q := newSendQueue(10, 100)
+	if q.claim() {
+		t.Fatal("claimed an empty queue")
+	}
+	if r, start := q.push([]byte("a")); r != pushOK || !start {
+		t.Fatalf("first push = %v, start %v; want the caller to own the queue", r, start)
+	}
+	if _, start := q.push([]byte("b")); start {
+		t.Fatal("second push started a writer although the queue has an owner")
+	}
+	if q.claim() {
+		t.Fatal("claimed an owned queue")
+	}
+	if done, final := q.letGo(); done || final {
+		t.Fatal("owner let go with frames pending")
+	}
+	if got := q.takeInto(nil); len(got) != 2 {
+		t.Fatalf("takeInto = %d frames, want 2", len(got))
+	}
+	q.release(2, 2)
+	if done, _ := q.letGo(); !done {
+		t.Fatal("owner could not let go of an empty queue")
+	}
+	// An offered frame waits for a flushing reader to claim it.
+	if r, _ := q.offer([]byte("c")); r != pushOK {
+		t.Fatalf("offer = %v", r)
+	}
+	if !q.claim() {
+		t.Fatal("could not claim a queue with an offered frame")
+	}
+	// A flushing close while owned: the owner performs the final drain.
+	q.close(true)
+	if q.claimFinal() {
+		t.Fatal("closer claimed the final drain from an owner")
+	}
+	idle := make(chan struct{})
+	go func() { q.waitIdle(); close(idle) }()
+	if done, final := q.letGo(); done || !final {
+		t.Fatalf("letGo after flushing close = %v, %v; want the final drain", done, final)
+	}
+	if isClosed(idle) {
+		t.Fatal("waitIdle returned while the final drain is owned")
+	}
+	q.endFinal()
+	<-idle
+	if q.claimFinal() {
+		t.Fatal("final drain claimed twice")
 	}
 }
 
@@ -79,7 +128,7 @@ func isClosed(ch <-chan struct{}) bool {
 
 func TestSendQueueOfferWatermarks(t *testing.T) {
 	q := newSendQueue(8, 1000) // high watermark 6 frames, 750 bytes; low 4, 500
-	if q.push(make([]byte, 700)) != pushOK {
+	if pushRes(q.push(make([]byte, 700))) != pushOK {
 		t.Fatal("push refused")
 	}
 	if res, _ := q.offer(make([]byte, 100)); res != pushOK {
@@ -89,7 +138,7 @@ func TestSendQueueOfferWatermarks(t *testing.T) {
 	if res != pushWait || room == nil || isClosed(room) {
 		t.Fatalf("offer above the watermark = %v", res)
 	}
-	if q.push(make([]byte, 150)) != pushOK {
+	if pushRes(q.push(make([]byte, 150))) != pushOK {
 		t.Fatal("push refused below the bounds")
 	}
 	q.release(0, 100) // part of a large frame written: 850 bytes left
@@ -105,7 +154,7 @@ func TestSendQueueOfferWatermarks(t *testing.T) {
 	}
 
 	// 810 bytes: a wait times out and the queue stalls.
-	q.push(make([]byte, 100))
+	pushRes(q.push(make([]byte, 100)))
 	if res, _ := q.offer(make([]byte, 10)); res != pushWait {
 		t.Fatalf("offer = %v, want pushWait", res)
 	}
@@ -130,7 +179,7 @@ func TestSendQueueOfferWatermarks(t *testing.T) {
 		t.Fatal("stall did not end at the low watermark")
 	}
 
-	q.push(make([]byte, 300))
+	pushRes(q.push(make([]byte, 300)))
 	_, room = q.offer(make([]byte, 10))
 	q.close(true)
 	if !isClosed(room) {

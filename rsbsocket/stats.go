@@ -104,6 +104,11 @@ type Stats struct {
 	// StallTimeout and marked the target connection stalled.
 	Waits  uint64
 	Stalls uint64
+	// DirectWrites counts the writes a forwarding reader made on its own
+	// goroutine to a connection without a writer (no goroutine hand-off);
+	// WriterStarts counts the writer goroutines started for a backlog.
+	DirectWrites uint64
+	WriterStarts uint64
 
 	Drops       [NumDropReasons]uint64
 	Disconnects [NumDisconnectReasons]uint64
@@ -116,6 +121,7 @@ type counters struct {
 	framesOut, bytesOut      atomic.Uint64
 	queueFrames, queueBytes  atomic.Int64
 	waits, stalls            atomic.Uint64
+	directWrites, writers    atomic.Uint64
 	drops                    [NumDropReasons]atomic.Uint64
 	disconnects              [NumDisconnectReasons]atomic.Uint64
 }
@@ -133,6 +139,8 @@ func (c *counters) snapshot() Stats {
 		QueueBytes:   uint64(max(c.queueBytes.Load(), 0)),
 		Waits:        c.waits.Load(),
 		Stalls:       c.stalls.Load(),
+		DirectWrites: c.directWrites.Load(),
+		WriterStarts: c.writers.Load(),
 	}
 	for i := range c.drops {
 		s.Drops[i] = c.drops[i].Load()

@@ -20,6 +20,7 @@ type batchWriter struct {
 type writeBufs struct {
 	scratch []byte
 	vecs    net.Buffers
+	batch   [][]byte // a flushing reader's copy of a queue's frames
 }
 
 // writeBufPool holds the buffers of writes not in progress.

@@ -1,0 +1,202 @@
+package rsbsocket
+
+import (
+	"errors"
+	"os"
+	"syscall"
+	"time"
+)
+
+// flushState is a reader's list of the connections it forwarded frames to
+// since its last flush, and the bytes it forwarded meanwhile.
+type flushState struct {
+	targets []*conn
+	bytes   int
+}
+
+// add notes a frame of n bytes forwarded to c.
+func (f *flushState) add(c *conn, n int) {
+	if k := len(f.targets); k == 0 || f.targets[k-1] != c {
+		f.targets = append(f.targets, c)
+	}
+	f.bytes += n
+}
+
+// due reports whether the reader has forwarded enough since its last flush
+// to flush now, even with more frames ready to read.
+func (f *flushState) due() bool {
+	return len(f.targets) >= flushTargetsMax || f.bytes >= flushBytes
+}
+
+// flushTargets flushes every connection r forwarded frames to since its
+// last flush. It runs on r's reader.
+func (r *conn) flushTargets() {
+	f := &r.flushing
+	f.bytes = 0
+	if len(f.targets) == 0 {
+		return
+	}
+	bufs := writeBufPool.Get().(*writeBufs)
+	for i, c := range f.targets {
+		f.targets[i] = nil
+		bufs.batch = c.flushDirect(bufs)
+	}
+	writeBufPool.Put(bufs)
+	if cap(f.targets) > keepBatchCap {
+		f.targets = nil
+	} else {
+		f.targets = f.targets[:0]
+	}
+}
+
+// flushDirect makes sure c's pending frames get written. When c's queue has
+// no owner, the caller takes it and writes on its own goroutine what the
+// socket takes without blocking; a writer goroutine takes over the rest. A
+// queue with an owner is left to it. It returns bufs.batch for reuse.
+func (c *conn) flushDirect(bufs *writeBufs) [][]byte {
+	batch := bufs.batch[:0]
+	if !c.q.claim() {
+		return batch
+	}
+	if c.raw == nil {
+		go c.writeLoop(handoff{})
+		return batch
+	}
+	for round := 1; ; round++ {
+		batch = c.q.takeInto(batch[:0])
+		if !c.writeDirect(bufs, batch) {
+			clear(batch)
+			return batch[:0]
+		}
+		clear(batch)
+		done, final := c.q.letGo()
+		switch {
+		case done:
+			return batch[:0]
+		case final:
+			go c.finalDrain()
+			return batch[:0]
+		case round >= directRounds:
+			go c.writeLoop(handoff{})
+			return batch[:0]
+		}
+	}
+}
+
+// writeDirect writes batch without blocking, its small frames coalesced in
+// bufs.scratch. When the socket took all of it, it reports true and the
+// caller still owns the queue. Otherwise ownership has passed to a writer
+// goroutine that writes the rest, or the connection failed and was aborted.
+func (c *conn) writeDirect(bufs *writeBufs, batch [][]byte) bool {
+	scratch, n, nb := bufs.scratch[:0], 0, 0
+	for n < len(batch) && len(batch[n]) <= copyMax && len(scratch)+headerSize+len(batch[n]) <= cap(scratch) {
+		scratch = AppendFrame(scratch, batch[n])
+		nb += len(batch[n])
+		n++
+	}
+	if n == 0 {
+		go c.writeLoop(handoff{rest: cloneFrames(batch)})
+		return false
+	}
+	w, err := c.writeNow(scratch)
+	c.srv.stats.directWrites.Add(1)
+	if err != nil {
+		_ = c.writeFailed(err, batch)
+		c.q.letGo()
+		return false
+	}
+	if w == len(scratch) {
+		c.wrote(n, nb)
+		if n == len(batch) {
+			return true
+		}
+		go c.writeLoop(handoff{rest: cloneFrames(batch[n:])})
+		return false
+	}
+	full, fullBytes := framesWithin(batch[:n], w)
+	c.wrote(full, fullBytes)
+	go c.writeLoop(handoff{
+		tail:       append([]byte(nil), scratch[w:]...),
+		tailFrames: n - full, tailBytes: nb - fullBytes,
+		rest: cloneFrames(batch[n:]),
+	})
+	return false
+}
+
+// framesWithin counts the frames of bodies whose header and body lie wholly
+// within the first w bytes of their encoding, and their body bytes.
+func framesWithin(bodies [][]byte, w int) (n, bytes int) {
+	end := 0
+	for _, b := range bodies {
+		if end += headerSize + len(b); end > w {
+			break
+		}
+		n++
+		bytes += len(b)
+	}
+	return n, bytes
+}
+
+// cloneFrames copies a list of frames for a writer goroutine (the bodies
+// are shared; they are never modified).
+func cloneFrames(frames [][]byte) [][]byte {
+	if len(frames) == 0 {
+		return nil
+	}
+	return append([][]byte(nil), frames...)
+}
+
+// directWriter performs a connection's non-blocking writes. Only the
+// queue's owner uses it.
+type directWriter struct {
+	p   []byte
+	n   int
+	err error
+	fn  func(fd uintptr) bool // do, bound once
+}
+
+// do writes p from n on; it never waits for the socket to become writable.
+func (d *directWriter) do(fd uintptr) bool {
+	for d.n < len(d.p) {
+		k, err := syscall.Write(int(fd), d.p[d.n:])
+		if k > 0 {
+			d.n += k
+		}
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			return true
+		case err != nil:
+			d.err = err
+			return true
+		case k == 0:
+			return true
+		}
+	}
+	return true
+}
+
+// writeNow writes what of p the socket takes without blocking and returns
+// how much that was.
+func (c *conn) writeNow(p []byte) (int, error) {
+	d := &c.direct
+	if d.fn == nil {
+		d.fn = d.do
+	}
+	d.p, d.n, d.err = p, 0, nil
+	err := c.raw.Write(d.fn)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		// A writer goroutine's deadline of an earlier burst has passed;
+		// a write that never waits needs none.
+		if err = c.nc.SetWriteDeadline(time.Time{}); err == nil {
+			err = c.raw.Write(d.fn)
+		}
+	}
+	if err == nil {
+		err = d.err
+	}
+	n := d.n
+	d.p = nil
+	return n, err
+}

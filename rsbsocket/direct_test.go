@@ -1,0 +1,70 @@
+package rsbsocket
+
+import (
+	"bytes"
+	"testing"
+)
+
+// TestForwardWritesDirectly: frames forwarded one at a time to an idle
+// subscriber are written by the publisher's reader itself; no writer
+// goroutine is started for them.
+func TestForwardWritesDirectly(t *testing.T) {
+	s, addr := startServer(t, quietConfig(), nil)
+	pub, sub := dial(t, addr), dial(t, addr)
+	connOf(t, s, pub)
+	connOf(t, s, sub)
+	const n = 200
+	for i, body := range bulkFrames(t, n, 64) {
+		send(t, pub, body)
+		if got := recv(t, sub); !bytes.Equal(got, body) {
+			t.Fatalf("frame %d differs", i)
+		}
+	}
+	st := s.Stats()
+	noDrops(t, st)
+	if st.DirectWrites < n || st.WriterStarts != 0 {
+		t.Fatalf("direct writes %d, writer starts %d; want >= %d and 0", st.DirectWrites, st.WriterStarts, n)
+	}
+}
+
+// TestForwardPartialWriteHandsOff: when the socket takes only part of a
+// flush (a subscriber with tiny buffers that does not read yet), a writer
+// goroutine writes the rest; frames split mid-way arrive whole and in
+// order.
+func TestForwardPartialWriteHandsOff(t *testing.T) {
+	cfg := quietConfig()
+	cfg.StallTimeout = testTimeout
+	s, addr := startSmallBufServer(t, cfg, nil)
+	pub, sub := dial(t, addr), dialSlow(t, addr)
+	connOf(t, s, pub)
+	connOf(t, s, sub)
+	bodies := make([][]byte, 300)
+	for i := range bodies {
+		// Odd sizes, so that partial writes end inside headers and bodies.
+		bodies[i] = notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, 700+i%13), uint32(i))
+	}
+	published := publish(pub, bodies)
+	waitFor(t, "a writer goroutine to take over", func() bool { return s.Stats().WriterStarts > 0 })
+	recvAll(t, sub, bodies, func(int) {})
+	if err := <-published; err != nil {
+		t.Fatalf("publisher: %v", err)
+	}
+	st := s.Stats()
+	noDrops(t, st)
+	if st.DirectWrites == 0 {
+		t.Fatalf("no direct write: %+v", st)
+	}
+	waitFor(t, "the queue to drain", func() bool { return s.Stats().QueueFrames == 0 })
+}
+
+func TestFramesWithin(t *testing.T) {
+	bodies := [][]byte{make([]byte, 10), make([]byte, 20), make([]byte, 5)}
+	for _, c := range []struct{ w, n, bytes int }{
+		{0, 0, 0}, {3, 0, 0}, {13, 0, 0}, {14, 1, 10}, {15, 1, 10},
+		{37, 1, 10}, {38, 2, 30}, {46, 2, 30}, {47, 3, 35}, {100, 3, 35},
+	} {
+		if n, b := framesWithin(bodies, c.w); n != c.n || b != c.bytes {
+			t.Errorf("framesWithin(w=%d) = %d, %d; want %d, %d", c.w, n, b, c.n, c.bytes)
+		}
+	}
+}
