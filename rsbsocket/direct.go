@@ -36,17 +36,24 @@ func (r *conn) flushTargets() {
 	if len(f.targets) == 0 {
 		return
 	}
-	bufs := writeBufPool.Get().(*writeBufs)
-	for i, c := range f.targets {
-		f.targets[i] = nil
-		bufs.batch = c.flushDirect(bufs)
-	}
-	writeBufPool.Put(bufs)
-	if cap(f.targets) > keepBatchCap {
-		f.targets = nil
+	if len(f.targets) > directTargetsMax {
+		// Many targets: their writes go to writer goroutines, which share
+		// the cores, instead of one after the other on this reader.
+		for i, c := range f.targets {
+			f.targets[i] = nil
+			if c.q.claim() {
+				go c.writeLoop(handoff{})
+			}
+		}
 	} else {
-		f.targets = f.targets[:0]
+		bufs := writeBufPool.Get().(*writeBufs)
+		for i, c := range f.targets {
+			f.targets[i] = nil
+			bufs.batch = c.flushDirect(bufs)
+		}
+		writeBufPool.Put(bufs)
 	}
+	f.targets = reuse(f.targets)
 }
 
 // flushDirect makes sure c's pending frames get written. When c's queue has

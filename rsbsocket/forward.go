@@ -23,7 +23,7 @@ func (s *Server) forward(from *conn, body []byte, sc scope.Scope) {
 	var sup [8]scope.Scope
 	var targets []*conn
 	targets, _ = s.index.Load().appendTargets(from.targets[:0], sup[:0], sc)
-	from.targets = targets[:0]
+	from.targets = reuse(targets)
 	for _, c := range targets {
 		if c == from {
 			continue
@@ -46,7 +46,16 @@ func (s *Server) forward(from *conn, body []byte, sc scope.Scope) {
 		}
 		clear(full)
 	}
-	from.full = full[:0]
+	from.full = reuse(full)
+}
+
+// reuse returns list emptied for reuse, or nil when a wide fan-out grew it
+// past keepTargetsCap: an idle connection keeps no memory of a broadcast.
+func reuse(list []*conn) []*conn {
+	if cap(list) > keepTargetsCap {
+		return nil
+	}
+	return list[:0]
 }
 
 // waitRoom queues body to c, waiting for room in c's queue until deadline.

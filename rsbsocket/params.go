@@ -139,6 +139,12 @@ const (
 	// lists, left from a burst, are let go.
 	keepBatchCap = 1024
 
+	// keepTargetsCap is the capacity of a reader's lists of forwarding
+	// targets kept for the next frame; a wider fan-out (an introspection
+	// Hello reaches every connection) allocates its lists anew, so that
+	// every connection of a thousand does not keep a thousand pointers.
+	keepTargetsCap = 64
+
 	// maxParticipantIDLen and maxParticipantScopeLen bound what one tracked
 	// participant may hold (RSB ids are 16-byte UUIDs; scopes are short), so
 	// MaxParticipants bounds the memory of interest learning.
@@ -161,6 +167,14 @@ const (
 	// gives a busy subscriber one write per read of its publisher.
 	flushBytes      = readBufferSize
 	flushTargetsMax = 1024
+
+	// directTargetsMax is the most targets a flush writes on the
+	// reader's own goroutine; a flush to more starts their writers
+	// instead. Every write to a loopback socket also wakes its reader in
+	// the kernel (20-40 us on a 2-core VM), so a reader writing to
+	// hundreds of subscribers one after the other is slower than their
+	// writers on both cores.
+	directTargetsMax = 8
 
 	// directRounds bounds how often a flushing reader takes a target's
 	// queue again when frames keep coming in while it writes; then a

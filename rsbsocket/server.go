@@ -335,8 +335,9 @@ func (s *Server) rebuildRoutesLocked() {
 			routes = append(routes, c)
 		}
 	}
-	s.routes.Store(&routes)
+	// The index first: a connection listed by Connections is a target.
 	s.index.Store(buildIndex(routes))
+	s.routes.Store(&routes)
 }
 
 // reindex rebuilds the route index after a connection's interest changed.
