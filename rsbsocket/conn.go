@@ -165,7 +165,7 @@ func (cr *connReader) ready() bool {
 // next reads one frame body.
 func (cr *connReader) next(maxSize int) ([]byte, error) {
 	body, err := ReadFrame(cr.r, maxSize, nil)
-	if err != nil || cr.small < 0 || len(body)+headerSize >= readBufferMin {
+	if err != nil || cr.small < 0 || len(body)+headerSize >= readBufferSize {
 		return body, err
 	}
 	cr.small += len(body) + headerSize

@@ -244,7 +244,7 @@ func TestConnReaderGrows(t *testing.T) {
 	for i, small := 0, 0; small < 2*readUpgradeBytes; i++ {
 		body := bytes.Repeat([]byte{byte(i)}, 90+i%50)
 		if i%100 == 7 {
-			body = bytes.Repeat([]byte{byte(i)}, 3*readBufferMin) // large: not counted
+			body = bytes.Repeat([]byte{byte(i)}, readBufferSize) // large: not counted
 		} else {
 			small += headerSize + len(body)
 		}

@@ -81,11 +81,12 @@ const (
 	readBufferSize = 64 << 10
 
 	// readBufferMin is the bufio.Reader size a server connection starts
-	// with, so that an idle client costs little. Once readUpgradeBytes of
-	// frames smaller than it have arrived, the connection is busy with
-	// small frames and gets readBufferSize, which takes 16 times fewer
-	// system calls for them.
-	readBufferMin    = 4 << 10
+	// with, so that an idle client costs little (it holds the buffer while
+	// it waits; an introspection Hello is a few hundred bytes). Once
+	// readUpgradeBytes of frames smaller than readBufferSize have arrived,
+	// the connection is busy and gets readBufferSize, which reads many
+	// frames per system call.
+	readBufferMin    = 512
 	readUpgradeBytes = 256 << 10
 
 	// eagerAllocMax is the largest body allocated at once from its header.
