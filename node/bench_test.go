@@ -63,18 +63,26 @@ func BenchmarkNetworkThroughput(b *testing.B) {
 
 // BenchmarkNetworkLatency measures the round trip of one event (ping on one
 // node, pong from the other) over real loopback multicast, reliable and
-// ordered, at 0% and 10% receive loss.
+// ordered, at 0% and 10% receive loss. The pong is published from a new
+// goroutine (pong=go) or from inside the handler (pong=inline), as a
+// replying service would.
 func BenchmarkNetworkLatency(b *testing.B) {
-	for _, loss := range []float64{0, 0.1} {
-		for _, size := range []int{64, 1 << 10} {
-			b.Run(fmt.Sprintf("loss=%v/size=%d", loss, size), func(b *testing.B) {
-				benchLatency(b, loss, size)
-			})
+	for _, inline := range []bool{false, true} {
+		for _, loss := range []float64{0, 0.1} {
+			for _, size := range []int{64, 1 << 10} {
+				name := fmt.Sprintf("pong=go/loss=%v/size=%d", loss, size)
+				if inline {
+					name = fmt.Sprintf("pong=inline/loss=%v/size=%d", loss, size)
+				}
+				b.Run(name, func(b *testing.B) {
+					benchLatency(b, loss, size, inline)
+				})
+			}
 		}
 	}
 }
 
-func benchLatency(b *testing.B, loss float64, size int) {
+func benchLatency(b *testing.B, loss float64, size int, inline bool) {
 	nodes := startNodes(b, 2, func(i int, c *Config) {
 		c.SocketAddr = "off"
 		c.QoS, c.ExplicitQoS = QoS{Reliable: true, Ordered: true}, true
@@ -88,6 +96,12 @@ func benchLatency(b *testing.B, loss float64, size int) {
 	reply := &notification.Event{Scope: pongScope, WireSchema: "bytes", Data: make([]byte, size)}
 	defer r.Subscribe(ping, func(ev *notification.Event) {
 		reply.ID.SequenceNumber = ev.ID.SequenceNumber
+		if inline {
+			if err := r.Publish(context.Background(), reply); err != nil {
+				b.Error(err)
+			}
+			return
+		}
 		go r.Publish(context.Background(), reply.Clone())
 	})()
 	defer a.Subscribe(pongScope, func(*notification.Event) { pong <- struct{}{} })()

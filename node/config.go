@@ -107,8 +107,8 @@ type Config struct {
 	// NewConn opens the datagram network; nil means transport.Open (real
 	// UDP sockets). Tests pass a fault-injecting network here.
 	NewConn func(transport.Config, transport.Handler) (transport.Conn, error)
-	// OnLoss, if set, is told of every unrecoverable loss (on the engine
-	// goroutine; it must not block).
+	// OnLoss, if set, is told of every unrecoverable loss (on the goroutine
+	// that delivers network events, in order with them; see Handler).
 	OnLoss func(LossReport)
 	// Logger receives the node's logs; nil means slog.Default().
 	Logger *slog.Logger

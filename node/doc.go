@@ -20,9 +20,13 @@
 //
 // Receive path: datagrams of groups no local sink wants are dropped on the
 // reader goroutine before copying; the rest go to the receiver stream of
-// their sender, which repairs, orders and deduplicates by class and reports
-// unrecoverable loss; released records are reassembled and delivered to
-// the local sinks whose scope matches the event's scope again.
+// their sender (on the reader goroutine straight from its buffer when the
+// engine is idle, else copied and queued to the engine goroutine), which
+// repairs, orders and deduplicates by class and reports unrecoverable loss;
+// released records are reassembled and, after the engine lock is released,
+// delivered in receive order to the local sinks whose scope matches the
+// event's scope again (deliver.go): by the reader itself for small batches
+// when no delivery is under way, else by the node's delivery goroutine.
 //
 // Interest: the node derives the minimal set of scopes its sinks want
 // (a connection that announced no listener wants everything, i.e. the root

@@ -23,16 +23,16 @@ type pubReq struct {
 	class  datagram.Class
 }
 
-// rxBatch is a batch of received datagrams copied out of the socket buffer.
-// The slab is never reused, so records delivered from it may be retained.
+// rxBatch is a batch of received datagrams: in a reader's buffer (direct
+// receive), or copied into a slab that is never reused (queued), so that
+// records delivered from it may be retained.
 type rxBatch struct {
-	slab []byte
 	pkts []rxPkt
 }
 
 type rxPkt struct {
-	off, n int
-	from   netip.AddrPort
+	data []byte
+	from netip.AddrPort
 }
 
 // ctlReq runs fn on the engine goroutine (membership events, shutdown flush).
@@ -92,8 +92,11 @@ type engine struct {
 		gen uint64
 		m   map[scope.Scope][]datagram.GroupID
 	}
-	// recent drops second copies of events while a scope lingers.
-	recent recentEvents
+	// dl collects the deliveries of the current section (see deliver.go).
+	dl []delivery
+	// held says publishes made while a delivery ran wait in the senders'
+	// pending datagrams for the delivering goroutine to flush them.
+	held atomic.Bool
 	// senderDue is the earliest deadline of any sender stream (see
 	// noteSender), so that flushes need not scan every stream.
 	senderDue time.Time
@@ -179,17 +182,27 @@ func (e *engine) run() {
 			return
 		}
 		e.flush(time.Now())
+		e.queueDeliveries()
 		e.mu.Unlock()
 	}
 }
 
 // direct publishes p on the caller's goroutine when the engine is idle,
-// nothing is queued and publishes are sparse (a burst goes through the
-// queue, where small events share datagrams). It reports whether it did.
+// nothing is queued, the flow window is open and publishes are sparse (a
+// burst goes through the queue, where small events share datagrams). It
+// reports whether it did.
+//
+// While a delivery runs (a handler replying, typically) a publish is taken
+// directly however close it follows the previous one: its records wait in
+// the senders' pending datagrams, where replies to a batch of events share
+// datagrams, and the delivering goroutine sends them when its batch is done
+// (flushReplies). A publisher on another goroutine that happens to run
+// meanwhile is sent at that point too.
 func (e *engine) direct(p pubReq) bool {
 	now := time.Now()
 	prev := time.Unix(0, e.lastPublish.Swap(now.UnixNano()))
-	if now.Sub(prev) < directGap || e.pending.Load() != 0 || !e.lockSoon(now) {
+	reply := e.n.dq.busy.Load()
+	if (!reply && now.Sub(prev) < directGap) || e.pending.Load() != 0 || !e.lockSoon(now) {
 		return false
 	}
 	defer e.mu.Unlock()
@@ -197,13 +210,45 @@ func (e *engine) direct(p pubReq) bool {
 		return false
 	}
 	e.publish(p, now)
+	if reply {
+		e.held.Store(true)
+		if e.n.dq.busy.Load() {
+			// The delivering goroutine flushes after it set busy to false
+			// or after its batch, whichever comes first; both follow this.
+			return true
+		}
+	}
 	e.flush(now)
+	e.queueDeliveries()
 	return true
 }
 
+// flushReplies sends what publishes made during a delivery left pending.
+// The delivering goroutine calls it after each batch and after it gave the
+// queue up; it holds no lock the engine waits for, so it may block on mu.
+func (e *engine) flushReplies() {
+	if !e.held.Swap(false) {
+		return
+	}
+	e.mu.Lock()
+	e.flush(time.Now())
+	e.queueDeliveries()
+	e.mu.Unlock()
+}
+
+// queueDeliveries ends a section that does not deliver itself: what it
+// collected goes to the delivery queue, in order. mu is held.
+func (e *engine) queueDeliveries() {
+	if len(e.dl) == 0 {
+		return
+	}
+	e.n.dq.push(e.dl)
+	clear(e.dl)
+	e.dl = e.dl[:0]
+}
+
 // lockSoon takes mu if it comes free within directSpin. It never blocks
-// for long and never deadlocks: a handler that publishes while its own
-// goroutine holds mu just spins out and takes the queue.
+// for long: a section never waits for a delivery, so mu is held briefly.
 func (e *engine) lockSoon(start time.Time) bool {
 	for {
 		if e.mu.TryLock() {
@@ -218,19 +263,53 @@ func (e *engine) lockSoon(start time.Time) bool {
 
 // directReceive handles b on the caller's (socket reader's) goroutine when
 // the engine is idle and nothing is queued. It reports whether it did.
+// b's datagrams lie in the reader's buffer: the deliveries they release are
+// made before directReceive returns, by this goroutine when no other one
+// delivers, else they are copied and queued.
 func (e *engine) directReceive(b rxBatch) bool {
 	if e.pending.Load() != 0 || !e.mu.TryLock() {
 		return false
 	}
-	defer e.mu.Unlock()
 	if e.pending.Load() != 0 {
+		e.mu.Unlock()
 		return false
 	}
 	now := time.Now()
 	e.receive(b, now)
 	e.flush(now)
+	var own *[]delivery
+	if len(e.dl) > 0 {
+		if deliveryBytes(e.dl) <= inlineDeliverMax && e.n.dq.claim() {
+			own = dlPool.Get().(*[]delivery)
+			*own, e.dl = e.dl, (*own)[:0]
+		} else {
+			stabilize(e.dl)
+			e.queueDeliveries()
+		}
+	}
+	e.mu.Unlock()
+	if own != nil {
+		e.n.deliverAll(*own, false)
+		clear(*own)
+		*own = (*own)[:0]
+		dlPool.Put(own)
+		e.n.dq.handOff()
+		e.flushReplies()
+	}
 	return true
 }
+
+// deliveryBytes sums the sizes of ds.
+func deliveryBytes(ds []delivery) int {
+	n := 0
+	for i := range ds {
+		n += ds[i].size
+	}
+	return n
+}
+
+// dlPool recycles the delivery lists readers take out of the engine.
+var dlPool = sync.Pool{New: func() any { return new([]delivery) }}
 
 // drainPublishes handles queued publish requests so that small events share
 // datagrams under load, without waiting when the queue is empty.
@@ -276,8 +355,9 @@ func (e *engine) flush(now time.Time) {
 	e.rearm(now)
 }
 
-// handleOutput acts on e.out: deliveries first (local latency), then
-// datagrams, then loss reports.
+// handleOutput acts on e.out: collects the deliveries (made after the
+// section, see deliver.go), transmits the datagrams and collects the loss
+// reports.
 func (e *engine) handleOutput(now time.Time) {
 	for len(e.out.Datagrams) > 0 || len(e.out.Deliveries) > 0 || len(e.out.Losses) > 0 {
 		for _, d := range e.out.Deliveries {
@@ -285,7 +365,7 @@ func (e *engine) handleOutput(now time.Time) {
 		}
 		e.transmit(e.out.Datagrams)
 		for _, l := range e.out.Losses {
-			e.n.reportLoss(l)
+			e.dl = append(e.dl, delivery{kind: deliverLoss, loss: &l})
 		}
 		e.out.Reset()
 	}

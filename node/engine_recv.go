@@ -8,7 +8,6 @@ import (
 
 	"github.com/rsbd/rsbd/fragmentation"
 	"github.com/rsbd/rsbd/metrics"
-	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/qos"
 	"github.com/rsbd/rsbd/transport/datagram"
 )
@@ -17,7 +16,7 @@ import (
 func (e *engine) receive(b rxBatch, now time.Time) {
 	for _, p := range b.pkts {
 		d := &e.d
-		if err := datagram.Decode(b.slab[p.off:p.off+p.n], d); err != nil {
+		if err := datagram.Decode(p.data, d); err != nil {
 			e.n.m.Drop(metrics.DropDecodeError)
 			continue
 		}
@@ -26,7 +25,8 @@ func (e *engine) receive(b rxBatch, now time.Time) {
 			continue
 		}
 		e.route(d, p, now)
-		// Deliveries alias e.d's Records, which the next Decode reuses.
+		// Deliveries alias e.d's Records, which the next Decode reuses
+		// (the records themselves stay in the batch's buffer).
 		e.handleOutput(now)
 	}
 }
@@ -88,11 +88,15 @@ func (e *engine) forget(inst datagram.InstanceID, now time.Time) {
 }
 
 // deliverRecords reassembles the records of one released DATA datagram and
-// delivers complete events locally.
+// collects complete events for delivery. Past deliveryMaxBytes of queued
+// deliveries, unreliable events are dropped.
 func (e *engine) deliverRecords(dl qos.Delivery, now time.Time) {
 	asm := e.asmUnrel
 	if dl.Stream.Class.Reliable() {
 		asm = e.asmRel
+	} else if e.n.dq.overLimit() {
+		e.n.m.DropN(metrics.DropQueueFull, uint64(len(dl.Records)))
+		return
 	}
 	for _, r := range dl.Records {
 		body, whole, err := unwrapWhole(r)
@@ -101,17 +105,15 @@ func (e *engine) deliverRecords(dl qos.Delivery, now time.Time) {
 			continue
 		}
 		if !whole {
-			e.assembleAndDeliver(asm, r, now)
+			e.assemble(asm, r, now)
 			continue
 		}
-		e.n.deliverNetwork(body, e)
+		e.dl = append(e.dl, delivery{kind: deliverBody, body: body, size: len(body)})
 	}
 }
 
-// assembleAndDeliver offers a fragment to asm and delivers the event it
-// completes: straight from the reassembled message to embedded
-// subscriptions, serialized again only for socket clients.
-func (e *engine) assembleAndDeliver(asm *fragmentation.Assembler, r []byte, now time.Time) {
+// assemble offers a fragment to asm and collects the event it completes.
+func (e *engine) assemble(asm *fragmentation.Assembler, r []byte, now time.Time) {
 	n, err := asm.AddBytes(now, r)
 	e.countAssemblyDrops()
 	if err != nil {
@@ -124,21 +126,7 @@ func (e *engine) assembleAndDeliver(asm *fragmentation.Assembler, r []byte, now 
 	if n == nil {
 		return
 	}
-	if e.n.sock == nil {
-		ev, err := notification.FromNotification(n)
-		if err != nil {
-			e.n.m.Drop(metrics.DropDecodeError)
-			return
-		}
-		e.n.deliverEvent(ev, proto.Size(n), e)
-		return
-	}
-	body, err := proto.MarshalOptions{Deterministic: true}.Marshal(n)
-	if err != nil {
-		e.n.m.Drop(metrics.DropDecodeError)
-		return
-	}
-	e.n.deliverNetwork(body, e)
+	e.dl = append(e.dl, delivery{kind: deliverMsg, msg: n, size: proto.Size(n)})
 }
 
 // countAssemblyDrops moves the assemblers' drop records into the metrics.

@@ -31,13 +31,35 @@ type ackState struct {
 }
 
 // flowWindow returns the window in datagrams for the node's datagram size.
+// It also fits the window in half of the receive buffer the kernel granted
+// (peers are assumed to run with the same limits): the kernel charges each
+// datagram's whole buffer, so a window of flowWindowBytes of 60 000-byte
+// datagrams nearly fills the usual 8 MiB, and a publish may overshoot the
+// window by one event's fragments, repairs and heartbeats; an overflowing
+// socket buffer costs a NACK round per lost datagram.
 func (n *Node) flowWindow() uint64 {
 	w := flowWindowBytes / n.cfg.MaxDatagram
+	if n.ep != nil {
+		if rcv := n.ep.Stats().RecvBuffer; rcv > 0 {
+			w = min(w, rcv/datagramTruesize(n.cfg.MaxDatagram)/2)
+		}
+	}
 	limit := n.cfg.Streams.Sender.RetainCount
 	if limit == 0 {
 		limit = defaultRetainCount
 	}
 	return uint64(max(minFlowWindow, min(w, limit/2)))
+}
+
+// datagramTruesize estimates what the kernel charges a socket's receive
+// buffer for a datagram of size bytes: its data rounded up to whole pages
+// of a power-of-two allocation, plus the buffer head.
+func datagramTruesize(size int) int {
+	alloc := 4096
+	for alloc < size+skbOverhead {
+		alloc *= 2
+	}
+	return alloc + skbOverhead
 }
 
 // handleAck records a receiver's progress on one of this node's streams.
@@ -130,9 +152,10 @@ func (e *engine) sendAcks(now time.Time, force bool) {
 		return
 	}
 	e.ackDirty = false
-	if e.n.sock != nil && e.n.sock.Backlogged() {
-		// A local client's queue is at its high watermark: hold the ACKs so
-		// remote senders stop at their window instead of overflowing it.
+	if (e.n.sock != nil && e.n.sock.Backlogged()) || e.n.dq.backlogged() {
+		// A local client's queue, or the deliveries to the local sinks,
+		// are at their high watermark: hold the ACKs so remote senders stop
+		// at their window instead of overflowing it.
 		e.ackDirty = true
 		return
 	}

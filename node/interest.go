@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -297,27 +298,36 @@ func (n *Node) memberLoop() {
 }
 
 // onPackets runs on a transport reader goroutine: it drops datagrams of
-// groups nobody here wants before copying, copies the rest into one slab and
-// queues it for the engine (dropping the batch, counted, when the queue is
-// full).
+// groups nobody here wants, handles the rest on this goroutine when the
+// engine is idle (straight from the reader's buffer), else copies them into
+// one slab and queues it for the engine (dropping the batch, counted, when
+// the queue is full).
 func (n *Node) onPackets(batch []transport.Packet) {
+	pp := pktPool.Get().(*[]rxPkt)
+	defer func() {
+		clear(*pp)
+		*pp = (*pp)[:0]
+		pktPool.Put(pp)
+	}()
 	total := 0
 	for _, p := range batch {
-		total += len(p.Data)
-	}
-	b := rxBatch{slab: make([]byte, 0, total), pkts: make([]rxPkt, 0, len(batch))}
-	for _, p := range batch {
-		if !n.acceptPacket(p.Data) {
-			continue
+		if n.acceptPacket(p.Data) {
+			*pp = append(*pp, rxPkt{data: p.Data, from: p.From})
+			total += len(p.Data)
 		}
-		b.pkts = append(b.pkts, rxPkt{off: len(b.slab), n: len(p.Data), from: p.From})
-		b.slab = append(b.slab, p.Data...)
 	}
-	if len(b.pkts) == 0 {
+	if len(*pp) == 0 {
 		return
 	}
-	if n.eng.directReceive(b) {
+	if n.eng.directReceive(rxBatch{pkts: *pp}) {
 		return
+	}
+	slab := make([]byte, 0, total)
+	b := rxBatch{pkts: make([]rxPkt, len(*pp))}
+	for i, p := range *pp {
+		start := len(slab)
+		slab = append(slab, p.data...)
+		b.pkts[i] = rxPkt{data: slab[start:len(slab):len(slab)], from: p.from}
 	}
 	n.eng.pending.Add(1)
 	select {
@@ -327,6 +337,9 @@ func (n *Node) onPackets(batch []transport.Packet) {
 		n.m.DropN(metrics.DropQueueFull, uint64(len(b.pkts)))
 	}
 }
+
+// pktPool recycles the per-batch packet lists of the readers.
+var pktPool = sync.Pool{New: func() any { return new([]rxPkt) }}
 
 // acceptPacket is the cheap pre-filter on the reader goroutine: DATA,
 // HEARTBEAT and GONE of unwanted groups are dropped here; everything else

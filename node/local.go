@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -134,10 +135,12 @@ func (n *Node) deliverSinks(body []byte, sc scope.Scope, ev *notification.Event)
 
 // deliverNetwork delivers an event received from the network to the local
 // socket clients and subscriptions whose scope matches (hashed groups
-// collide and carry sub-scopes, so the scope is checked again here).
-func (n *Node) deliverNetwork(body []byte, e *engine) {
+// collide and carry sub-scopes, so the scope is checked again here). It
+// runs on the delivering goroutine; stable says body outlives the call
+// (socket clients' queues keep it).
+func (n *Node) deliverNetwork(body []byte, stable bool) {
 	if n.sock == nil {
-		n.deliverEmbedded(body, e)
+		n.deliverEmbedded(body)
 		return
 	}
 	f, err := rsbsocket.ParseFrame(body)
@@ -146,21 +149,21 @@ func (n *Node) deliverNetwork(body []byte, e *engine) {
 		return
 	}
 	if n.lingering.Load() && len(f.SenderID) == 16 &&
-		e.recent.seen(eventKey{sender: [16]byte(f.SenderID), seq: f.SequenceNumber}) {
+		n.dq.recent.seen(eventKey{sender: [16]byte(f.SenderID), seq: f.SequenceNumber}) {
 		n.m.Drop(metrics.DropDuplicate)
 		return
 	}
 	n.m.EventsIn[metrics.PathNetwork].Inc()
 	n.m.BytesIn[metrics.PathNetwork].Add(float64(len(body)))
-	got := 0
-	if n.sock != nil {
-		got = n.sock.Deliver(body, f.Scope, 0)
+	if !stable {
+		body = bytes.Clone(body)
 	}
+	got := n.sock.Deliver(body, f.Scope, 0)
 	got += n.deliverSinks(body, f.Scope, nil)
 	if got == 0 {
 		// Deliver counts what it queued: a frame a full queue refused is
 		// already counted as a slow-client drop.
-		if n.sock == nil || !n.sock.Interest().Matches(f.Scope) {
+		if !n.sock.Interest().Matches(f.Scope) {
 			n.m.Drop(metrics.DropScopeMismatch)
 		}
 		return
@@ -170,19 +173,19 @@ func (n *Node) deliverNetwork(body []byte, e *engine) {
 
 // deliverEmbedded is deliverNetwork for a node without socket clients: the
 // event is decoded once, for the subscriptions, and matched by its scope.
-func (n *Node) deliverEmbedded(body []byte, e *engine) {
+func (n *Node) deliverEmbedded(body []byte) {
 	ev, err := notification.Unmarshal(body)
 	if err != nil {
 		n.m.Drop(metrics.DropDecodeError)
 		return
 	}
-	n.deliverEvent(ev, len(body), e)
+	n.deliverEvent(ev, len(body))
 }
 
 // deliverEvent delivers a decoded network event of size bytes to the
 // embedded subscriptions.
-func (n *Node) deliverEvent(ev *notification.Event, size int, e *engine) {
-	if n.lingering.Load() && e.recent.seen(eventKey{sender: ev.ID.SenderID, seq: ev.ID.SequenceNumber}) {
+func (n *Node) deliverEvent(ev *notification.Event, size int) {
+	if n.lingering.Load() && n.dq.recent.seen(eventKey{sender: ev.ID.SenderID, seq: ev.ID.SequenceNumber}) {
 		n.m.Drop(metrics.DropDuplicate)
 		return
 	}

@@ -47,6 +47,7 @@ type Node struct {
 	sock     *rsbsocket.Server
 	sockLn   net.Listener
 	sinks    *sinkTable
+	dq       *deliveryQueue
 	eng      *engine
 	wanted   wantedSet
 	interest func() group.InterestReader
@@ -83,6 +84,7 @@ func New(cfg Config, reg *prometheus.Registry) (*Node, error) {
 		reg:         reg,
 		m:           metrics.New(reg),
 		sinks:       newSinkTable(),
+		dq:          newDeliveryQueue(),
 		interestSig: make(chan struct{}, 1),
 		joined:      map[netip.AddrPort]bool{},
 		linger:      map[scope.Scope]lingerEntry{},
@@ -112,8 +114,9 @@ func (n *Node) start() error {
 		return err
 	}
 	n.registerCollectors()
-	n.wg.Add(3)
+	n.wg.Add(4)
 	go func() { defer n.wg.Done(); n.eng.run() }()
+	go func() { defer n.wg.Done(); n.deliveryLoop() }()
 	go func() { defer n.wg.Done(); n.interestLoop() }()
 	go func() { defer n.wg.Done(); n.memberLoop() }()
 	if err = n.openSocket(); err != nil {

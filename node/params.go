@@ -68,6 +68,14 @@ const (
 	// heartbeat, so this bounds tail-loss repair latency; the heartbeats
 	// then back off doubling to a second, about ten per idle period.
 	DefaultHeartbeatMin = 2 * time.Millisecond
+	// skbOverhead is the kernel's per-datagram bookkeeping charged to a
+	// receive buffer (sk_buff and shared info), roughly.
+	skbOverhead = 768
+	// inlineDeliverMax: a socket reader delivers the events it received
+	// itself (no hand-off) when they total at most this many bytes; larger
+	// ones go to the delivery goroutine, so that the reader returns to its
+	// socket at once.
+	inlineDeliverMax = 64 << 10
 	// minFlowWindow is the smallest window in datagrams.
 	minFlowWindow = 16
 	// defaultRetainCount mirrors qos's retention count when unset.
@@ -98,6 +106,13 @@ const (
 	// directSpin is how long a sparse publish waits for the engine to come
 	// free before it takes the queue: less than a goroutine wake-up.
 	directSpin = 20 * time.Microsecond
+	// deliveryHighWater: while more than this many event bytes wait for
+	// the local sinks (handlers slower than the network), the node holds
+	// its ACKs, so remote reliable senders stop at their flow window.
+	deliveryHighWater = 16 << 20
+	// deliveryMaxBytes: past this many waiting bytes, events of unreliable
+	// streams are dropped (counted as queue_full) instead of queued.
+	deliveryMaxBytes = 64 << 20
 	// maxDrain is how many queued inputs the engine handles before it
 	// flushes pending datagrams (batching under load, latency when idle).
 	maxDrain = 256

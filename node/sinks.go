@@ -7,14 +7,22 @@ import (
 	"github.com/rsbd/rsbd/scope"
 )
 
-// Handler receives the events of an embedded subscription. It runs on a
-// goroutine of the node and must not block: hand the event to a queue of
-// your own. The event must not be modified; it may be retained.
+// Handler receives the events of an embedded subscription. Events from the
+// network arrive in receive order (per sender and QoS class as the class
+// orders them), one handler call at a time, on a goroutine of the node (a
+// socket reader or the node's delivery goroutine) that holds no engine
+// lock; local events arrive on the publisher's goroutine. A handler may
+// publish (a reply is sent from its goroutine when it returns), subscribe
+// and cancel. It should not block for long: it holds up the node's other
+// network deliveries, and while it runs the node holds back its ACKs once
+// deliveries pile up. A handler's publish waits like any other only when
+// the flow window is full and the publish queue too. The event must not be
+// modified; it may be retained.
 type Handler func(ev *notification.Event)
 
 // LossHandler is told of unrecoverable losses on a group that may have
-// carried events of a subscription's scope. It runs on the engine goroutine
-// and must not block.
+// carried events of a subscription's scope. It runs like a Handler, in
+// order with the events.
 type LossHandler func(LossReport)
 
 // SubscribeOption tunes a subscription.
