@@ -59,6 +59,16 @@ func (fr *fragment) decodeFast(b []byte) (Reason, error) {
 	fr.total, fr.index = total, index
 	if index == 0 {
 		h := new(rsbpb.Notification)
+		if hdr, data, ok := splitData(note); ok && total > 1 {
+			// The chunk stays in b until it is copied into the event's
+			// buffer; only the small rest is decoded by protobuf.
+			if err := proto.Unmarshal(hdr, h); err != nil {
+				return 0, err
+			}
+			fr.header, fr.data, fr.headerSize = h, data, len(hdr)
+			id := h.EventId
+			return fr.setKey(id.GetSenderId(), id.GetSequenceNumber(), id != nil && id.SequenceNumber != nil), nil
+		}
 		if err := proto.Unmarshal(note, h); err != nil {
 			return 0, err
 		}
@@ -173,6 +183,32 @@ func parseInner(b []byte) (id, data []byte, err error) {
 		return nil, nil, errMissing
 	}
 	return id, data, nil
+}
+
+// splitData separates a serialized Notification's data field from the rest:
+// hdr is the Notification without it (a copy), data its payload (in note).
+// ok is false unless note holds exactly one data field and parses.
+func splitData(note []byte) (hdr, data []byte, ok bool) {
+	start, end := -1, -1
+	for b := note; len(b) > 0; {
+		f, rest, err := nextField(b)
+		if err != nil {
+			return nil, nil, false
+		}
+		if f.num == fieldData && f.typ == protowire.BytesType {
+			if start >= 0 {
+				return nil, nil, false
+			}
+			start, end, data = len(note)-len(b), len(note)-len(rest), f.value
+		}
+		b = rest
+	}
+	if start < 0 {
+		return nil, nil, false
+	}
+	hdr = make([]byte, 0, len(note)-(end-start))
+	hdr = append(append(hdr, note[:start]...), note[end:]...)
+	return hdr, data, true
 }
 
 // parseEventID reads an EventId; both fields are required.
