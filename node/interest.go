@@ -164,7 +164,7 @@ func (n *Node) applyAccepted(now time.Time, cur []scope.Scope) {
 	if !next.IsZero() {
 		time.AfterFunc(next.Sub(now), n.signalInterest)
 	}
-	n.lingering.Store(len(n.linger) > 0)
+	n.storeLingering()
 	n.m.LingeringScopes.Set(float64(len(n.linger)))
 	// Not minimized: a lingering scope may contain an announced one, and
 	// both groups must be received.
@@ -174,6 +174,36 @@ func (n *Node) applyAccepted(now time.Time, cur []scope.Scope) {
 		n.updateJoins(n.joined, groupIDs(accepted))
 	}
 	n.m.MulticastGroups.Set(float64(len(n.joined)))
+}
+
+// storeLingering publishes the lingering scopes for mayRepeat.
+func (n *Node) storeLingering() {
+	if len(n.linger) == 0 {
+		n.lingering.Store(nil)
+		return
+	}
+	scopes := make([]scope.Scope, 0, len(n.linger))
+	for s := range n.linger {
+		scopes = append(scopes, s)
+	}
+	n.lingering.Store(&scopes)
+}
+
+// mayRepeat reports whether an event on sc may arrive twice: only while a
+// scope containing it lingers is it received through two groups (the
+// lingering scope's and the narrower one's), so only then are its event ids
+// remembered and checked.
+func (n *Node) mayRepeat(sc scope.Scope) bool {
+	p := n.lingering.Load()
+	if p == nil {
+		return false
+	}
+	for _, l := range *p {
+		if l.Contains(sc) {
+			return true
+		}
+	}
+	return false
 }
 
 // confirmNarrowing pushes the narrower state of version v to the peers and,

@@ -51,7 +51,34 @@ func TestNarrowingLingers(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "event during the linger", func() bool { return got.len() == 1 })
+	if !a.mayRepeat(scope.MustParse("/n/x/")) || !a.mayRepeat(scope.MustParse("/n/")) {
+		t.Fatal("events under the lingering root are not checked for repeats")
+	}
 	waitFor(t, 10*time.Second, "linger over", func() bool {
 		return !a.wantsGroup(groupID("/")) && a.wantsGroup(groupID("/n/"))
 	})
+	// The copy sent to the lingering root group, if any, was dropped.
+	if n := got.len(); n != 1 {
+		t.Fatalf("event delivered %d times", n)
+	}
+	if a.mayRepeat(scope.MustParse("/n/x/")) {
+		t.Fatal("repeat check still on after the linger")
+	}
+}
+
+// TestMayRepeatOnlyUnderLingeringScopes: while /a/ lingers, events on /a/
+// and below are checked for repeats, others are not.
+func TestMayRepeatOnlyUnderLingeringScopes(t *testing.T) {
+	n := &Node{linger: map[scope.Scope]lingerEntry{scope.MustParse("/a/"): {}}}
+	n.storeLingering()
+	for sc, want := range map[string]bool{"/a/": true, "/a/b/": true, "/": false, "/b/": false, "/ab/": false} {
+		if got := n.mayRepeat(scope.MustParse(sc)); got != want {
+			t.Errorf("mayRepeat(%s) = %v, want %v", sc, got, want)
+		}
+	}
+	n.linger = map[scope.Scope]lingerEntry{}
+	n.storeLingering()
+	if n.mayRepeat(scope.MustParse("/a/b/")) {
+		t.Error("mayRepeat with nothing lingering")
+	}
 }

@@ -148,7 +148,7 @@ func (n *Node) deliverNetwork(body []byte, stable bool) {
 		n.m.Drop(metrics.DropDecodeError)
 		return
 	}
-	if n.lingering.Load() && len(f.SenderID) == 16 &&
+	if len(f.SenderID) == 16 && n.mayRepeat(f.Scope) &&
 		n.dq.recent.seen(eventKey{sender: [16]byte(f.SenderID), seq: f.SequenceNumber}) {
 		n.m.Drop(metrics.DropDuplicate)
 		return
@@ -185,7 +185,7 @@ func (n *Node) deliverEmbedded(body []byte) {
 // deliverEvent delivers a decoded network event of size bytes to the
 // embedded subscriptions.
 func (n *Node) deliverEvent(ev *notification.Event, size int) {
-	if n.lingering.Load() && n.dq.recent.seen(eventKey{sender: ev.ID.SenderID, seq: ev.ID.SequenceNumber}) {
+	if n.mayRepeat(ev.Scope) && n.dq.recent.seen(eventKey{sender: ev.ID.SenderID, seq: ev.ID.SequenceNumber}) {
 		n.m.Drop(metrics.DropDuplicate)
 		return
 	}

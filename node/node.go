@@ -57,9 +57,9 @@ type Node struct {
 	interestMu  sync.Mutex
 	lastGroups  []datagram.GroupID
 	lastScopes  []scope.Scope
-	linger      map[scope.Scope]lingerEntry // narrowed-away scopes still received
-	lingering   atomic.Bool                 // linger is not empty: deduplicate events
-	confirmed   atomic.Uint64               // local interest version every peer confirmed
+	linger      map[scope.Scope]lingerEntry   // narrowed-away scopes still received
+	lingering   atomic.Pointer[[]scope.Scope] // the scopes in linger; nil when none
+	confirmed   atomic.Uint64                 // local interest version every peer confirmed
 	joined      map[netip.AddrPort]bool
 	stop        chan struct{}
 	wg          sync.WaitGroup
