@@ -71,6 +71,12 @@ func (n *Node) registerSocketCollector() {
 		metrics.SnapshotMetric[rsbsocket.Stats]{Name: "rsbd_socket_stalls_total", Type: prometheus.CounterValue,
 			Help:  "Subscribers declared stalled after a publisher waited the stall timeout for them.",
 			Value: func(s rsbsocket.Stats) float64 { return float64(s.Stalls) }},
+		metrics.SnapshotMetric[rsbsocket.Stats]{Name: "rsbd_socket_direct_writes_total", Type: prometheus.CounterValue,
+			Help:  "Writes a forwarding client reader made itself to a connection without a writer goroutine.",
+			Value: func(s rsbsocket.Stats) float64 { return float64(s.DirectWrites) }},
+		metrics.SnapshotMetric[rsbsocket.Stats]{Name: "rsbd_socket_writer_starts_total", Type: prometheus.CounterValue,
+			Help:  "Writer goroutines started for a connection's backlog.",
+			Value: func(s rsbsocket.Stats) float64 { return float64(s.WriterStarts) }},
 	))
 	if err != nil {
 		n.log.Error("cannot register socket metrics", "err", err)
