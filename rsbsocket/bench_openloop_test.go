@@ -89,7 +89,7 @@ func publishOpenLoop(tb testing.TB, pub *ClientConn, body []byte, n int) {
 // figure includes the test clients' own socket objects (a few hundred
 // bytes each).
 func BenchmarkIdleConnMemory(b *testing.B) {
-	const n = 200
+	const n = 1000
 	var heap, stack float64
 	for b.Loop() {
 		heap, stack = idleConnMemory(b, n)

@@ -140,6 +140,11 @@ const (
 	// lists, left from a burst, are let go.
 	keepBatchCap = 1024
 
+	// keepIdleCap is the capacity of the frame list an idle queue keeps
+	// (24 bytes an entry): a longer one, grown by a burst, is let go when
+	// the last owner lets go.
+	keepIdleCap = 16
+
 	// keepTargetsCap is the capacity of a reader's lists of forwarding
 	// targets kept for the next frame; a wider fan-out (an introspection
 	// Hello reaches every connection) allocates its lists anew, so that

@@ -208,8 +208,13 @@ func (q *sendQueue) endFinal() {
 }
 
 // disownLocked leaves the queue without owner and ends waitIdle's waits.
+// The queue is empty then: the frame list a burst grew is let go, so an
+// idle connection keeps only a small one.
 func (q *sendQueue) disownLocked() {
 	q.owned = false
+	if len(q.pending) == 0 && cap(q.pending) > keepIdleCap {
+		q.pending = nil
+	}
 	if q.idle != nil {
 		close(q.idle)
 		q.idle = nil
