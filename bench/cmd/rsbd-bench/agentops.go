@@ -33,6 +33,8 @@ type agentState struct {
 	acker   *workload.Acker
 	pongs   map[string]func()
 	profile *os.File
+	// sockAddr is the daemon the socket endpoint dialled.
+	sockAddr string
 }
 
 // Argument and result types of the agent operations.
@@ -83,6 +85,7 @@ func (s *agentState) ops() map[string]agent.Op {
 		"unpong":      s.opUnpong,
 		"ping":        s.opPing,
 		"idle-subs":   s.opIdleSubs,
+		"hold":        s.opHoldListeners,
 		"drops":       s.opDrops,
 		"memstats":    func(context.Context, json.RawMessage, agent.Progress) (any, error) { return memStats(), nil },
 		"profile":     s.opProfile,
@@ -183,6 +186,9 @@ func (s *agentState) opSocket(ctx context.Context, raw json.RawMessage, _ agent.
 	if err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
+	s.sockAddr = a.Addr
+	s.mu.Unlock()
 	return nil, s.setEndpoint(ep)
 }
 
@@ -202,7 +208,7 @@ func (s *agentState) opNATS(_ context.Context, raw json.RawMessage, _ agent.Prog
 	if err != nil {
 		return nil, err
 	}
-	ep, err := bus.DialNATS(a.Addr)
+	ep, err := bus.DialNATSConns(a.Addr, a.Conns)
 	if err != nil {
 		return nil, err
 	}

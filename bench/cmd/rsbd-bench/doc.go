@@ -14,8 +14,16 @@
 //   - Cyclone DDS's ddsperf (reliable, loopback) and NATS (nats-server and
 //     nats.go, client → server → client): the same sizes and layout;
 //   - a raw Go UDP ping-pong, the floor of a datagram round trip;
-//   - scaling on one daemon: 1, 100 and 10,000 scopes, 1, 100 and 1,000
-//     socket listeners, and the memory of an idle subscription.
+//   - scaling on one daemon: 1, 100 and 10,000 scopes; 1, 100 and 1,000
+//     socket listeners with a connection each, 100 and 1,000 multiplexed
+//     over one connection (each its own Hello participant, as RSB clients
+//     do) and 1,000 over 10 connections; NATS with 1 and 1,000 subscriber
+//     connections for context; the memory of an idle embedded
+//     subscription, listener connection and shared-connection participant.
+//
+// Round trips: rsbd and NATS endpoints reply from inside the event handler
+// (the ponger republishes, the pinger sends its next ping), so neither pays
+// a goroutine hand-off per event that the raw UDP reference does not.
 //
 // Every throughput run probes until the path carries events, sends a
 // warm-up burst and then the measured events without a pause; the

@@ -24,8 +24,17 @@ type plan struct {
 	// scaleSize bytes are measured at each (scaleCount/10 warm-up).
 	scopes, listeners     []int
 	scaleCount, scaleSize int
-	// idleSubs is how many subscriptions the memory figure averages over.
-	idleSubs int
+	// sharedListeners are the steps of listeners multiplexed over one
+	// socket connection (RSB clients put all of a process's participants
+	// on one); spreadConns carries the largest listener step over that
+	// many connections.
+	sharedListeners []int
+	spreadConns     int
+	// natsConns are the steps of NATS subscriber connections.
+	natsConns []int
+	// idleSubs is how many subscriptions the memory figure averages over;
+	// idleListeners how many listener participants on one connection.
+	idleSubs, idleListeners int
 }
 
 func fullPlan() plan {
@@ -42,6 +51,11 @@ func fullPlan() plan {
 		scaleCount: 300_000,
 		scaleSize:  64,
 		idleSubs:   10_000,
+
+		sharedListeners: []int{100, 1_000},
+		spreadConns:     10,
+		natsConns:       []int{1, 1_000},
+		idleListeners:   10_000,
 	}
 }
 

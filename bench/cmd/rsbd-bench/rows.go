@@ -112,9 +112,26 @@ func (r *runner) scalingRows(add addFunc) {
 		add(step("%d scopes (daemon subscriptions, socket publisher round-robin)", k, r.p.scopes[len(r.p.scopes)-1]),
 			scopesKey(k), scopesKey(r.p.scopes[0]))
 	}
+	maxL := r.p.listeners[len(r.p.listeners)-1]
+	base := listenersKey(r.p.listeners[0])
 	for _, k := range r.p.listeners {
-		add(step("%d socket listeners (1 connection + scope each, round-robin)", k, r.p.listeners[len(r.p.listeners)-1]),
-			listenersKey(k), listenersKey(r.p.listeners[0]))
+		add(step("%d socket listeners (1 connection + scope each, round-robin)", k, maxL), listenersKey(k), base)
+	}
+	for _, k := range r.p.sharedListeners {
+		add(step("%d socket listeners over one connection (1 scope + Hello participant each, round-robin)", k, maxL), sharedKey(k), base)
+	}
+	if r.p.spreadConns > 1 {
+		c := fmt.Sprintf("%%d socket listeners over %d connections (%d each, 1 scope + Hello participant each, round-robin)",
+			r.p.spreadConns, maxL/r.p.spreadConns)
+		add(step(c, maxL, maxL), spreadKey(maxL), base)
+	}
+	for _, k := range r.p.natsConns {
+		if _, ok := r.figs[listenersKey(k)]; !ok {
+			continue
+		}
+		add(report.Row{Section: "scaling", Case: fmt.Sprintf("%d listeners, 1 connection + scope/subject each (rsbd socket vs NATS, for context)", k),
+			Size: r.p.scaleSize, Metric: "msgs/s", Unit: report.UnitMsgs, Peer: fmt.Sprintf("NATS 2.15, %d subscriber connection%s", k, plural(k))},
+			listenersKey(k), natsSubsKey(k))
 	}
 	if _, ok := r.figs[memSubKey]; !ok {
 		return
@@ -124,6 +141,15 @@ func (r *runner) scalingRows(add addFunc) {
 		Unit: report.UnitBytes, Peer: "goal", Goal: le(1.0)}, memSubKey, "goal/1KiB")
 	add(report.Row{Section: "memory", Case: "idle socket listener (daemon side)", Metric: "heap per connection",
 		Unit: report.UnitBytes, Peer: "goal", Goal: le(1.0)}, memListenerKey, "goal/1KiB")
+	add(report.Row{Section: "memory", Case: "idle socket listener participant, one shared connection (daemon side)", Metric: "heap per participant",
+		Unit: report.UnitBytes, Peer: "goal", Goal: le(1.0)}, memParticipantKey, "goal/1KiB")
+}
+
+func plural(k int) string {
+	if k == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // methodNotes describes how the figures were made.
@@ -135,13 +161,13 @@ func (r *runner) methodNotes() []string {
 	return []string{
 		"throughput = the subscriber's rate between its first and last measured arrival; each run probes until the path carries events, then publishes the warm-up burst and the measured events back to back as fast as the publisher's API accepts them; MB = 10^6 payload bytes",
 		"events per throughput run (rsbd and NATS alike): " + strings.Join(counts, ", "),
-		fmt.Sprintf("round trips: %d measured after %d warm-up, one ping outstanding, RTT over the whole run (nearest rank)", r.p.pings, r.p.pingWarm),
+		fmt.Sprintf("round trips: %d measured after %d warm-up, one ping outstanding, RTT over the whole run (nearest rank); rsbd and NATS reply from inside the event handler (the ponger republishes, the pinger sends its next ping), the raw UDP reference writes and reads on one goroutine", r.p.pings, r.p.pingWarm),
 		fmt.Sprintf("ddsperf runs for a duration, not a count (%v throughput, %v ping-pong): figures are medians of its 1-s windows, first and last dropped (throughput) or first dropped (RTT); reliable, KEEP_ALL, loopback with multicast, defaults otherwise", r.p.ddsThr, r.p.ddsLat),
 		"NATS: nats-server v2.15.3 (its Go module, run in a child process, max_payload 2 MB), publisher and subscriber nats.go v1.55.0 processes; pub/sub ping-pong for RTT",
 		"rsbd socket clients write raw RSB socket frames through package rsbsocket, batching publishes (up to 128 frames or 64 KiB per write, flushed at the end and after every ping); subscribers announce a listener with an introspection Hello",
 		"FAIL = a reliable run lost events (or broke); its rate does not count and its ratio is left out",
 		"windowed = end-to-end flow control outside the system under test: the subscriber reports its arrivals every quarter window over a UDP side channel and the publisher keeps at most a window of min(1000 events, 16 MiB) in flight; ddsperf is always flow-controlled by Cyclone's reliable KEEP_ALL writer",
-		fmt.Sprintf("scaling: one daemon, windowed; %d events of %d B spread round-robin over the scopes or listeners; memory = live heap after GC divided by the count", r.p.scaleCount, r.p.scaleSize),
+		fmt.Sprintf("scaling: one daemon, windowed; %d events of %d B spread round-robin over the scopes or listeners; listeners are socket subscriptions on distinct scopes, each announced by its own introspection Hello participant, with one connection each, all on one connection, or spread over a few; NATS subscribers (one connection and subject each) get the same workload; memory = live heap after GC divided by the count", r.p.scaleCount, r.p.scaleSize),
 		"rsbd counters: deltas of the nodes' drop, NACK, repair and datagram counters over the run",
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/rsbd/rsbd/bench/internal/agent"
 	"github.com/rsbd/rsbd/bench/internal/report"
@@ -10,11 +11,43 @@ import (
 
 func scopesKey(k int) string    { return fmt.Sprintf("scopes/%d", k) }
 func listenersKey(k int) string { return fmt.Sprintf("listeners/%d", k) }
+func sharedKey(k int) string    { return fmt.Sprintf("listeners-shared/%d", k) }
+func spreadKey(k int) string    { return fmt.Sprintf("listeners-spread/%d", k) }
+func natsSubsKey(k int) string  { return fmt.Sprintf("nats-subs/%d", k) }
 
 const (
-	memSubKey      = "mem/sub"
-	memListenerKey = "mem/listener"
+	memSubKey         = "mem/sub"
+	memListenerKey    = "mem/listener"
+	memParticipantKey = "mem/participant"
 )
+
+// listenerLayout is how one listener step spreads its listeners.
+type listenerLayout struct {
+	key   string
+	what  string // for logs and profile names
+	k     int    // listeners, one scope and Hello participant each
+	conns int    // socket connections they are spread over, in turn
+	// mem also measures the daemon's heap per connection.
+	mem bool
+}
+
+// listenerLayouts lists the listener steps: one connection per listener,
+// all on one connection, and the largest step over spreadConns.
+func (r *runner) listenerLayouts() []listenerLayout {
+	var ls []listenerLayout
+	maxK := r.p.listeners[len(r.p.listeners)-1]
+	for _, k := range r.p.listeners {
+		ls = append(ls, listenerLayout{key: listenersKey(k), what: fmt.Sprintf("%d listeners", k), k: k, conns: k, mem: k == maxK})
+	}
+	for _, k := range r.p.sharedListeners {
+		ls = append(ls, listenerLayout{key: sharedKey(k), what: fmt.Sprintf("%d listeners on 1 connection", k), k: k, conns: 1})
+	}
+	if r.p.spreadConns > 1 {
+		ls = append(ls, listenerLayout{key: spreadKey(maxK), k: maxK, conns: r.p.spreadConns,
+			what: fmt.Sprintf("%d listeners on %d connections", maxK, r.p.spreadConns)})
+	}
+	return ls
+}
 
 // topicsOf returns k distinct scopes under prefix.
 func topicsOf(prefix string, k int) []string {
@@ -36,6 +69,9 @@ func (r *runner) stageScaling() error {
 	defer func() { r.closeAll(p, d) }()
 	c := randomPool()
 	c.Socket = true
+	// Room for the idle participants of one connection (the default bound,
+	// rsbsocket.DefaultMaxParticipants, is 4096 per connection).
+	c.MaxParticipants = max(r.p.idleListeners+100, 4096)
 	rd, err := startNode(d, c)
 	if err == nil {
 		p, err = r.spawn("scale-pub", rolePub)
@@ -63,22 +99,28 @@ func (r *runner) stageScaling() error {
 			return err
 		}
 	}
-	for _, k := range r.p.listeners {
-		if err := r.listenerStep(d, p, rd.Socket, k); err != nil {
-			r.fail(err, listenersKey(k))
+	for _, l := range r.listenerLayouts() {
+		if err := r.listenerStep(d, p, rd.Socket, l); err != nil {
+			r.failScaling(err)
 			return err
 		}
 	}
-	return nil
+	r.idleParticipants(d, rd.Socket)
+	r.closeAll(p, d)
+	p, d = nil, nil
+	return r.natsScaling()
 }
 
 func (r *runner) failScaling(err error) {
-	keys := []string{memSubKey, memListenerKey}
+	keys := []string{memSubKey, memListenerKey, memParticipantKey}
 	for _, k := range r.p.scopes {
 		keys = append(keys, scopesKey(k))
 	}
-	for _, k := range r.p.listeners {
-		keys = append(keys, listenersKey(k))
+	for _, l := range r.listenerLayouts() {
+		keys = append(keys, l.key)
+	}
+	for _, k := range r.p.natsConns {
+		keys = append(keys, natsSubsKey(k))
 	}
 	r.fail(err, keys...)
 }
@@ -96,41 +138,143 @@ func (r *runner) idleMemory(d *agent.Process) {
 	r.logf("idle subscription: %.0f B each (%d); subscribe %v, cancel %v", res.BytesPerSub, res.N, res.Subscribe, res.Cancel)
 }
 
-// listenerStep measures k socket listeners (one connection each, each on
-// its own scope) fed round-robin by one publisher, and the daemon's heap
-// per listener connection.
-func (r *runner) listenerStep(d, p *agent.Process, addr string, k int) error {
-	l, err := r.spawn(fmt.Sprintf("listeners-%d", k), roleSub)
+// listenerStep measures l.k socket listeners (each on its own scope,
+// spread over l.conns connections) fed round-robin by one publisher, and,
+// if l.mem, the daemon's heap per listener connection.
+func (r *runner) listenerStep(d, p *agent.Process, addr string, l listenerLayout) error {
+	la, err := r.spawn(strings.ReplaceAll(l.what, " ", "-"), roleSub)
 	if err != nil {
 		return err
 	}
-	defer r.closeAll(l)
+	defer r.closeAll(la)
 	var m0, m1 memResult
-	if err := d.Do("memstats", nil, setupTimeout, &m0); err != nil {
+	if l.mem {
+		if err := d.Do("memstats", nil, setupTimeout, &m0); err != nil {
+			return err
+		}
+	}
+	if err := la.Do("socket", addrArgs{Addr: addr, Conns: l.conns}, setupTimeout*2, nil); err != nil {
 		return err
 	}
-	if err := l.Do("socket", addrArgs{Addr: addr, Conns: k}, setupTimeout*2, nil); err != nil {
-		return err
-	}
-	fig, ok := r.throughput(thrRun{
-		label: fmt.Sprintf("listeners %d", k), send: p, recv: l, procs: []*agent.Process{d},
-		topics: topicsOf(fmt.Sprintf("/bench/ls/%d/", k), k),
+	t := thrRun{
+		label: l.what, send: p, recv: la, procs: []*agent.Process{d},
+		topics: topicsOf(fmt.Sprintf("/bench/ls/%d/%d/", l.conns, l.k), l.k),
 		size:   r.p.scaleSize, n: r.p.scaleCount, warm: r.p.scaleCount / 10,
 		window: windowFor(r.p.scaleSize),
-		armed: func() {
+	}
+	if l.mem {
+		t.armed = func() {
 			if err := d.Do("memstats", nil, setupTimeout, &m1); err != nil {
 				r.logf("memstats: %v", err)
 			}
-		},
-	})
-	r.set(listenersKey(k), fig)
-	r.logThr(fmt.Sprintf("%d listeners", k), r.p.scaleSize, fig)
-	if k == r.p.listeners[len(r.p.listeners)-1] && m1.HeapAlloc > 0 {
-		per := (float64(m1.HeapAlloc) - float64(m0.HeapAlloc)) / float64(k)
-		r.set(memListenerKey, report.Figure{Value: per,
-			Note: fmt.Sprintf("daemon's live heap after GC per connection with one announced listener, %d connections", k)})
-		r.logf("idle socket listener: %.0f B each in the daemon (%d)", per, k)
+		}
 	}
+	fig, ok := r.throughput(t)
+	r.set(l.key, fig)
+	r.logThr(l.what, r.p.scaleSize, fig)
+	if l.mem && m1.HeapAlloc > 0 {
+		per := (float64(m1.HeapAlloc) - float64(m0.HeapAlloc)) / float64(l.k)
+		r.set(memListenerKey, report.Figure{Value: per,
+			Note: fmt.Sprintf("daemon's live heap after GC per connection with one announced listener, %d connections", l.k)})
+		r.logf("idle socket listener: %.0f B each in the daemon (%d)", per, l.k)
+	}
+	if !ok {
+		return errors.New("an earlier run left the sender stuck")
+	}
+	return nil
+}
+
+// idleParticipants measures the daemon's heap per idle listener
+// participant announced over one shared connection: the live heap after
+// GC once the connection is up and again once its idleListeners Hellos
+// (distinct scopes) have taken effect, divided by the count.
+func (r *runner) idleParticipants(d *agent.Process, addr string) {
+	fig, err := func() (report.Figure, error) {
+		l, err := r.spawn("idle-participants", roleSub)
+		if err != nil {
+			return report.Figure{}, err
+		}
+		defer r.closeAll(l)
+		var m0, m1 memResult
+		var hr holdResult
+		if err := l.Do("socket", addrArgs{Addr: addr, Conns: 1}, setupTimeout, nil); err != nil {
+			return report.Figure{}, err
+		}
+		drops0 := r.drops([]*agent.Process{d})
+		if err := d.Do("memstats", nil, setupTimeout, &m0); err != nil {
+			return report.Figure{}, err
+		}
+		if err := l.Do("hold", subsArgs{N: r.p.idleListeners, Prefix: "/bench/idlep/"}, setupTimeout*4, &hr); err != nil {
+			return report.Figure{}, err
+		}
+		if err := d.Do("memstats", nil, setupTimeout, &m1); err != nil {
+			return report.Figure{}, err
+		}
+		per := (float64(m1.HeapAlloc) - float64(m0.HeapAlloc)) / float64(hr.N)
+		f := report.Figure{Value: per, Note: fmt.Sprintf(
+			"daemon's live heap after GC per listener participant, %d Hellos on distinct scopes over one connection (announced in %.2f s; daemon's per-connection participant bound raised to %d from 4096)",
+			hr.N, hr.Announce.Seconds(), r.p.idleListeners+100)}
+		if delta := dropDelta([]string{d.Name()}, drops0, r.drops([]*agent.Process{d})); delta != "" {
+			f.Note += "; rsbd counters: " + delta
+		}
+		r.logf("idle listener participant on a shared connection: %.0f B each in the daemon (%d); announced in %v, confirmed in %v",
+			per, hr.N, hr.Announce, hr.Confirm)
+		return f, nil
+	}()
+	if err != nil {
+		fig = failed(err)
+	}
+	r.set(memParticipantKey, fig)
+}
+
+// natsScaling measures NATS with one subscriber connection per subject,
+// 1 and many, with the workload of the listener steps, for context.
+func (r *runner) natsScaling() error {
+	srv, err := r.spawn("scale-nats-server", roleServer)
+	if err != nil {
+		return err
+	}
+	var p *agent.Process
+	defer func() { r.closeAll(p, srv) }()
+	var res addrResult
+	if err = srv.Do("nats-server", nil, setupTimeout, &res); err == nil {
+		if p, err = r.spawn("scale-nats-pub", rolePub); err == nil {
+			err = p.Do("nats", addrArgs{Addr: res.Addr}, setupTimeout, nil)
+		}
+	}
+	if err != nil {
+		r.failScaling(err)
+		return err
+	}
+	for _, k := range r.p.natsConns {
+		if err := r.natsStep(p, res.Addr, k); err != nil {
+			r.failScaling(err)
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *runner) natsStep(p *agent.Process, url string, k int) error {
+	s, err := r.spawn(fmt.Sprintf("nats-subs-%d", k), roleSub)
+	if err != nil {
+		return err
+	}
+	defer r.closeAll(s)
+	if err := s.Do("nats", addrArgs{Addr: url, Conns: k}, setupTimeout*2, nil); err != nil {
+		return err
+	}
+	fig, ok := r.throughput(thrRun{
+		label: fmt.Sprintf("NATS %d subscriber connection%s", k, plural(k)), send: p, recv: s,
+		topics: topicsOf(fmt.Sprintf("/bench/ns/%d/", k), k),
+		size:   r.p.scaleSize, n: r.p.scaleCount, warm: r.p.scaleCount / 10,
+		window: windowFor(r.p.scaleSize),
+	})
+	if base, done := r.figs[natsSubsKey(r.p.natsConns[0])]; done && k != r.p.natsConns[0] && base.OK() && fig.OK() {
+		fig.Note += fmt.Sprintf("; %.2f× NATS with %d connection%s", fig.Value/base.Value, r.p.natsConns[0], plural(r.p.natsConns[0]))
+	}
+	r.set(natsSubsKey(k), fig)
+	r.logThr(fmt.Sprintf("NATS %d subscriber connection%s", k, plural(k)), r.p.scaleSize, fig)
 	if !ok {
 		return errors.New("an earlier run left the sender stuck")
 	}

@@ -36,3 +36,14 @@ type RoundTripper interface {
 	// match accepts.
 	RoundTrip(payload []byte, timeout time.Duration, match func([]byte) bool) (bool, error)
 }
+
+// InlineReplier is implemented by endpoints whose handlers may call Publish
+// and Flush of the same endpoint: a ponger then replies, and a pinger sends
+// its next ping, on the goroutine that delivered the event, without a
+// hand-off to a goroutine of its own.
+type InlineReplier interface {
+	// InlineReply reports whether a Handler may call Publish and Flush.
+	// It holds for a few replies per event received (ping-pong), not for
+	// bursts: a handler blocked in a full write cannot drain its own input.
+	InlineReply() bool
+}

@@ -139,3 +139,60 @@ func TestSocketThroughDaemon(t *testing.T) {
 		t.Fatalf("payloads %q %q", a, b)
 	}
 }
+
+// TestSocketInlineReply replies from inside a socket handler (the reader
+// goroutine) on the same endpoint, as the ponger does, through a daemon.
+func TestSocketInlineReply(t *testing.T) {
+	d, err := NewEmbedded(NodeConfig{
+		PoolBase: fmt.Sprintf("239.255.%d.0", 20+rand.IntN(200)),
+		PoolPort: uint16(20000 + rand.IntN(30000)),
+		Socket:   true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx := context.Background()
+	addr := d.Node().SocketAddr().String()
+	pinger, err := DialSocket(ctx, addr, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pinger.Close()
+	ponger, err := DialSocket(ctx, addr, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ponger.Close()
+	var ir InlineReplier = ponger
+	if !ir.InlineReply() {
+		t.Fatal("socket endpoint does not reply inline")
+	}
+	cancelPong, err := ponger.Subscribe("/rt/ping/", func(p []byte) {
+		if ponger.Publish("/rt/pong/", p) == nil {
+			_ = ponger.Flush()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancelPong()
+	var pongs inbox
+	cancelPing, err := pinger.Subscribe("/rt/pong/", pongs.handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancelPing()
+	waitFor(t, "inline pong", func() bool {
+		if err := pinger.Publish("/rt/ping/", []byte("ping")); err != nil {
+			t.Fatal(err)
+		}
+		if err := pinger.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		return pongs.len() > 0
+	})
+	if got := pongs.first(); !bytes.Equal(got, []byte("ping")) {
+		t.Fatalf("pong %q", got)
+	}
+}

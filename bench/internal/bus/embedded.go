@@ -24,6 +24,9 @@ type NodeConfig struct {
 	Socket bool `json:"socket"`
 	// Join lists gossip addresses of nodes to join.
 	Join []string `json:"join,omitempty"`
+	// MaxParticipants, if positive, raises the socket server's bound on
+	// the listener participants tracked per connection.
+	MaxParticipants int `json:"max_participants,omitempty"`
 }
 
 // Embedded is an rsbd node used in-process: Publish and Subscribe call
@@ -65,6 +68,7 @@ func NewEmbedded(c NodeConfig) (*Embedded, error) {
 	if c.Socket {
 		cfg.SocketAddr = "127.0.0.1:0"
 	}
+	cfg.Socket.MaxParticipants = c.MaxParticipants
 	n, err := node.New(cfg, nil)
 	if err != nil {
 		return nil, err
@@ -118,6 +122,11 @@ func (e *Embedded) Subscribe(topic string, fn Handler) (func(), error) {
 	}
 	return e.n.Subscribe(sc, func(ev *notification.Event) { fn(ev.Data) }), nil
 }
+
+// InlineReply reports true: a node's handler may publish (the event is
+// queued to the engine when the handler runs on the engine's goroutine;
+// one reply per event never fills the queue).
+func (e *Embedded) InlineReply() bool { return true }
 
 // Losses returns the datagrams the node reported lost.
 func (e *Embedded) Losses() int64 { return e.losses.Load() }

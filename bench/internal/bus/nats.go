@@ -3,6 +3,7 @@ package bus
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -34,18 +35,31 @@ func StartNATSServer() (*server.Server, string, error) {
 }
 
 // NATS is a nats.go client; topics (RSB scopes) become subjects
-// (/bench/thr/1/ -> bench.thr.1).
+// (/bench/thr/1/ -> bench.thr.1). It may hold several connections:
+// publishes go out on the first, subscriptions are spread over all of them
+// in turn.
 type NATS struct {
-	nc *nats.Conn
+	nc    *nats.Conn // the first connection: publishes
+	conns []*nats.Conn
+	next  atomic.Uint32
 }
 
 // DialNATS connects to the server at url.
-func DialNATS(url string) (*NATS, error) {
-	nc, err := nats.Connect(url, nats.Name("rsbd-bench"), nats.NoReconnect())
-	if err != nil {
-		return nil, err
+func DialNATS(url string) (*NATS, error) { return DialNATSConns(url, 1) }
+
+// DialNATSConns opens n connections to the server at url.
+func DialNATSConns(url string, n int) (*NATS, error) {
+	c := &NATS{}
+	for i := 0; i < max(n, 1); i++ {
+		nc, err := nats.Connect(url, nats.Name("rsbd-bench"), nats.NoReconnect())
+		if err != nil {
+			_ = c.Close()
+			return nil, err
+		}
+		c.conns = append(c.conns, nc)
 	}
-	return &NATS{nc: nc}, nil
+	c.nc = c.conns[0]
+	return c, nil
 }
 
 // Subject converts an RSB scope to a NATS subject.
@@ -66,25 +80,32 @@ func (n *NATS) Flush() error { return nil }
 // has reached the server.
 func (n *NATS) Sync() error { return n.nc.FlushTimeout(60 * time.Second) }
 
-// Subscribe subscribes to the topic's subject with unlimited client-side
-// pending limits (no client-side drops) and waits until the server has the
-// subscription.
+// Subscribe subscribes to the topic's subject (on the next connection in
+// turn) with unlimited client-side pending limits (no client-side drops)
+// and waits until the server has the subscription.
 func (n *NATS) Subscribe(topic string, fn Handler) (func(), error) {
-	sub, err := n.nc.Subscribe(Subject(topic), func(m *nats.Msg) { fn(m.Data) })
+	nc := n.conns[int(n.next.Add(1)-1)%len(n.conns)]
+	sub, err := nc.Subscribe(Subject(topic), func(m *nats.Msg) { fn(m.Data) })
 	if err != nil {
 		return nil, err
 	}
 	if err := sub.SetPendingLimits(-1, -1); err != nil {
 		return nil, err
 	}
-	if err := n.nc.Flush(); err != nil {
+	if err := nc.Flush(); err != nil {
 		return nil, err
 	}
 	return func() { _ = sub.Unsubscribe() }, nil
 }
 
-// Close closes the connection.
+// InlineReply reports true: nats.go runs a handler on its subscription's
+// own goroutine and allows Publish from it.
+func (n *NATS) InlineReply() bool { return true }
+
+// Close closes every connection.
 func (n *NATS) Close() error {
-	n.nc.Close()
+	for _, nc := range n.conns {
+		nc.Close()
+	}
 	return nil
 }

@@ -45,8 +45,7 @@ type Socket struct {
 
 type sockConn struct {
 	c        *rsbsocket.ClientConn
-	handlers atomic.Pointer[map[scope.Scope]Handler]
-	hmu      sync.Mutex
+	handlers sync.Map // scope.Scope -> Handler
 	done     chan struct{}
 }
 
@@ -60,8 +59,6 @@ func DialSocket(ctx context.Context, addr string, n int) (*Socket, error) {
 			return nil, err
 		}
 		sc := &sockConn{c: c, done: make(chan struct{})}
-		empty := map[scope.Scope]Handler{}
-		sc.handlers.Store(&empty)
 		go sc.readLoop()
 		s.conns = append(s.conns, sc)
 	}
@@ -81,26 +78,20 @@ func (sc *sockConn) readLoop() {
 		if err != nil {
 			continue
 		}
-		if fn := (*sc.handlers.Load())[f.Scope]; fn != nil {
-			fn(f.Data)
+		if fn, ok := sc.handlers.Load(f.Scope); ok {
+			fn.(Handler)(f.Data)
 		}
 	}
 }
 
+// setHandler registers fn for s (nil removes it). A map of its own per
+// registration would make N listeners on one connection cost O(N²).
 func (sc *sockConn) setHandler(s scope.Scope, fn Handler) {
-	sc.hmu.Lock()
-	defer sc.hmu.Unlock()
-	cur := *sc.handlers.Load()
-	next := make(map[scope.Scope]Handler, len(cur)+1)
-	for k, v := range cur {
-		next[k] = v
-	}
 	if fn == nil {
-		delete(next, s)
+		sc.handlers.Delete(s)
 	} else {
-		next[s] = fn
+		sc.handlers.Store(s, fn)
 	}
-	sc.handlers.Store(&next)
 }
 
 func (s *Socket) scope(topic string) (scope.Scope, error) {
@@ -155,6 +146,13 @@ func (s *Socket) flushLocked() error {
 	}
 	return err
 }
+
+// InlineReply reports true: a handler runs on a connection's reader
+// goroutine, which holds no lock, and Publish and Flush take the batch
+// lock and then the connection's send lock, the same order as every other
+// caller. While a handler writes, its connection is not read; the daemon
+// queues for it, which a reply per event never fills.
+func (s *Socket) InlineReply() bool { return true }
 
 // Flush writes the pending batch.
 func (s *Socket) Flush() error {

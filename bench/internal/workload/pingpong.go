@@ -14,10 +14,18 @@ import (
 // publishing goroutine.
 const pongQueue = 1024
 
-// Pong echoes every event on in to out until stop is called. The handler
-// copies the payload and a goroutine of its own publishes it (handlers
-// must not block), as an application would.
+// Pong echoes every event on in to out until stop is called. An endpoint
+// that allows it (bus.InlineReplier) replies from inside the handler;
+// otherwise the handler copies the payload and a goroutine of the ponger
+// publishes it (handlers must not block), as an application would.
 func Pong(ep bus.Endpoint, in, out string) (stop func(), err error) {
+	if inlineReply(ep) {
+		return ep.Subscribe(in, func(p []byte) {
+			if ep.Publish(out, p) == nil {
+				_ = ep.Flush()
+			}
+		})
+	}
 	ch := make(chan []byte, pongQueue)
 	cancel, err := ep.Subscribe(in, func(p []byte) {
 		select {
@@ -75,11 +83,31 @@ type PingResult struct {
 // probeBit marks the indexes of probe pings.
 const probeBit = 1 << 62
 
+// inlineReply says whether ep's handlers may publish.
+func inlineReply(ep bus.Endpoint) bool {
+	ir, ok := ep.(bus.InlineReplier)
+	return ok && ir.InlineReply()
+}
+
 // Ping sends one ping at a time and waits for its pong: probes until one
-// comes back, then Warm untimed and N timed round trips.
+// comes back, then Warm untimed and N timed round trips. A ping whose pong
+// does not come within the timeout counts as lost and the next is sent.
+// The raw UDP reference (bus.RoundTripper) writes and reads on this
+// goroutine; an endpoint whose handlers may publish (bus.InlineReplier)
+// sends each next ping from the pong's handler; any other gets its pongs
+// through a channel from the handler.
 func Ping(ctx context.Context, ep bus.Endpoint, a PingArgs) (PingResult, error) {
 	if a.N < 1 {
 		return PingResult{}, errors.New("workload: ping needs N >= 1")
+	}
+	if _, rt := ep.(bus.RoundTripper); !rt && inlineReply(ep) {
+		g := newEventPinger(ep, a)
+		cancel, err := ep.Subscribe(a.In, g.handle)
+		if err != nil {
+			return PingResult{}, err
+		}
+		defer cancel()
+		return g.run(ctx)
 	}
 	pg := &pinger{ctx: ctx, ep: ep, out: a.Out, p: NewPayload(a.Size)}
 	if rt, ok := ep.(bus.RoundTripper); ok {
@@ -139,7 +167,7 @@ type pinger struct {
 func (pg *pinger) probe(limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for i := uint64(0); time.Now().Before(deadline); i++ {
-		_, ok, err := pg.roundTrip(KindProbe, probeBit|i, 20*time.Millisecond)
+		_, ok, err := pg.roundTrip(KindProbe, probeBit|i, probeTimeout)
 		if err != nil || ok {
 			return err
 		}
