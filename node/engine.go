@@ -19,8 +19,11 @@ type pubReq struct {
 	// record, when set, is body already wrapped as an unfragmented
 	// FragmentedNotification (body lies inside it).
 	record []byte
-	scope  scope.Scope
-	class  datagram.Class
+	// frags, when set, are the event's fragments, made without body.
+	frags [][]byte
+	size  int // serialized size of the Notification
+	scope scope.Scope
+	class datagram.Class
 }
 
 // rxBatch is a batch of received datagrams: in a reader's buffer (direct

@@ -27,11 +27,11 @@ func (e *engine) publish(p pubReq, now time.Time) {
 	recs, err := e.records(p)
 	if err != nil {
 		e.n.m.Drop(metrics.DropFragmentInvalid)
-		e.n.log.Warn("cannot fragment event", "scope", p.scope.String(), "size", len(p.body), "err", err)
+		e.n.log.Warn("cannot fragment event", "scope", p.scope.String(), "size", p.size, "err", err)
 		return
 	}
 	e.n.m.EventsOut[metrics.PathNetwork].Inc()
-	e.n.m.BytesOut[metrics.PathNetwork].Add(float64(len(p.body)))
+	e.n.m.BytesOut[metrics.PathNetwork].Add(float64(p.size))
 	for _, id := range wanted {
 		st := e.sender(datagram.StreamKey{Instance: e.n.instance, Group: id, Class: p.class}, now)
 		if st == nil {
@@ -68,8 +68,11 @@ func (e *engine) wantedGroups(sc scope.Scope) []datagram.GroupID {
 // records splits a serialized Notification into serialized
 // FragmentedNotifications that each fit one datagram.
 func (e *engine) records(p pubReq) ([][]byte, error) {
+	if p.frags != nil {
+		return p.frags, nil
+	}
 	body := p.body
-	capacity := e.n.cfg.MaxDatagram - dataHeader - recordOverhead
+	capacity := e.n.recordCapacity()
 	if p.record != nil && len(p.record) <= capacity {
 		return append(e.scratch.recs[:0], p.record), nil
 	}

@@ -33,7 +33,7 @@ func (h socketHandler) OnFrame(_ rsbsocket.ConnID, f rsbsocket.Frame) {
 	if n.interest().Len() == 0 {
 		return // no peer: nothing goes to the network
 	}
-	n.enqueue(pubReq{body: f.Body, scope: f.Scope, class: n.cfg.qosFor(f.Scope).Class()})
+	n.enqueue(pubReq{body: f.Body, size: len(f.Body), scope: f.Scope, class: n.cfg.qosFor(f.Scope).Class()})
 }
 
 // OnInterestChanged re-derives the groups this host wants.
@@ -76,9 +76,13 @@ func (n *Node) submit(ctx context.Context, p pubReq) error {
 // Publish sends an event from an embedded participant: to the local socket
 // clients and subscriptions whose scope matches and to the network. ev must
 // carry its scope and event id; Publish sets no timestamps.
+//
+// The event is serialized only for who needs it: whole for socket clients
+// and small network events (wrapped as its own record), straight into its
+// fragments for a large event no socket client wants (the payload is copied
+// once), not at all for embedded subscriptions alone.
 func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
-	record, body, err := marshalWhole(ev)
-	if err != nil {
+	if err := checkEvent(ev); err != nil {
 		return fmt.Errorf("node: publish: %w", err)
 	}
 	select {
@@ -86,16 +90,39 @@ func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
 		return ErrClosed
 	default:
 	}
-	n.m.EventsIn[metrics.PathLocal].Inc()
-	n.m.BytesIn[metrics.PathLocal].Add(float64(len(body)))
-	if n.sock != nil {
-		n.sock.Deliver(body, ev.Scope, 0)
+	sockWants := n.sock != nil && n.sock.Wanted(ev.Scope)
+	network := n.interest().Len() > 0
+	size := notification.NotificationSize(ev)
+	p := pubReq{scope: ev.Scope, size: size}
+	if network && !sockWants && wholeSize(size) > n.recordCapacity() {
+		frags, err := splitEvent(nil, ev, n.recordCapacity())
+		if err != nil {
+			return fmt.Errorf("node: publish: %w", err)
+		}
+		p.frags = frags
+	} else if network || sockWants {
+		record, body, err := marshalWhole(ev)
+		if err != nil {
+			return fmt.Errorf("node: publish: %w", err)
+		}
+		p.record, p.body = record, body
+		if sockWants {
+			n.sock.Deliver(body, ev.Scope, 0)
+		}
 	}
-	n.deliverSinks(body, ev.Scope, ev)
-	if n.interest().Len() == 0 {
+	n.m.EventsIn[metrics.PathLocal].Inc()
+	n.m.BytesIn[metrics.PathLocal].Add(float64(size))
+	n.deliverSinks(nil, ev.Scope, ev)
+	if !network {
 		return nil // no peer: nothing goes to the network
 	}
-	return n.submit(ctx, pubReq{body: body, record: record, scope: ev.Scope, class: n.cfg.qosFor(ev.Scope).Class()})
+	p.class = n.cfg.qosFor(ev.Scope).Class()
+	return n.submit(ctx, p)
+}
+
+// recordCapacity is the largest record a DATA datagram carries.
+func (n *Node) recordCapacity() int {
+	return n.cfg.MaxDatagram - dataHeader - recordOverhead
 }
 
 // Subscribe registers fn for events on sc and its sub-scopes, local and

@@ -29,13 +29,8 @@ func appendWhole(dst, n []byte) []byte {
 // record is the wrapper, body the Notification within it. It saves the
 // copy appendWhole would make on the publish path.
 func marshalWhole(ev *notification.Event) (record, body []byte, err error) {
-	switch md := &ev.MetaData; {
-	case ev.Scope.IsZero():
-		return nil, nil, fmt.Errorf("%w: event has no scope", notification.ErrBadScope)
-	case len(ev.Causes) > notification.MaxCauses || len(md.UserTimes) > notification.MaxUserTimes ||
-		len(md.UserInfos) > notification.MaxUserInfos:
-		return nil, nil, fmt.Errorf("%w: %d causes, %d user times, %d user infos", notification.ErrTooMany,
-			len(ev.Causes), len(md.UserTimes), len(md.UserInfos))
+	if err := checkEvent(ev); err != nil {
+		return nil, nil, err
 	}
 	size := notification.NotificationSize(ev)
 	pre := protowire.SizeTag(1) + protowire.SizeVarint(uint64(size))
@@ -51,6 +46,19 @@ func marshalWhole(ev *notification.Event) (record, body []byte, err error) {
 	buf = protowire.AppendVarint(buf, 1)
 	buf = protowire.AppendTag(buf, 3, protowire.VarintType)
 	return protowire.AppendVarint(buf, 0), body, nil
+}
+
+// checkEvent checks ev as notification.Marshal does.
+func checkEvent(ev *notification.Event) error {
+	switch md := &ev.MetaData; {
+	case ev.Scope.IsZero():
+		return fmt.Errorf("%w: event has no scope", notification.ErrBadScope)
+	case len(ev.Causes) > notification.MaxCauses || len(md.UserTimes) > notification.MaxUserTimes ||
+		len(md.UserInfos) > notification.MaxUserInfos:
+		return fmt.Errorf("%w: %d causes, %d user times, %d user infos", notification.ErrTooMany,
+			len(ev.Causes), len(md.UserTimes), len(md.UserInfos))
+	}
+	return nil
 }
 
 // wholeTrailer is the size of num_data_parts = 1 and data_part = 0 with

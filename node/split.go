@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/rsbd/rsbd/fragmentation"
+	"github.com/rsbd/rsbd/notification"
 )
 
 // Field numbers of rsb.protocol.Notification the splitter treats apart.
@@ -31,10 +32,34 @@ var errSplit = errors.New("node: malformed notification")
 // (RSB's rule). All fragments share one new buffer.
 func splitRaw(dst [][]byte, body []byte, capacity int) ([][]byte, error) {
 	header, eventID, data, err := scanNotification(body)
-	hasData := data != nil
 	if err != nil {
 		return dst, err
 	}
+	return splitParts(dst, header, eventID, data, data != nil, capacity)
+}
+
+// splitEvent is splitRaw for an event not serialized yet: only its fields
+// other than the data are encoded apart, and the payload is copied once,
+// straight into the fragments.
+func splitEvent(dst [][]byte, ev *notification.Event, capacity int) ([][]byte, error) {
+	rest := *ev
+	rest.Data, rest.Present = nil, ev.Present&^notification.HasData
+	small, err := notification.Marshal(&rest)
+	if err != nil {
+		return dst, err
+	}
+	header, eventID, _, err := scanNotification(small)
+	if err != nil {
+		return dst, err
+	}
+	hasData := len(ev.Data) > 0 || ev.Present&notification.HasData != 0
+	return splitParts(dst, header, eventID, ev.Data, hasData, capacity)
+}
+
+// splitParts cuts data into fragments of at most capacity bytes: fragment 0
+// carries header, the first chunk and eventID, later ones a chunk and
+// eventID. All fragments share one new buffer.
+func splitParts(dst [][]byte, header, eventID, data []byte, hasData bool, capacity int) ([][]byte, error) {
 	first := capacity - len(header) - len(eventID) - splitOverhead
 	rest := capacity - len(eventID) - splitOverhead
 	if first < fragmentation.MinDataChunk {
@@ -44,7 +69,7 @@ func splitRaw(dst [][]byte, body []byte, capacity int) ([][]byte, error) {
 	if len(data) > first {
 		parts += (len(data) - first + rest - 1) / rest
 	}
-	buf := make([]byte, 0, len(body)+parts*(len(eventID)+splitOverhead))
+	buf := make([]byte, 0, len(header)+len(eventID)+len(data)+parts*(len(eventID)+splitOverhead))
 	for i := 0; i < parts; i++ {
 		n := min(len(data), first)
 		var hdr []byte

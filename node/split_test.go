@@ -124,3 +124,49 @@ func FuzzSplitRaw(f *testing.F) {
 		}
 	})
 }
+
+// TestSplitEventMatchesSplitRaw: fragments made from an event without
+// serializing it whole are the bytes splitRaw makes of its serialization,
+// with data, with empty present data and without data.
+func TestSplitEventMatchesSplitRaw(t *testing.T) {
+	base := &notification.Event{Scope: scope.MustParse("/split/ev/"), Method: "REPLY", WireSchema: "bytes",
+		ID:     notification.EventID{SenderID: [16]byte{9}, SequenceNumber: 7},
+		Causes: []notification.EventID{{SenderID: [16]byte{2}, SequenceNumber: 1}}}
+	base.MetaData.CreateTime = 5
+	base.MetaData.SetUserInfo("a", "b")
+	for _, c := range []struct {
+		name    string
+		data    []byte
+		present notification.Presence
+	}{
+		{"large", bytes.Repeat([]byte("abc"), 70000), 0},
+		{"small", []byte("x"), 0},
+		{"empty-present", nil, notification.HasData},
+		{"absent", nil, 0},
+	} {
+		ev := *base
+		ev.Data, ev.Present = c.data, c.present
+		body, err := notification.Marshal(&ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, capacity := range []int{300, 60000} {
+			want, err := splitRaw(nil, body, capacity)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := splitEvent(nil, &ev, capacity)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%s/%d: %d fragments, want %d", c.name, capacity, len(got), len(want))
+			}
+			for i := range got {
+				if !bytes.Equal(got[i], want[i]) {
+					t.Fatalf("%s/%d: fragment %d differs", c.name, capacity, i)
+				}
+			}
+		}
+	}
+}

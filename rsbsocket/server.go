@@ -367,3 +367,12 @@ func (s *Server) Backlogged() bool {
 	}
 	return false
 }
+
+// Wanted reports whether some connection's interest matches sc: whether
+// Deliver would queue a frame on sc anywhere.
+func (s *Server) Wanted(sc scope.Scope) bool {
+	var buf [4]*conn
+	var sup [8]scope.Scope
+	targets, _ := s.index.Load().appendTargets(buf[:0], sup[:0], sc)
+	return len(targets) > 0
+}

@@ -379,3 +379,21 @@ func TestConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestServerWanted: Wanted follows the connections' interests.
+func TestServerWanted(t *testing.T) {
+	s, addr := startServer(t, quietConfig(), nil)
+	if s.Wanted(scope.MustParse("/a/")) {
+		t.Fatal("wanted with no connection")
+	}
+	lis := dial(t, addr)
+	connOf(t, s, lis)
+	if !s.Wanted(scope.MustParse("/any/")) {
+		t.Fatal("a connection that announced nothing wants everything")
+	}
+	send(t, lis, helloFrame(t, uuid(0x43), "listener", "/a/"))
+	waitFor(t, "interest from Hello", func() bool { return !s.Wanted(scope.MustParse("/b/")) })
+	if !s.Wanted(scope.MustParse("/a/x/")) || !s.Wanted(scope.MustParse("/a/")) {
+		t.Fatal("listener's scope not wanted")
+	}
+}
