@@ -101,7 +101,7 @@ func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
 		}
 		p.frags = frags
 	} else if network || sockWants {
-		record, body, err := marshalWhole(ev)
+		record, body, err := marshalSized(ev, size)
 		if err != nil {
 			return fmt.Errorf("node: publish: %w", err)
 		}

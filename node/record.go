@@ -32,7 +32,11 @@ func marshalWhole(ev *notification.Event) (record, body []byte, err error) {
 	if err := checkEvent(ev); err != nil {
 		return nil, nil, err
 	}
-	size := notification.NotificationSize(ev)
+	return marshalSized(ev, notification.NotificationSize(ev))
+}
+
+// marshalSized is marshalWhole for a checked event of the given size.
+func marshalSized(ev *notification.Event, size int) (record, body []byte, err error) {
 	pre := protowire.SizeTag(1) + protowire.SizeVarint(uint64(size))
 	buf := make([]byte, 0, pre+size+wholeTrailer)
 	buf = protowire.AppendTag(buf, 1, protowire.BytesType)
