@@ -26,8 +26,12 @@ func (h socketHandler) OnFrame(_ rsbsocket.ConnID, f rsbsocket.Frame) {
 	n.m.BytesIn[metrics.PathSocket].Add(float64(len(f.Body)))
 	if isHello(f) {
 		// The server has learnt the listener from this Hello: make it known
-		// to the peers before reading on from this client.
-		n.interestBarrier()
+		// to the peers before reading on from this client. A run of Hellos
+		// the server learnt at once needs one barrier.
+		if g := n.sock.InterestGeneration(); g != n.helloGen.Load() {
+			n.interestBarrier()
+			n.helloGen.Store(g)
+		}
 	}
 	n.deliverSinks(f.Body, f.Scope, nil)
 	if n.interest().Len() == 0 {

@@ -59,6 +59,7 @@ type Node struct {
 	lastScopes  []scope.Scope
 	linger      map[scope.Scope]lingerEntry   // narrowed-away scopes still received
 	lingering   atomic.Pointer[[]scope.Scope] // the scopes in linger; nil when none
+	helloGen    atomic.Uint64                 // socket interest generation the last Hello barrier covered
 	confirmed   atomic.Uint64                 // local interest version every peer confirmed
 	joined      map[netip.AddrPort]bool
 	stop        chan struct{}

@@ -35,6 +35,7 @@ type conn struct {
 	targets    []*conn      // forward's matching connections; owned by the reader
 	timer      *time.Timer  // bounds forward's waits; owned by the reader
 	flushing   flushState   // targets to flush before reading on; owned by the reader
+	held       []Frame      // introspection frames learnt, not yet handed on; owned by the reader
 	direct     directWriter // non-blocking writes; used by the queue's owner
 }
 
@@ -111,16 +112,26 @@ func (c *conn) publish() {
 
 // readLoop reads, checks, forwards and hands on frames until the client's
 // EOF (orderly is then true) or an error.
+//
+// A run of introspection frames that change the client's participants (a
+// client announcing many listeners at once) is learnt as a whole: their
+// interest takes effect once, before the Handler sees the first of them,
+// and the Handler gets them, in order, before any later frame. A client
+// announcing N participants thus costs N interest updates only when it
+// sends them one at a time.
 func (c *conn) readLoop() (orderly bool) {
 	s := c.srv
 	r := connReader{src: c.nc, r: bufio.NewReaderSize(c.nc, readBufferMin)}
+	run := 0 // introspection frames learnt in a row
 	for {
 		body, err := r.next(s.cfg.MaxFrameSize)
 		if err != nil {
+			c.handOn(nil)
 			return c.readFailed(err)
 		}
 		f, err := ParseFrame(body)
 		if err != nil {
+			c.handOn(nil)
 			s.stats.drop(DropMalformed, 1)
 			c.setReason(DisconnectMalformed)
 			c.log.Warn("closing connection: frame is not a notification", "err", err, "size", len(body))
@@ -128,16 +139,48 @@ func (c *conn) readLoop() (orderly bool) {
 		}
 		s.stats.framesIn.Add(1)
 		s.stats.bytesIn.Add(uint64(len(body)))
-		changed := c.learn(&f)
+		learnt := c.learn(&f)
 		s.forward(c, body, f.Scope)
-		if changed || !r.ready() || c.flushing.due() {
-			// Before the reader may block: on the socket, or in a handler
-			// that waits for the interest the client just announced.
+		if learnt {
+			c.held = append(c.held, f)
+			if run++; run == heldGrowAfter {
+				r.grow() // announcing many participants: read more at once
+			}
+			if r.ready() && len(c.held) < heldFramesMax && !c.flushing.due() {
+				continue // the next frame is buffered: learn it too
+			}
+			c.handOn(nil)
+			continue
+		}
+		run = 0
+		if !r.ready() || c.flushing.due() {
+			// Before the reader may block: on the socket or in the Handler.
 			c.flushTargets()
 		}
-		if s.handler != nil {
-			s.handler.OnFrame(c.id, f)
+		c.handOn(&f)
+	}
+}
+
+// handOn applies what the held introspection frames taught, flushes the
+// forwarded frames and hands the held frames, then f (when not nil), to the
+// Handler.
+func (c *conn) handOn(f *Frame) {
+	if len(c.held) > 0 {
+		c.applyInterest()
+		c.flushTargets()
+	}
+	if h := c.srv.handler; h != nil {
+		for i := range c.held {
+			h.OnFrame(c.id, c.held[i])
 		}
+		if f != nil {
+			h.OnFrame(c.id, *f)
+		}
+	}
+	clear(c.held)
+	c.held = c.held[:0]
+	if cap(c.held) > keepTargetsCap {
+		c.held = nil
 	}
 }
 
@@ -170,14 +213,22 @@ func (cr *connReader) next(maxSize int) ([]byte, error) {
 	}
 	cr.small += len(body) + headerSize
 	if cr.small >= readUpgradeBytes {
-		// What the small buffer still holds is read through it first.
-		src := cr.src
-		if cr.r.Buffered() > 0 {
-			src = cr.r
-		}
-		cr.r, cr.small = bufio.NewReaderSize(src, readBufferSize), -1
+		cr.grow()
 	}
 	return body, nil
+}
+
+// grow moves to the large buffer, for a client that is busy.
+func (cr *connReader) grow() {
+	if cr.small < 0 {
+		return
+	}
+	// What the small buffer still holds is read through it first.
+	src := cr.src
+	if cr.r.Buffered() > 0 {
+		src = cr.r
+	}
+	cr.r, cr.small = bufio.NewReaderSize(src, readBufferSize), -1
 }
 
 // readFailed classifies a read error; it reports whether it was a clean EOF.
@@ -203,11 +254,11 @@ func (c *conn) readFailed(err error) bool {
 	return false
 }
 
-// learn updates the connection's interest from an introspection event. It
-// reports whether the interest changed.
+// learn records what an introspection frame says about the client's
+// participants. It reports whether they changed; applyInterest makes the
+// change take effect.
 func (c *conn) learn(f *Frame) bool {
-	res := c.parts.observe(f)
-	switch res {
+	switch c.parts.observe(f) {
 	case introNone:
 		return false
 	case introBad:
@@ -216,15 +267,20 @@ func (c *conn) learn(f *Frame) bool {
 	case introOverflow:
 		c.srv.stats.drop(DropParticipantLimit, 1)
 	}
+	return true
+}
+
+// applyInterest derives the connection's interest from its participants
+// and, when it changed, re-indexes the server's routes and reports it.
+func (c *conn) applyInterest() {
 	in := c.parts.interest()
 	if sameInterest(in, c.match.Load().interest) {
-		return false
+		return
 	}
 	c.match.Store(newMatcher(in))
 	c.srv.reindex()
 	c.log.Debug("interest changed", "all", in.All, "scopes", len(in.Scopes))
 	c.srv.interestChanged()
-	return true
 }
 
 // sameInterest compares two interests.

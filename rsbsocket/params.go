@@ -145,6 +145,15 @@ const (
 	// the last owner lets go.
 	keepIdleCap = 16
 
+	// heldFramesMax bounds a run of introspection frames learnt together
+	// before their interest takes effect and the Handler sees them.
+	heldFramesMax = 1024
+
+	// heldGrowAfter: a connection that sends this many introspection
+	// frames in a row that change its participants moves to its large read buffer at once, so that
+	// the rest of the run is learnt in few steps.
+	heldGrowAfter = 8
+
 	// keepTargetsCap is the capacity of a reader's lists of forwarding
 	// targets kept for the next frame; a wider fan-out (an introspection
 	// Hello reaches every connection) allocates its lists anew, so that

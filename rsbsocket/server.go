@@ -87,6 +87,7 @@ type Server struct {
 	log      *slog.Logger
 	stats    counters
 	nextID   atomic.Uint64
+	interGen atomic.Uint64              // counts interest changes; see InterestGeneration
 	routes   atomic.Pointer[[]*conn]    // connections past the handshake, for Deliver
 	index    atomic.Pointer[routeIndex] // routes by interest, rebuilt with routes and on interest changes
 	addr     atomic.Pointer[net.Addr]
@@ -347,12 +348,19 @@ func (s *Server) reindex() {
 	s.index.Store(buildIndex(*s.routes.Load()))
 }
 
-// interestChanged tells the observer, if any.
+// interestChanged counts the change and tells the observer, if any.
 func (s *Server) interestChanged() {
+	s.interGen.Add(1)
 	if s.interObs != nil {
 		s.interObs.OnInterestChanged()
 	}
 }
+
+// InterestGeneration counts the changes of Interest: it moves whenever a
+// connection comes, goes or changes its interest, before the
+// InterestObserver hears of it. Equal generations mean an unchanged
+// Interest.
+func (s *Server) InterestGeneration() uint64 { return s.interGen.Load() }
 
 // Backlogged reports whether some connection that is not stalled has its
 // send queue at or above the high watermark. The node holds back its

@@ -1,0 +1,84 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/proto/rsbpb/introspection"
+	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/scope"
+)
+
+// helloBody is an introspection Hello announcing a listener on sc.
+func helloBody(t testing.TB, i int, sc string) []byte {
+	t.Helper()
+	id := notification.NewParticipantID()
+	data, err := (proto.MarshalOptions{AllowPartial: true}).Marshal(&introspection.Hello{Id: id[:], Kind: proto.String("listener"), Scope: proto.String(sc)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := &notification.Event{
+		Scope:      scope.MustParse(fmt.Sprintf("/__rsb/introspection/participants/%x/", id)),
+		WireSchema: rsbsocket.HelloWireSchema, Data: data,
+		ID: notification.EventID{SenderID: id, SequenceNumber: uint32(i)},
+	}
+	body, err := notification.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
+}
+
+// TestManyHellosAcrossNodes: a socket client announcing thousands of
+// listeners in one burst gets them known to the peers (the last one
+// receives an event from the other node), in far fewer interest barriers
+// than Hellos.
+func TestManyHellosAcrossNodes(t *testing.T) {
+	const n = 2000
+	nodes := startNodes(t, 2, func(_ int, c *Config) { c.Socket.MaxParticipants = n })
+	a, b := nodes[0], nodes[1]
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := rsbsocket.Dial(ctx, a.SocketAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	bodies := make([][]byte, n)
+	for i := range bodies {
+		bodies[i] = helloBody(t, i, fmt.Sprintf("/hello/%d/", i))
+	}
+	start := time.Now()
+	for len(bodies) > 0 {
+		k := min(len(bodies), 128)
+		if err := c.SendMany(bodies[:k]); err != nil {
+			t.Fatal(err)
+		}
+		bodies = bodies[k:]
+	}
+	last := scope.MustParse(fmt.Sprintf("/hello/%d/", n-1))
+	waitFor(t, 10*time.Second, "the last listener known to the peer", func() bool {
+		return b.interest().Wanted(groupID(last.String())) && a.SocketInterest().Matches(last)
+	})
+	if err := b.Publish(ctx, testEvent(last.String(), 1, []byte("x"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		body, err := c.Recv()
+		if err != nil {
+			t.Fatalf("no event on the last listener's scope: %v", err)
+		}
+		if f, err := rsbsocket.ParseFrame(body); err == nil && f.Scope == last {
+			break
+		}
+	}
+	t.Logf("%d Hellos known across nodes and an event received after %v", n, time.Since(start))
+}
