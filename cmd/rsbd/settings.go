@@ -170,6 +170,7 @@ func (r *reader) socket() rsbsocket.Config {
 	sc.QueueBytes = r.intRange(keyQueueBytes, 1, 1<<31-1)
 	sc.MaxFrameSize = r.intRange(keyMaxFrame, 1, 1<<31-1)
 	sc.StallTimeout = r.duration(keyStallTimeout, rsbsocket.DefaultStallTimeout)
+	sc.MaxParticipants = r.intRange(keyParticipants, 1, 1<<20)
 	return sc
 }
 

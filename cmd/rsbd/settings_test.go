@@ -73,7 +73,7 @@ func TestDefaultsMatchTheNode(t *testing.T) {
 	sd := rsbsocket.DefaultConfig()
 	if n.Socket.QueueFrames != sd.QueueFrames || n.Socket.QueueBytes != sd.QueueBytes ||
 		n.Socket.MaxFrameSize != sd.MaxFrameSize || n.Socket.SlowClientPolicy != sd.SlowClientPolicy ||
-		n.Socket.DefaultInterest != sd.DefaultInterest {
+		n.Socket.DefaultInterest != sd.DefaultInterest || n.Socket.MaxParticipants != sd.MaxParticipants {
 		t.Errorf("socket config %+v, rsbsocket defaults %+v", n.Socket, sd)
 	}
 	if n.ShutdownFlush != node.DefaultShutdownFlush || n.InterestBarrier != node.DefaultInterestBarrier || n.Transport.TTL != 1 {
@@ -88,7 +88,7 @@ func TestEveryOptionHasItsKey(t *testing.T) {
 	keys := []string{config.KeySocketAddr, config.KeyGossipAddr, config.KeyMetricsAddr, config.KeyJoin,
 		config.KeyMulticast, keyDataAddr, keyAdvertiseAddr, keyInterface, keyName, keyMaxDatagram,
 		keyMulticastTTL, keyGroupPool, keyGroupPoolSize, keyLocal, keySlowClient, keyDefaultInt,
-		keyQueueFrames, keyQueueBytes, keyMaxFrame, keyStallTimeout, keyShutdownFlush, keyBarrier, keyLogLevel, keyLogFormat,
+		keyQueueFrames, keyQueueBytes, keyMaxFrame, keyStallTimeout, keyParticipants, keyShutdownFlush, keyBarrier, keyLogLevel, keyLogFormat,
 		keyReadyFile}
 	var got []string
 	for _, o := range options {
@@ -126,6 +126,7 @@ func TestFlagsSetEverySetting(t *testing.T) {
 		"--multicast-ttl", "4", "--group-pool", "239.1.2.0:4000", "--group-pool-size", "64", "--local",
 		"--socket-slow-client", "disconnect", "--socket-default-interest", "none",
 		"--socket-queue-frames", "10", "--socket-queue-bytes", "4096", "--socket-max-frame", "2048",
+		"--socket-stall-timeout", "250ms", "--socket-max-participants", "100",
 		"--shutdown-flush", "2s", "--interest-barrier", "1.5s", "--log-level", "debug", "--log-format", "json", "--ready-file", "/run/x.json")
 	n := s.node
 	checks := []struct {
@@ -149,6 +150,8 @@ func TestFlagsSetEverySetting(t *testing.T) {
 		{"slow client", n.Socket.SlowClientPolicy, rsbsocket.SlowClientDisconnect},
 		{"interest", n.Socket.DefaultInterest, rsbsocket.InterestNone},
 		{"queue", [3]int{n.Socket.QueueFrames, n.Socket.QueueBytes, n.Socket.MaxFrameSize}, [3]int{10, 4096, 2048}},
+		{"stall", n.Socket.StallTimeout.String(), "250ms"},
+		{"participants", n.Socket.MaxParticipants, 100},
 		{"flush", n.ShutdownFlush.String(), "2s"},
 		{"barrier", n.InterestBarrier.String(), "1.5s"},
 		{"log", [2]any{s.logLevel, s.logFormat}, [2]any{slog.LevelDebug, logJSON}},
