@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -28,6 +29,7 @@ type agentState struct {
 	emb     *bus.Embedded
 	nats    *server.Server
 	echo    *bus.UDPEcho
+	refs    []io.Closer // the raw references' echoes and relay
 	start   chan struct{}
 	abort   context.CancelFunc
 	acker   *workload.Acker
@@ -42,6 +44,9 @@ type (
 	addrArgs struct {
 		Addr  string `json:"addr"`
 		Conns int    `json:"conns,omitempty"`
+		// Group is a multicast group: where the multicast echo replies
+		// to, or where the multicast pinger listens.
+		Group string `json:"group,omitempty"`
 	}
 	addrResult struct {
 		Addr   string `json:"addr"`
@@ -68,14 +73,13 @@ type (
 )
 
 func (s *agentState) ops() map[string]agent.Op {
-	return map[string]agent.Op{
+	ops := s.refOps()
+	for name, op := range map[string]agent.Op{
 		"node":        s.opNode,
 		"members":     s.opMembers,
 		"socket":      s.opSocket,
 		"nats-server": s.opNATSServer,
 		"nats":        s.opNATS,
-		"udp-echo":    s.opUDPEcho,
-		"udp":         s.opUDP,
 		"recv":        s.opRecv,
 		"send":        s.opSend,
 		"go":          s.opGo,
@@ -90,7 +94,10 @@ func (s *agentState) ops() map[string]agent.Op {
 		"memstats":    func(context.Context, json.RawMessage, agent.Progress) (any, error) { return memStats(), nil },
 		"profile":     s.opProfile,
 		"unprofile":   s.opUnprofile,
+	} {
+		ops[name] = op
 	}
+	return ops
 }
 
 // runAgent serves operations on stdin/stdout until told to quit.
@@ -118,6 +125,9 @@ func (s *agentState) closeAll() {
 	}
 	if s.echo != nil {
 		_ = s.echo.Close()
+	}
+	for _, c := range s.refs {
+		_ = c.Close()
 	}
 }
 
@@ -209,29 +219,6 @@ func (s *agentState) opNATS(_ context.Context, raw json.RawMessage, _ agent.Prog
 		return nil, err
 	}
 	ep, err := bus.DialNATSConns(a.Addr, a.Conns)
-	if err != nil {
-		return nil, err
-	}
-	return nil, s.setEndpoint(ep)
-}
-
-func (s *agentState) opUDPEcho(context.Context, json.RawMessage, agent.Progress) (any, error) {
-	e, err := bus.StartUDPEcho()
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	s.echo = e
-	s.mu.Unlock()
-	return addrResult{Addr: e.Addr()}, nil
-}
-
-func (s *agentState) opUDP(_ context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
-	a, err := args[addrArgs](raw)
-	if err != nil {
-		return nil, err
-	}
-	ep, err := bus.DialUDP(a.Addr)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,10 @@
 //     the same figures;
 //   - Cyclone DDS's ddsperf (reliable, loopback) and NATS (nats-server and
 //     nats.go, client → server → client): the same sizes and layout;
-//   - a raw Go UDP ping-pong, the floor of a datagram round trip;
+//   - raw Go references of what each layout's structure costs: a UDP
+//     ping-pong, unicast and over loopback multicast (two processes, the
+//     embedded layout), and a TCP relay (pinger → relay → echo, three
+//     processes, the one-daemon and NATS layout);
 //   - scaling on one daemon: 1, 100 and 10,000 scopes; 1, 100 and 1,000
 //     socket listeners with a connection each, 100 and 1,000 multiplexed
 //     over one connection (each its own Hello participant, as RSB clients
@@ -23,7 +26,7 @@
 //
 // Round trips: rsbd and NATS endpoints reply from inside the event handler
 // (the ponger republishes, the pinger sends its next ping), so neither pays
-// a goroutine hand-off per event that the raw UDP reference does not.
+// a goroutine hand-off per event that the raw references do not.
 //
 // Every throughput run probes until the path carries events, sends a
 // warm-up burst and then the measured events without a pause; the

@@ -15,6 +15,8 @@ const (
 	peerDDS  = "Cyclone DDS (ddsperf)"
 	peerNATS = "NATS 2.15 (nats.go)"
 	peerUDP  = "raw Go UDP ping-pong"
+	peerMC   = "raw Go UDP multicast ping-pong"
+	peerTCP  = "raw Go TCP relay (3 processes)"
 )
 
 func ge(b float64) *report.Goal { return &report.Goal{Op: ">=", Bound: b} }
@@ -90,10 +92,13 @@ func (r *runner) latencyRows(add addFunc) {
 	for _, s := range latencySizes {
 		add(lat(emb, s, "RTT p50", peerUDP, le(1.2)), p50Key(sysEmbedded, s), p50Key(sysUDP, s))
 		add(lat(emb, s, "RTT p99", peerUDP, nil), p99Key(sysEmbedded, s), p99Key(sysUDP, s))
+		add(lat(emb, s, "RTT p50", peerMC, nil), p50Key(sysEmbedded, s), p50Key(sysMcast, s))
 		add(lat(emb, s, "RTT p50", peerDDS, nil), p50Key(sysEmbedded, s), p50Key(sysDDS, s))
 		add(lat(emb, s, "RTT p99", peerDDS, nil), p99Key(sysEmbedded, s), p99Key(sysDDS, s))
 		add(lat(d1, s, "RTT p50", peerNATS, le(0.5)), p50Key(sysDaemon, s), p50Key(sysNATS, s))
 		add(lat(d1, s, "RTT p99", peerNATS, nil), p99Key(sysDaemon, s), p99Key(sysNATS, s))
+		add(lat(d1, s, "RTT p50", peerTCP, nil), p50Key(sysDaemon, s), r.withPeerNote(p50Key(sysRelay, s), p50Key(sysNATS, s), "NATS"))
+		add(lat(d1, s, "RTT p99", peerTCP, nil), p99Key(sysDaemon, s), r.withPeerNote(p99Key(sysRelay, s), p99Key(sysNATS, s), "NATS"))
 		add(lat(d2, s, "RTT p50", peerNATS, nil), p50Key(sysDaemons, s), p50Key(sysNATS, s))
 		add(lat(d2, s, "RTT p99", peerNATS, nil), p99Key(sysDaemons, s), p99Key(sysNATS, s))
 	}
@@ -161,7 +166,8 @@ func (r *runner) methodNotes() []string {
 	return []string{
 		"throughput = the subscriber's rate between its first and last measured arrival; each run probes until the path carries events, then publishes the warm-up burst and the measured events back to back as fast as the publisher's API accepts them; MB = 10^6 payload bytes",
 		"events per throughput run (rsbd and NATS alike): " + strings.Join(counts, ", "),
-		fmt.Sprintf("round trips: %d measured after %d warm-up, one ping outstanding, RTT over the whole run (nearest rank); rsbd and NATS reply from inside the event handler (the ponger republishes, the pinger sends its next ping), the raw UDP reference writes and reads on one goroutine", r.p.pings, r.p.pingWarm),
+		fmt.Sprintf("round trips: %d measured after %d warm-up, one ping outstanding, RTT over the whole run (nearest rank); rsbd and NATS reply from inside the event handler (the ponger republishes, the pinger sends its next ping), the raw references write the ping and read its echo on one goroutine and echo on the goroutine that read", r.p.pings, r.p.pingWarm),
+		"raw references (Go net package, no protocol work; what the structure of a layout costs on this host): UDP = unicast ping-pong between two processes; UDP multicast = the same over loopback multicast with IP_MULTICAST_LOOP, pings to group A, pongs to group B, each process joined to its own group only (golang.org/x/net/ipv4); TCP relay = pinger and echo processes connected through a relay process that copies every byte read on one loopback TCP connection to the other (one goroutine per direction, TCP_NODELAY), four socket hops per round trip as through one daemon or a NATS server; the pinger sends 4-byte length-prefixed messages",
 		fmt.Sprintf("ddsperf runs for a duration, not a count (%v throughput, %v ping-pong): figures are medians of its 1-s windows, first and last dropped (throughput) or first dropped (RTT); reliable, KEEP_ALL, loopback with multicast, defaults otherwise", r.p.ddsThr, r.p.ddsLat),
 		"NATS: nats-server v2.15.3 (its Go module, run in a child process, max_payload 2 MB), publisher and subscriber nats.go v1.55.0 processes; pub/sub ping-pong for RTT",
 		"rsbd socket clients write raw RSB socket frames through package rsbsocket, batching publishes (up to 128 frames or 64 KiB per write, flushed at the end and after every ping); subscribers announce a listener with an introspection Hello",

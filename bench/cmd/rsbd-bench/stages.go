@@ -20,6 +20,8 @@ const (
 	sysNATS     = "nats"
 	sysDDS      = "dds"
 	sysUDP      = "udp"
+	sysMcast    = "mcast"
+	sysRelay    = "tcprelay"
 )
 
 var stageNames = []string{"embedded", "daemon", "daemon2", "nats", "dds", "udp", "scaling"}
@@ -193,7 +195,7 @@ func (r *runner) socketClients(prefix, pubAddr, subAddr string) (*agent.Process,
 }
 
 // stageDaemon: publisher and subscriber processes as socket clients of one
-// daemon process.
+// daemon process, then the raw TCP relay in the same layout.
 func (r *runner) stageDaemon() error {
 	d, err := r.spawn("daemon", roleServer)
 	if err != nil {
@@ -216,7 +218,7 @@ func (r *runner) stageDaemon() error {
 		return err
 	}
 	r.series(sysDaemon, "rsbd one daemon", p, s, []*agent.Process{d, p, s})
-	return nil
+	return r.refRelay()
 }
 
 // stageDaemons: publisher → daemon A → multicast → daemon B → subscriber.
@@ -289,7 +291,8 @@ func (r *runner) stageNATS() error {
 	return nil
 }
 
-// stageUDP: raw Go UDP ping-pong between two processes.
+// stageUDP: raw Go UDP ping-pong between two processes, unicast and then
+// over loopback multicast.
 func (r *runner) stageUDP() error {
 	e, err := r.spawn("udp-echo", roleSub)
 	if err != nil {
@@ -311,13 +314,8 @@ func (r *runner) stageUDP() error {
 		r.fail(err, allKeys(sysUDP, false)...)
 		return err
 	}
-	for _, size := range latencySizes {
-		p50, p99 := r.latency(latRun{ping: c, size: size, in: "/udp/", out: "/udp/"})
-		r.set(p50Key(sysUDP, size), p50)
-		r.set(p99Key(sysUDP, size), p99)
-		r.logf("raw UDP RTT %s: p50 %.1f µs, p99 %.1f µs %s", report.FormatSize(size), p50.Value, p99.Value, p50.Status)
-	}
-	return nil
+	r.refLatency(sysUDP, "raw UDP", c)
+	return r.refMcast()
 }
 
 // stageDDS: ddsperf sub/pub and ping/pong processes.

@@ -63,8 +63,9 @@ type UDPClient struct {
 	buf []byte
 }
 
-// ErrNoSubscribe is returned by UDPClient.Subscribe.
-var ErrNoSubscribe = errors.New("bus: the UDP client only does round trips")
+// ErrNoSubscribe is returned by Subscribe of the raw reference clients
+// (UDPClient, McastClient, TCPClient).
+var ErrNoSubscribe = errors.New("bus: the raw reference clients only do round trips")
 
 // DialUDP connects to the echo at addr.
 func DialUDP(addr string) (*UDPClient, error) {

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/rsbd/rsbd/bench/internal/agent"
+	"github.com/rsbd/rsbd/bench/internal/report"
+)
+
+// The raw references: what the structure of a layout costs on this
+// machine without any protocol work. Their pingers write a ping and read
+// its echo on one goroutine; their echoes write back on the goroutine that
+// read.
+
+// refLatency runs the round trips of a raw reference whose pinger runs in
+// agent ping (the echo runs on its own, so latRun has no ponger).
+func (r *runner) refLatency(sys, label string, ping *agent.Process) {
+	for _, size := range latencySizes {
+		p50, p99 := r.latency(latRun{ping: ping, size: size, in: "/" + sys + "/", out: "/" + sys + "/"})
+		r.set(p50Key(sys, size), p50)
+		r.set(p99Key(sys, size), p99)
+		r.logf("%s RTT %s: p50 %.1f µs, p99 %.1f µs %s", label, report.FormatSize(size), p50.Value, p99.Value, p50.Status)
+	}
+}
+
+// refMcast: raw Go UDP ping-pong over loopback multicast between two
+// processes, pings to group A, pongs to group B.
+func (r *runner) refMcast() error {
+	base := fmt.Sprintf("239.255.%d.", 20+rand.IntN(200))
+	groupA, groupB := base+"250", base+"251" // the ports are ephemeral
+	e, err := r.spawn("mcast-echo", roleSub)
+	if err != nil {
+		r.fail(err, allKeys(sysMcast, false)...)
+		return err
+	}
+	var c *agent.Process
+	defer func() { r.closeAll(c, e) }()
+	err = func() error {
+		var res addrResult
+		if err := e.Do("mcast-echo", addrArgs{Addr: groupA, Group: groupB}, setupTimeout, &res); err != nil {
+			return err
+		}
+		if c, err = r.spawn("mcast-ping", rolePub); err != nil {
+			return err
+		}
+		return c.Do("mcast", addrArgs{Addr: res.Addr, Group: groupB}, setupTimeout, nil)
+	}()
+	if err != nil {
+		r.fail(err, allKeys(sysMcast, false)...)
+		return fmt.Errorf("raw multicast reference: %w", err)
+	}
+	r.refLatency(sysMcast, "raw UDP multicast", c)
+	return nil
+}
+
+// refRelay: raw Go TCP relay in the one-daemon layout: a pinger process and
+// an echo process connected through a relay process.
+func (r *runner) refRelay() error {
+	relay, err := r.spawn("tcp-relay", roleServer)
+	if err != nil {
+		r.fail(err, allKeys(sysRelay, false)...)
+		return err
+	}
+	var e, c *agent.Process
+	defer func() { r.closeAll(c, e, relay) }()
+	err = func() error {
+		var res addrResult
+		if err := relay.Do("tcp-relay", nil, setupTimeout, &res); err != nil {
+			return err
+		}
+		if e, err = r.spawn("tcp-echo", roleSub); err != nil {
+			return err
+		}
+		if err := e.Do("tcp-echo", addrArgs{Addr: res.Addr}, setupTimeout, nil); err != nil {
+			return err
+		}
+		if c, err = r.spawn("tcp-ping", rolePub); err != nil {
+			return err
+		}
+		return c.Do("tcp", addrArgs{Addr: res.Addr}, setupTimeout, nil)
+	}()
+	if err != nil {
+		r.fail(err, allKeys(sysRelay, false)...)
+		return fmt.Errorf("raw TCP relay reference: %w", err)
+	}
+	r.refLatency(sysRelay, "raw TCP relay", c)
+	return nil
+}
+
+// withPeerNote returns the key of the reference figure ref with a note
+// giving peer's figure as a multiple of it (NATS against the relay), or ref
+// itself when either figure is missing or failed.
+func (r *runner) withPeerNote(ref, peer, peerName string) string {
+	rf, pf := r.figs[ref], r.figs[peer]
+	if !rf.OK() || !pf.OK() {
+		return ref
+	}
+	key := ref + "+" + peer
+	note := fmt.Sprintf("%s %s µs = %.2f× this", peerName, fmtMicro(pf.Value), pf.Value/rf.Value)
+	if rf.Note != "" {
+		note = rf.Note + "; " + note
+	}
+	rf.Note = note
+	r.figs[key] = rf
+	return key
+}
+
+// fmtMicro formats microseconds with three significant digits.
+func fmtMicro(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
