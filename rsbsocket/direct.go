@@ -30,15 +30,18 @@ func (f *flushState) due() bool {
 
 // flushTargets flushes every connection r forwarded frames to since its
 // last flush. It runs on r's reader.
-func (r *conn) flushTargets() {
-	f := &r.flushing
+func (r *conn) flushTargets() { r.flushing.flush() }
+
+// flush makes sure the frames queued to the noted connections get written:
+// for a few, on the calling goroutine as far as their sockets take them
+// without blocking; for many, by their writer goroutines, which share the
+// cores, instead of one after the other here.
+func (f *flushState) flush() {
 	f.bytes = 0
 	if len(f.targets) == 0 {
 		return
 	}
 	if len(f.targets) > directTargetsMax {
-		// Many targets: their writes go to writer goroutines, which share
-		// the cores, instead of one after the other on this reader.
 		for i, c := range f.targets {
 			f.targets[i] = nil
 			if c.q.claim() {

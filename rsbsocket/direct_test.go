@@ -68,3 +68,53 @@ func TestFramesWithin(t *testing.T) {
 		}
 	}
 }
+
+// TestDeliverBatch: frames queued with DeliverTo are written by Flush, on
+// the caller's goroutine for an idle connection, in order.
+func TestDeliverBatch(t *testing.T) {
+	s, addr := startServer(t, quietConfig(), nil)
+	sub := dial(t, addr)
+	connOf(t, s, sub)
+	bodies := bulkFrames(t, 50, 100)
+	var b DeliverBatch
+	for _, body := range bodies {
+		if n := s.DeliverTo(&b, body, pythonFrameScope(t), 0); n != 1 {
+			t.Fatalf("DeliverTo queued to %d connections", n)
+		}
+	}
+	if st := s.Stats(); st.DirectWrites != 0 || st.WriterStarts != 0 || st.QueueFrames != 50 {
+		t.Fatalf("before Flush: %+v", st)
+	}
+	b.Flush()
+	recvAll(t, sub, bodies, func(int) {})
+	st := s.Stats()
+	noDrops(t, st)
+	if st.DirectWrites != 1 || st.WriterStarts != 0 {
+		t.Fatalf("direct writes %d, writer starts %d; want one write, no writer", st.DirectWrites, st.WriterStarts)
+	}
+}
+
+// TestDeliverBatchManyTargets: a flush to more than directTargetsMax
+// connections starts their writers.
+func TestDeliverBatchManyTargets(t *testing.T) {
+	s, addr := startServer(t, quietConfig(), nil)
+	subs := make([]*ClientConn, directTargetsMax+2)
+	for i := range subs {
+		subs[i] = dial(t, addr)
+		connOf(t, s, subs[i])
+	}
+	body := bulkFrames(t, 1, 100)[0]
+	var b DeliverBatch
+	if n := s.DeliverTo(&b, body, pythonFrameScope(t), 0); n != len(subs) {
+		t.Fatalf("DeliverTo queued to %d connections, want %d", n, len(subs))
+	}
+	b.Flush()
+	for _, c := range subs {
+		if got := recv(t, c); !bytes.Equal(got, body) {
+			t.Fatal("frame differs")
+		}
+	}
+	if st := s.Stats(); st.WriterStarts != uint64(len(subs)) || st.DirectWrites != 0 {
+		t.Fatalf("writer starts %d, direct writes %d", st.WriterStarts, st.DirectWrites)
+	}
+}

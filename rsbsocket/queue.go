@@ -117,6 +117,21 @@ func (q *sendQueue) push(body []byte) (res pushResult, start bool) {
 	return pushOK, start
 }
 
+// pushUnowned is push for a caller that flushes the queue later (a
+// DeliverBatch): it does not take ownership.
+func (q *sendQueue) pushUnowned(body []byte) pushResult {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch {
+	case q.closed:
+		return pushClosed
+	case !q.hasRoomLocked(len(body), false):
+		return pushFull
+	}
+	q.addLocked(body)
+	return pushOK
+}
+
 // offer offers body while the queue is below its high watermark. At or
 // above it, offer returns pushStalled when the queue is stalled, else
 // pushWait and a channel that is closed when the queue has drained below

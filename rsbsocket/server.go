@@ -284,6 +284,41 @@ func (s *Server) Deliver(frame []byte, sc scope.Scope, except ConnID) int {
 	return n
 }
 
+// DeliverBatch collects the connections DeliverTo queued frames to, so
+// that Flush writes each of them once for a whole batch of frames, on the
+// caller's goroutine when they are few and idle. A DeliverBatch belongs to
+// one goroutine at a time; its zero value is ready for use.
+type DeliverBatch struct {
+	f flushState
+}
+
+// DeliverTo is Deliver for a batch: the frame is queued to the matching
+// connections (never blocking; full queues drop it as Deliver does) and
+// written by b.Flush, which the caller must call before it waits for
+// anything (at the end of its batch).
+func (s *Server) DeliverTo(b *DeliverBatch, frame []byte, sc scope.Scope, except ConnID) int {
+	var buf [16]*conn
+	var sup [8]scope.Scope
+	targets, _ := s.index.Load().appendTargets(buf[:0], sup[:0], sc)
+	n := 0
+	for _, c := range targets {
+		if c.id == except {
+			continue
+		}
+		if c.settle(c.q.pushUnowned(frame), frame) {
+			b.f.add(c, len(frame))
+			n++
+		}
+	}
+	if b.f.due() {
+		b.Flush()
+	}
+	return n
+}
+
+// Flush writes what DeliverTo queued since the last Flush.
+func (b *DeliverBatch) Flush() { b.f.flush() }
+
 // Interest returns the union of the interests of all connections: what this
 // server's clients want from elsewhere. With no connection it is empty.
 func (s *Server) Interest() Interest {
