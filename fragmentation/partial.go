@@ -147,7 +147,9 @@ func (a *Assembler) insert(p *partial, fr *fragment) (*rsbpb.Notification, error
 
 // presize sizes p's data buffer once, from the first fragment that is not the
 // last. Senders cut equal chunks, and a later fragment trades fragment 0's
-// header for the event id, so total × chunk bounds the event. A claim whose
+// header for the event id, so total × chunk bounds the event. rsbd's
+// senders balance the chunks (only the last may be shorter), which keeps
+// the estimate within about a header per fragment of the event's size. A claim whose
 // lower bound ((total-2) × chunk) already exceeds MaxEventSize gets no buffer;
 // otherwise the estimate, capped by MaxEventSize, is used only if it fits the
 // byte budget without evicting anything, and it is charged. Without it buf

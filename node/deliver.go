@@ -41,10 +41,13 @@ const (
 // delivery is one unit of work for the local sinks.
 type delivery struct {
 	kind deliveryKind
-	body []byte
-	msg  *rsbpb.Notification
-	loss *LossReport
-	size int
+	// owned says body is a copy of its own, which an event decoded from
+	// it may alias (rather than a reader's buffer or a shared slab).
+	owned bool
+	body  []byte
+	msg   *rsbpb.Notification
+	loss  *LossReport
+	size  int
 }
 
 // deliveryQueue orders deliveries between the goroutines that produce them
@@ -59,8 +62,10 @@ type deliveryQueue struct {
 	// queued mirrors bytes for lock-free readers (sendAcks).
 	queued atomic.Int64
 	wake   chan struct{}
-	// recent belongs to the delivering goroutine.
+	// recent, dec and match belong to the delivering goroutine.
 	recent recentEvents
+	dec    notification.Decoder
+	match  matchCache
 }
 
 func newDeliveryQueue() *deliveryQueue {
@@ -183,9 +188,10 @@ func (n *Node) deliverAll(ds []delivery, stable bool) {
 		d := &ds[i]
 		switch d.kind {
 		case deliverBody:
-			n.deliverNetwork(d.body, stable)
+			n.deliverNetwork(d.body, stable, d.owned)
 		case deliverMsg:
 			n.deliverMessage(d.msg, d.size)
+
 		case deliverLoss:
 			n.reportLoss(*d.loss)
 		}
@@ -209,14 +215,16 @@ func (n *Node) deliverMessage(m *rsbpb.Notification, size int) {
 		n.m.Drop(metrics.DropDecodeError)
 		return
 	}
-	n.deliverNetwork(body, true)
+	n.deliverNetwork(body, true, true)
 }
 
-// stabilize copies the bodies of ds out of a reader's buffer.
+// stabilize copies the bodies of ds out of a reader's buffer, each into a
+// buffer of its own that the decoded event may keep (its Data aliases it).
+// Decoding is left to the delivering goroutine, off the engine lock.
 func stabilize(ds []delivery) {
 	for i := range ds {
 		if ds[i].kind == deliverBody {
-			ds[i].body = bytes.Clone(ds[i].body)
+			ds[i].body, ds[i].owned = bytes.Clone(ds[i].body), true
 		}
 	}
 }

@@ -33,7 +33,7 @@ func (h socketHandler) OnFrame(_ rsbsocket.ConnID, f rsbsocket.Frame) {
 			n.helloGen.Store(g)
 		}
 	}
-	n.deliverSinks(f.Body, f.Scope, nil)
+	n.deliverSinks(f.Body, f.Scope, nil, nil, nil)
 	if n.interest().Len() == 0 {
 		return // no peer: nothing goes to the network
 	}
@@ -116,7 +116,7 @@ func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
 	}
 	n.m.EventsIn[metrics.PathLocal].Inc()
 	n.m.BytesIn[metrics.PathLocal].Add(float64(size))
-	n.deliverSinks(nil, ev.Scope, ev)
+	n.deliverSinks(nil, ev.Scope, nil, ev, nil)
 	if !network {
 		return nil // no peer: nothing goes to the network
 	}
@@ -143,17 +143,24 @@ func (n *Node) Subscribe(sc scope.Scope, fn Handler, opts ...SubscribeOption) (c
 
 // deliverSinks calls the embedded subscriptions matching sc. ev is the
 // decoded event when the caller has it; otherwise body is decoded once, and
-// only if some subscription matches.
-func (n *Node) deliverSinks(body []byte, sc scope.Scope, ev *notification.Event) int {
+// only if some subscription matches: by the delivering goroutine's decoder
+// when dec is set (see bodyDecoder), else into a fresh copy. cache, when
+// set, is the delivering goroutine's cache of the last scope's matches.
+func (n *Node) deliverSinks(body []byte, sc scope.Scope, dec *bodyDecoder, ev *notification.Event, cache *matchCache) int {
 	var supers [8]scope.Scope
 	var found [8]*subscription
-	subs, _ := n.sinks.matching(found[:0], supers[:0], sc)
+	var subs []*subscription
+	if cache != nil {
+		subs = cache.matching(n.sinks, sc)
+	} else {
+		subs, _ = n.sinks.matching(found[:0], supers[:0], sc)
+	}
 	if len(subs) == 0 {
 		return 0
 	}
 	if ev == nil {
 		var err error
-		if ev, err = notification.Unmarshal(body); err != nil {
+		if ev, err = dec.decode(body); err != nil {
 			n.m.Drop(metrics.DropDecodeError)
 			return 0
 		}
@@ -168,10 +175,11 @@ func (n *Node) deliverSinks(body []byte, sc scope.Scope, ev *notification.Event)
 // socket clients and subscriptions whose scope matches (hashed groups
 // collide and carry sub-scopes, so the scope is checked again here). It
 // runs on the delivering goroutine; stable says body outlives the call
-// (socket clients' queues keep it).
-func (n *Node) deliverNetwork(body []byte, stable bool) {
+// (socket clients' queues keep it), owned that it is a copy of its own
+// (events decoded from it may alias it).
+func (n *Node) deliverNetwork(body []byte, stable, owned bool) {
 	if n.sock == nil {
-		n.deliverEmbedded(body)
+		n.deliverEmbedded(body, owned)
 		return
 	}
 	f, err := rsbsocket.ParseFrame(body)
@@ -187,10 +195,10 @@ func (n *Node) deliverNetwork(body []byte, stable bool) {
 	n.m.EventsIn[metrics.PathNetwork].Inc()
 	n.m.BytesIn[metrics.PathNetwork].Add(float64(len(body)))
 	if !stable {
-		body = bytes.Clone(body)
+		body, owned = bytes.Clone(body), true
 	}
 	got := n.sock.Deliver(body, f.Scope, 0)
-	got += n.deliverSinks(body, f.Scope, nil)
+	got += n.deliverSinks(body, f.Scope, &bodyDecoder{dec: &n.dq.dec, alias: owned}, nil, &n.dq.match)
 	if got == 0 {
 		// Deliver counts what it queued: a frame a full queue refused is
 		// already counted as a slow-client drop.
@@ -204,8 +212,8 @@ func (n *Node) deliverNetwork(body []byte, stable bool) {
 
 // deliverEmbedded is deliverNetwork for a node without socket clients: the
 // event is decoded once, for the subscriptions, and matched by its scope.
-func (n *Node) deliverEmbedded(body []byte) {
-	ev, err := notification.Unmarshal(body)
+func (n *Node) deliverEmbedded(body []byte, owned bool) {
+	ev, err := (&bodyDecoder{dec: &n.dq.dec, alias: owned}).decode(body)
 	if err != nil {
 		n.m.Drop(metrics.DropDecodeError)
 		return
@@ -222,11 +230,30 @@ func (n *Node) deliverEvent(ev *notification.Event, size int) {
 	}
 	n.m.EventsIn[metrics.PathNetwork].Inc()
 	n.m.BytesIn[metrics.PathNetwork].Add(float64(size))
-	if n.deliverSinks(nil, ev.Scope, ev) == 0 {
+	if n.deliverSinks(nil, ev.Scope, nil, ev, &n.dq.match) == 0 {
 		n.m.Drop(metrics.DropScopeMismatch)
 		return
 	}
 	n.m.EventsOut[metrics.PathLocal].Inc()
+}
+
+// bodyDecoder decodes network bodies on the delivering goroutine with its
+// Decoder: into an event whose Data aliases the body when the body is a
+// copy of its own (alias), else copying the data out of it.
+type bodyDecoder struct {
+	dec   *notification.Decoder
+	alias bool
+}
+
+// decode decodes body; a nil d decodes into a fresh copy.
+func (d *bodyDecoder) decode(body []byte) (*notification.Event, error) {
+	switch {
+	case d == nil:
+		return notification.Unmarshal(body)
+	case d.alias:
+		return d.dec.DecodeAlias(body)
+	}
+	return d.dec.Decode(body)
 }
 
 // reportLoss surfaces an unrecoverable loss: metrics, log, OnLoss.

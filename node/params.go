@@ -113,6 +113,12 @@ const (
 	// deliveryMaxBytes: past this many waiting bytes, events of unreliable
 	// streams are dropped (counted as queue_full) instead of queued.
 	deliveryMaxBytes = 64 << 20
+	// recordSlabSize is the size of the slabs the records of small published
+	// events are carved from (one allocation for many events).
+	recordSlabSize = 64 << 10
+	// maxSlabRecord is the largest record carved from a slab; larger ones
+	// are allocated alone.
+	maxSlabRecord = 4 << 10
 	// maxDrain is how many queued inputs the engine handles before it
 	// flushes pending datagrams (batching under load, latency when idle).
 	maxDrain = 256

@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -38,7 +39,7 @@ func marshalWhole(ev *notification.Event) (record, body []byte, err error) {
 // marshalSized is marshalWhole for a checked event of the given size.
 func marshalSized(ev *notification.Event, size int) (record, body []byte, err error) {
 	pre := protowire.SizeTag(1) + protowire.SizeVarint(uint64(size))
-	buf := make([]byte, 0, pre+size+wholeTrailer)
+	buf := allocRecord(pre + size + wholeTrailer)
 	buf = protowire.AppendTag(buf, 1, protowire.BytesType)
 	buf = protowire.AppendVarint(buf, uint64(size))
 	buf = notification.AppendNotification(buf, ev)
@@ -116,4 +117,32 @@ func unwrapWhole(record []byte) (n []byte, ok bool, err error) {
 		return nil, false, errRecord
 	}
 	return n, parts == 1 && part == 0, nil
+}
+
+// recordSlab is a buffer that the records of small published events are
+// carved from, saving an allocation per event. A record is retained only
+// inside the node (by its sender stream for repair, by socket clients'
+// queues), all bounded and released roughly in publish order, so a slab
+// lives about as long as its newest record.
+type recordSlab struct{ buf []byte }
+
+// slabs hands each publishing goroutine a slab of its own for the time of
+// one carve.
+var slabs = sync.Pool{New: func() any { return new(recordSlab) }}
+
+// allocRecord returns an empty buffer of capacity n: carved from a slab
+// when n is at most maxSlabRecord, else allocated alone.
+func allocRecord(n int) []byte {
+	if n > maxSlabRecord {
+		return make([]byte, 0, n)
+	}
+	s := slabs.Get().(*recordSlab)
+	if cap(s.buf)-len(s.buf) < n {
+		s.buf = make([]byte, 0, recordSlabSize)
+	}
+	start := len(s.buf)
+	s.buf = s.buf[:start+n]
+	b := s.buf[start : start : start+n]
+	slabs.Put(s)
+	return b
 }

@@ -65,3 +65,29 @@ func FuzzUnwrapWhole(f *testing.F) {
 		}
 	})
 }
+
+// TestAllocRecordSlabs: carved records never overlap, have the capacity
+// asked for (so appending past it reallocates) and share slabs.
+func TestAllocRecordSlabs(t *testing.T) {
+	var bufs [][]byte
+	for i := range 200 {
+		n := 1 + i*37%maxSlabRecord
+		b := allocRecord(n)
+		if len(b) != 0 || cap(b) != n {
+			t.Fatalf("record %d: len %d cap %d, want 0 and %d", i, len(b), cap(b), n)
+		}
+		b = append(b, bytes.Repeat([]byte{byte(i)}, n)...)
+		bufs = append(bufs, b)
+	}
+	for i, b := range bufs {
+		if !bytes.Equal(b, bytes.Repeat([]byte{byte(i)}, len(b))) {
+			t.Fatalf("record %d was overwritten by a later one", i)
+		}
+	}
+	if b := allocRecord(maxSlabRecord + 1); cap(b) != maxSlabRecord+1 {
+		t.Fatalf("large record: cap %d", cap(b))
+	}
+	if a := testing.AllocsPerRun(1000, func() { allocRecord(1100) }); a > 0.1 {
+		t.Fatalf("%v allocations per small record", a)
+	}
+}

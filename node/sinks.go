@@ -2,6 +2,7 @@ package node
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
@@ -48,6 +49,8 @@ type sinkTable struct {
 	mu     sync.RWMutex
 	nextID uint64
 	by     map[scope.Scope][]*subscription
+	// gen counts changes (under mu), so that a matchCache sees them.
+	gen atomic.Uint64
 }
 
 func newSinkTable() *sinkTable {
@@ -65,6 +68,7 @@ func (t *sinkTable) add(sc scope.Scope, fn Handler, opts []SubscribeOption) uint
 	}
 	// Copy on write per scope: a delivery may be iterating the old slice.
 	t.by[sc] = append(append(make([]*subscription, 0, len(t.by[sc])+1), t.by[sc]...), s)
+	t.gen.Add(1)
 	return s.id
 }
 
@@ -75,6 +79,7 @@ func (t *sinkTable) remove(sc scope.Scope, id uint64) bool {
 	subs := t.by[sc]
 	for i, s := range subs {
 		if s.id == id {
+			t.gen.Add(1)
 			if len(subs) == 1 {
 				delete(t.by, sc)
 			} else {
@@ -127,4 +132,28 @@ func (t *sinkTable) matching(dst []*subscription, supers []scope.Scope, sc scope
 		dst = append(dst, t.by[s]...)
 	}
 	return dst, supers
+}
+
+// matchCache remembers the subscriptions matching the last scope delivered
+// (network events mostly come in runs on one scope) until the table
+// changes. It belongs to one goroutine.
+type matchCache struct {
+	valid  bool
+	gen    uint64
+	sc     scope.Scope
+	subs   []*subscription
+	supers []scope.Scope
+}
+
+// matching returns the subscriptions of t matching sc, like
+// sinkTable.matching. The result is valid until the next call.
+func (c *matchCache) matching(t *sinkTable, sc scope.Scope) []*subscription {
+	if c.valid && c.sc == sc && c.gen == t.gen.Load() {
+		return c.subs
+	}
+	// A change after reading gen makes the next call look again.
+	c.gen = t.gen.Load()
+	c.subs, c.supers = t.matching(c.subs[:0], c.supers, sc)
+	c.sc, c.valid = sc, true
+	return c.subs
 }

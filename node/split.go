@@ -58,25 +58,22 @@ func splitEvent(dst [][]byte, ev *notification.Event, capacity int) ([][]byte, e
 
 // splitParts cuts data into fragments of at most capacity bytes: fragment 0
 // carries header, the first chunk and eventID, later ones a chunk and
-// eventID. All fragments share one new buffer.
+// eventID. All fragments share one new buffer. The chunks are balanced (see
+// planChunks), so that a receiver sizes the event's buffer from any one
+// fragment closely.
 func splitParts(dst [][]byte, header, eventID, data []byte, hasData bool, capacity int) ([][]byte, error) {
 	first := capacity - len(header) - len(eventID) - splitOverhead
 	rest := capacity - len(eventID) - splitOverhead
 	if first < fragmentation.MinDataChunk {
 		return dst, fmt.Errorf("%w: %d header bytes, fragments of %d", fragmentation.ErrHeaderTooLarge, len(header)+len(eventID), capacity)
 	}
-	parts := 1
-	if len(data) > first {
-		parts += (len(data) - first + rest - 1) / rest
-	}
+	parts, c0, c := planChunks(len(data), first, rest)
 	buf := make([]byte, 0, len(header)+len(eventID)+len(data)+parts*(len(eventID)+splitOverhead))
 	for i := 0; i < parts; i++ {
-		n := min(len(data), first)
+		n := min(len(data), c)
 		var hdr []byte
 		if i == 0 {
-			hdr = header
-		} else {
-			n = min(len(data), rest)
+			hdr, n = header, min(len(data), c0)
 		}
 		start := len(buf)
 		buf = appendFragment(buf, hdr, eventID, data[:n], hasData, parts, i)
@@ -84,6 +81,30 @@ func splitParts(dst [][]byte, header, eventID, data []byte, hasData bool, capaci
 		data = data[n:]
 	}
 	return dst, nil
+}
+
+// planChunks cuts n data bytes into the fewest fragments whose chunks fit:
+// at most first bytes in fragment 0 (it carries the header), at most rest
+// in the others. Fragment 0 gets c0 bytes, every further fragment but the
+// last c, the last the remainder (1..c bytes).
+//
+// The chunks are as equal as the limits allow rather than full up to the
+// last: a receiver sizes an event's buffer as parts × (the chunk of the
+// first fragment it sees, plus the header for fragment 0), and with full
+// chunks an event just over one datagram would reserve twice its size.
+// When balancing leaves the last fragment empty (many small fragments),
+// the chunks are full instead: the estimate is off by one chunk at most.
+func planChunks(n, first, rest int) (parts, c0, c int) {
+	if n <= first {
+		return 1, n, rest
+	}
+	parts = 1 + (n-first+rest-1)/rest
+	c0 = min(first, (n+parts-1)/parts)
+	c = max(c0, (n-c0+parts-2)/(parts-1))
+	if last := n - c0 - (parts-2)*c; last < 1 || c > rest {
+		return parts, first, rest
+	}
+	return parts, c0, c
 }
 
 // appendFragment appends one FragmentedNotification; the data field is left

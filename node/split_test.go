@@ -170,3 +170,76 @@ func TestSplitEventMatchesSplitRaw(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanChunks: the chunks hold every byte, fit their limits, and keep
+// the receiver's estimate (parts × the first chunk it sees, fragment 0's
+// counted with the header) at or above the event and, when balanced, close.
+func TestPlanChunks(t *testing.T) {
+	for _, hdr := range []int{3, 80, 1000} {
+		for _, rest := range []int{1300, 59900} {
+			first := rest - hdr
+			for _, n := range []int{1, first, first + 1, rest + 7, 2 * rest, 65536, 100001, 1 << 20, 5 << 20, 16 << 20} {
+				parts, c0, c := planChunks(n, first, rest)
+				if parts == 1 {
+					if n > first || c0 != n {
+						t.Fatalf("n %d first %d: one part of %d", n, first, c0)
+					}
+					continue
+				}
+				last := n - c0 - (parts-2)*c
+				if want := 1 + (n-first+rest-1)/rest; parts != want {
+					t.Fatalf("n %d: %d parts, want %d", n, parts, want)
+				}
+				if c0 > first || c > rest || c0 < 1 || last < 1 || last > c {
+					t.Fatalf("n %d first %d rest %d: parts %d c0 %d c %d last %d", n, first, rest, parts, c0, c, last)
+				}
+				if parts*(c0+hdr) < n || (parts > 2 && parts*c < n) {
+					t.Fatalf("n %d: estimates %d, %d below the event", n, parts*(c0+hdr), parts*c)
+				}
+				if balanced := c0 < first || c < rest; balanced && parts*(c0+hdr) > n+parts*(hdr+1) {
+					t.Fatalf("n %d: balanced estimate %d far above", n, parts*(c0+hdr))
+				}
+			}
+		}
+	}
+}
+
+// TestSplitSizesReceiverBuffer: an event split for 60000-byte datagrams
+// costs the receiving Assembler little more than its size, whichever
+// fragment comes first.
+func TestSplitSizesReceiverBuffer(t *testing.T) {
+	for _, size := range []int{61000, 65536, 100000, 1 << 20} {
+		body := splitTestBody(t, size)
+		frags, err := splitRaw(nil, body, 60000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, order := range []string{"in order", "second first"} {
+			asm, err := fragmentation.NewAssembler(fragmentation.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			seq := frags
+			if order == "second first" && len(frags) > 2 {
+				seq = append([][]byte{frags[1], frags[0]}, frags[2:]...)
+			}
+			var got *rsbpb.Notification
+			for i, f := range seq {
+				if got, err = asm.AddBytes(time.Unix(0, 0), f); err != nil {
+					t.Fatal(err)
+				}
+				// Out of order, fragment 1 also waits aside until fragment 0 comes.
+				held := 0
+				if order == "second first" && i == 0 {
+					held = len(seq[0])
+				}
+				if i < len(seq)-1 && asm.BufferedBytes() > size+held+size/50+4096 {
+					t.Fatalf("%d bytes %s: %d buffered after %d fragments", size, order, asm.BufferedBytes(), i+1)
+				}
+			}
+			if got == nil || len(got.Data) != size || cap(got.Data) > size+size/50+4096 {
+				t.Fatalf("%d bytes %s: reassembled %v, capacity %d", size, order, got != nil, cap(got.GetData()))
+			}
+		}
+	}
+}

@@ -20,15 +20,14 @@ func Unmarshal(b []byte) (*Event, error) { return DecodeNotification(b) }
 // the same events as proto.Unmarshal followed by FromNotification. The Event
 // shares no memory with b.
 func DecodeNotification(b []byte) (*Event, error) {
-	e := new(Event)
-	d := notificationDecoder{e: e}
+	var d notificationDecoder
 	if err := d.decode(b); err != nil {
 		return nil, err
 	}
 	if err := d.finish(); err != nil {
 		return nil, err
 	}
-	return e, nil
+	return d.place(), nil
 }
 
 // fieldReader steps through the fields of one protobuf message, like a
@@ -117,8 +116,12 @@ func (d *idDecoder) id() (EventID, error) {
 
 // notificationDecoder holds the last value of each bytes field (nil when
 // absent) until finish converts them, so repeated fields cost no copies.
+// It decodes into e, by value so that it stays on the stack; place moves
+// the result to the heap.
 type notificationDecoder struct {
-	e                               *Event
+	e                               Event
+	alias                           bool     // Data aliases the input
+	scopes                          *Decoder // nil: no scope cache
 	scope, method, wireSchema, data []byte
 	id                              idDecoder
 	hasID                           bool
@@ -175,7 +178,7 @@ func (d *notificationDecoder) cause(b []byte) error {
 
 // finish checks required fields and fills the Event's strings and payload.
 func (d *notificationDecoder) finish() error {
-	e := d.e
+	e := &d.e
 	if !d.hasID {
 		return ErrMissingEventID
 	}
@@ -187,16 +190,35 @@ func (d *notificationDecoder) finish() error {
 	if err := d.meta.check(e); err != nil {
 		return err
 	}
-	if e.Scope, err = parseScope(d.scope); err != nil {
+	if d.scopes != nil {
+		e.Scope, err = d.scopes.scope(d.scope)
+	} else {
+		e.Scope, err = parseScope(d.scope)
+	}
+	if err != nil {
 		return err
 	}
 	e.Method, e.WireSchema = internString(d.method), internString(d.wireSchema)
-	if len(d.data) > 0 {
-		e.Data = bytes.Clone(d.data)
-	}
 	e.Present |= presentIf(d.method != nil, HasMethod) | presentIf(d.wireSchema != nil, HasWireSchema) |
 		presentIf(d.data != nil, HasData)
 	return nil
+}
+
+// place returns the finished event in a new allocation, with a copy of
+// the data or, when aliasing, the input's data itself.
+func (d *notificationDecoder) place() *Event {
+	e := new(Event)
+	*e = d.e
+	switch n := len(d.data); {
+	case n == 0:
+	case d.alias:
+		e.Data = d.data[:n:n]
+	default:
+		// A separate pointer-free allocation: cheaper than a combined one,
+		// and append copies without zeroing first.
+		e.Data = bytes.Clone(d.data)
+	}
+	return e
 }
 
 // internString converts b to a string without allocating for the wire

@@ -180,6 +180,7 @@ func FuzzUnmarshal(f *testing.F) {
 		f.Add(unhex(f, tt.hex))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		decodeAll(t, b) // the Decoder agrees, copying or aliasing
 		e, err := DecodeNotification(b)
 		g, gerr := unmarshalGenerated(b)
 		if (err == nil) != (gerr == nil) {

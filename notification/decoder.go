@@ -1,0 +1,59 @@
+package notification
+
+import "github.com/rsbd/rsbd/scope"
+
+// Decoder decodes a stream of Notifications as DecodeNotification does,
+// with fewer allocations: events on a scope it decoded recently share that
+// scope's string, and DecodeAlias lets an event's Data alias the input
+// instead of copying it. The zero Decoder is ready; it is not safe for
+// concurrent use.
+type Decoder struct {
+	scopes [decoderScopes]cachedScope
+	next   int // the cache slot replaced next
+}
+
+// cachedScope is a scope field as it was on the wire and its parsed form.
+type cachedScope struct {
+	raw string
+	sc  scope.Scope
+}
+
+// Decode decodes b into a new Event that shares no memory with b. It
+// accepts, rejects and returns exactly what DecodeNotification does.
+func (d *Decoder) Decode(b []byte) (*Event, error) { return d.decode(b, false) }
+
+// DecodeAlias is Decode, except that the returned Event's Data aliases b
+// (capacity-limited, so an append to it reallocates). The caller hands b
+// over: it must never modify or reuse b while the event may be in use.
+func (d *Decoder) DecodeAlias(b []byte) (*Event, error) { return d.decode(b, true) }
+
+func (d *Decoder) decode(b []byte, alias bool) (*Event, error) {
+	nd := notificationDecoder{alias: alias, scopes: d}
+	if err := nd.decode(b); err != nil {
+		return nil, err
+	}
+	if err := nd.finish(); err != nil {
+		return nil, err
+	}
+	return nd.place(), nil
+}
+
+// scope parses a scope field, reusing a recently parsed equal one.
+func (d *Decoder) scope(b []byte) (scope.Scope, error) {
+	for i := range d.scopes {
+		if c := &d.scopes[i]; !c.sc.IsZero() && c.raw == string(b) {
+			return c.sc, nil
+		}
+	}
+	sc, err := parseScope(b)
+	if err != nil || len(b) > maxCachedScope {
+		return sc, err
+	}
+	raw := sc.String()
+	if len(raw) != len(b) {
+		raw = string(b) // normalized on the way: the wire form differs
+	}
+	d.scopes[d.next] = cachedScope{raw: raw, sc: sc}
+	d.next = (d.next + 1) % len(d.scopes)
+	return sc, nil
+}
