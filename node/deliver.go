@@ -10,6 +10,7 @@ import (
 	"github.com/rsbd/rsbd/metrics"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/proto/rsbpb"
+	"github.com/rsbd/rsbd/rsbsocket"
 )
 
 // Network deliveries (events for the local sinks and loss reports) never run
@@ -64,8 +65,11 @@ type deliveryQueue struct {
 	wake   chan struct{}
 	// recent, dec and match belong to the delivering goroutine.
 	recent recentEvents
-	dec    notification.Decoder
-	match  matchCache
+	// sockOut collects the socket clients the deliveries queued frames to;
+	// it belongs to the delivering goroutine.
+	sockOut rsbsocket.DeliverBatch
+	dec     notification.Decoder
+	match   matchCache
 }
 
 func newDeliveryQueue() *deliveryQueue {
@@ -191,11 +195,13 @@ func (n *Node) deliverAll(ds []delivery, stable bool) {
 			n.deliverNetwork(d.body, stable, d.owned)
 		case deliverMsg:
 			n.deliverMessage(d.msg, d.size)
-
 		case deliverLoss:
 			n.reportLoss(*d.loss)
 		}
 	}
+	// The frames queued for socket clients are written now, on this
+	// goroutine for a few idle connections.
+	n.dq.sockOut.Flush()
 }
 
 // deliverMessage delivers a reassembled event: straight from the message

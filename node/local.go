@@ -197,7 +197,7 @@ func (n *Node) deliverNetwork(body []byte, stable, owned bool) {
 	if !stable {
 		body, owned = bytes.Clone(body), true
 	}
-	got := n.sock.Deliver(body, f.Scope, 0)
+	got := n.sock.DeliverTo(&n.dq.sockOut, body, f.Scope, 0)
 	got += n.deliverSinks(body, f.Scope, &bodyDecoder{dec: &n.dq.dec, alias: owned}, nil, &n.dq.match)
 	if got == 0 {
 		// Deliver counts what it queued: a frame a full queue refused is
