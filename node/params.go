@@ -54,15 +54,15 @@ const (
 	// maxOrigins bounds the remembered unicast addresses of sender instances.
 	maxOrigins = 4096
 	// flowWindowBytes is the flow-control window of a reliable stream: the
-	// datagrams in flight to its slowest receiver, in bytes. It stays well
-	// under the sender's retention (DefaultRetainBytes) so that what is in
-	// flight can still be repaired, and under a receiver's socket buffer
-	// (8 MiB granted for the 4 MiB asked).
-	flowWindowBytes = 6 << 20
+	// datagrams in flight to its slowest receiver, in bytes, at most. It
+	// stays well under the sender's retention (DefaultRetainBytes) so that
+	// what is in flight can still be repaired; flowWindow also keeps it
+	// within half of the receive buffer the kernel granted.
+	flowWindowBytes = 12 << 20
 	// DefaultRetainBytes is the retransmit buffer per reliable stream in
 	// bytes (qos's own default is 8 MiB): room for the flow window plus
 	// repairs of what was just evicted from it.
-	DefaultRetainBytes = 16 << 20
+	DefaultRetainBytes = 24 << 20
 	// DefaultHeartbeatMin is the first heartbeat after data (qos's own
 	// default is 10 ms): a lost last datagram is only noticed by the
 	// heartbeat, so this bounds tail-loss repair latency; the heartbeats

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"golang.org/x/net/ipv4"
 )
@@ -163,7 +164,14 @@ func (e *Endpoint) openSocket(addr netip.AddrPort, shared bool) (*sock, error) {
 		return nil, fmt.Errorf("transport: bind %v: %w", addr, err)
 	}
 	c := pc.(*net.UDPConn)
-	if err := errors.Join(c.SetReadBuffer(e.cfg.SocketBuffer), c.SetWriteBuffer(e.cfg.SocketBuffer)); err != nil {
+	err = errors.Join(c.SetReadBuffer(e.cfg.SocketBuffer), c.SetWriteBuffer(e.cfg.SocketBuffer))
+	if err == nil {
+		var raw syscall.RawConn
+		if raw, err = c.SyscallConn(); err == nil {
+			err = forceBuffers(raw, e.cfg.SocketBuffer)
+		}
+	}
+	if err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("transport: socket buffers on %v: %w", addr, err)
 	}

@@ -39,6 +39,22 @@ func controlFunc(shared bool) func(network, address string, c syscall.RawConn) e
 	}
 }
 
+// forceBuffers asks for socket buffers of size bytes past the system's
+// net.core.rmem_max and wmem_max (SO_RCVBUFFORCE, SO_SNDBUFFORCE), which
+// a process with CAP_NET_ADMIN may do. Without the capability the sizes
+// SO_RCVBUF and SO_SNDBUF granted stay; that is not an error.
+func forceBuffers(c syscall.RawConn, size int) error {
+	var serr error
+	err := c.Control(func(fd uintptr) {
+		for _, opt := range []int{unix.SO_RCVBUFFORCE, unix.SO_SNDBUFFORCE} {
+			if err := unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, opt, size); err != nil && !errors.Is(err, unix.EPERM) {
+				serr = errors.Join(serr, err)
+			}
+		}
+	})
+	return errors.Join(err, serr)
+}
+
 // bufferSizes returns the SO_RCVBUF and SO_SNDBUF sizes the kernel granted.
 func bufferSizes(c syscall.RawConn) (rcv, snd int, err error) {
 	var rerr, serr error

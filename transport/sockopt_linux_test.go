@@ -77,3 +77,27 @@ func TestKernelDropsCounted(t *testing.T) {
 	})
 	t.Logf("granted buffer %d, kernel dropped %d of 200", s.RecvBuffer, s.KernelDrops)
 }
+
+// TestSocketBuffersForced: a process allowed to (CAP_NET_ADMIN) gets the
+// requested buffers past net.core.rmem_max; any other gets what rmem_max
+// allows, without error.
+func TestSocketBuffersForced(t *testing.T) {
+	const size = 16 << 20
+	e := open(t, Config{SocketBuffer: size}, newSink().handle)
+	got := e.Stats().RecvBuffer
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, size) == nil {
+		if got < 2*size {
+			t.Fatalf("receive buffer %d, want the forced %d", got, 2*size)
+		}
+		return
+	}
+	if got <= 0 || got > 2*size {
+		t.Fatalf("receive buffer %d without the capability", got)
+	}
+	t.Logf("not allowed to force buffers; granted %d", got)
+}

@@ -13,6 +13,9 @@ func controlFunc(bool) func(network, address string, c syscall.RawConn) error {
 	return nil
 }
 
+// forceBuffers does nothing outside Linux.
+func forceBuffers(syscall.RawConn, int) error { return nil }
+
 // bufferSizes is unknown outside Linux.
 func bufferSizes(syscall.RawConn) (rcv, snd int, err error) { return 0, 0, nil }
 
