@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"sync"
 	"sync/atomic"
 
@@ -70,6 +69,9 @@ type deliveryQueue struct {
 	sockOut rsbsocket.DeliverBatch
 	dec     notification.Decoder
 	match   matchCache
+	// slabs takes the copies of bodies that leave a reader's buffer on
+	// the delivering goroutine.
+	slabs bodySlabs
 }
 
 func newDeliveryQueue() *deliveryQueue {
@@ -224,13 +226,14 @@ func (n *Node) deliverMessage(m *rsbpb.Notification, size int) {
 	n.deliverNetwork(body, true, true)
 }
 
-// stabilize copies the bodies of ds out of a reader's buffer, each into a
-// buffer of its own that the decoded event may keep (its Data aliases it).
-// Decoding is left to the delivering goroutine, off the engine lock.
-func stabilize(ds []delivery) {
+// stabilize copies the bodies of ds out of a reader's buffer into slabs
+// that the decoded events may keep (their Data aliases them; see
+// bodySlabs). Decoding is left to the delivering goroutine, off the engine
+// lock.
+func stabilize(ds []delivery, slabs *bodySlabs) {
 	for i := range ds {
 		if ds[i].kind == deliverBody {
-			ds[i].body, ds[i].owned = bytes.Clone(ds[i].body), true
+			ds[i].body, ds[i].owned = slabs.clone(ds[i].body), true
 		}
 	}
 }

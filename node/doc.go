@@ -27,6 +27,10 @@
 // delivered in receive order to the local sinks whose scope matches the
 // event's scope again (deliver.go): by the reader itself for small batches
 // when no delivery is under way, else by the node's delivery goroutine.
+// A delivered event's Data aliases the node's copy of its body: bodies of
+// 512 B to 4 KiB are copied into slabs they share with 7 to 15 others of
+// their size, so a Handler that retains such an event keeps its slab alive
+// (less than 16 times the event's size; see params.go).
 //
 // Interest: the node derives the minimal set of scopes its sinks want
 // (a connection that announced no listener wants everything, i.e. the root

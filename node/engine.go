@@ -59,7 +59,8 @@ type engine struct {
 	// pending counts publishes and receive batches queued but not handled:
 	// the direct paths run only when it is zero, so order is kept.
 	pending atomic.Int64
-	// lastPublish is when the last publish was offered (UnixNano).
+	// lastPublish is when the last publish was offered directly or taken
+	// from the queue (UnixNano).
 	lastPublish atomic.Int64
 	n           *Node
 	pubCh       chan pubReq
@@ -97,6 +98,9 @@ type engine struct {
 	}
 	// dl collects the deliveries of the current section (see deliver.go).
 	dl []delivery
+	// slabs takes the copies of bodies that stabilize moves out of a
+	// reader's buffer.
+	slabs bodySlabs
 	// held says publishes made while a delivery ran wait in the senders'
 	// pending datagrams for the delivering goroutine to flush them.
 	held atomic.Bool
@@ -171,6 +175,7 @@ func (e *engine) run() {
 			e.publish(p, now)
 			e.pending.Add(-1)
 			e.drainPublishes(now)
+			e.lastPublish.Store(now.UnixNano())
 		case b := <-e.rxCh:
 			e.mu.Lock()
 			e.receive(b, time.Now())
@@ -202,10 +207,15 @@ func (e *engine) run() {
 // (flushReplies). A publisher on another goroutine that happens to run
 // meanwhile is sent at that point too.
 func (e *engine) direct(p pubReq) bool {
+	if e.pending.Load() != 0 {
+		// A burst is queued (the engine stamps lastPublish as it takes
+		// them): this publish joins it without reading the clock.
+		return false
+	}
 	now := time.Now()
 	prev := time.Unix(0, e.lastPublish.Swap(now.UnixNano()))
 	reply := e.n.dq.busy.Load()
-	if (!reply && now.Sub(prev) < directGap) || e.pending.Load() != 0 || !e.lockSoon(now) {
+	if (!reply && now.Sub(prev) < directGap) || !e.lockSoon(now) {
 		return false
 	}
 	defer e.mu.Unlock()
@@ -286,7 +296,7 @@ func (e *engine) directReceive(b rxBatch) bool {
 			own = dlPool.Get().(*[]delivery)
 			*own, e.dl = e.dl, (*own)[:0]
 		} else {
-			stabilize(e.dl)
+			stabilize(e.dl, &e.slabs)
 			e.queueDeliveries()
 		}
 	}

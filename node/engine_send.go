@@ -8,6 +8,7 @@ import (
 	"github.com/rsbd/rsbd/metrics"
 	"github.com/rsbd/rsbd/qos"
 	"github.com/rsbd/rsbd/scope"
+	"github.com/rsbd/rsbd/transport"
 	"github.com/rsbd/rsbd/transport/datagram"
 )
 
@@ -180,22 +181,21 @@ func (e *engine) transmit(ds []*datagram.Datagram) {
 		return
 	}
 	e.tx.reset()
+	_, gather := e.n.conn.(transport.GatherConn)
 	for _, d := range ds {
 		dst := e.destinations(d)
 		if len(dst) == 0 {
 			continue
 		}
-		b, err := e.tx.encode(d)
-		if err != nil {
-			e.n.log.Error("cannot encode datagram", "kind", d.Kind, "err", err)
-			continue
-		}
-		e.n.m.DatagramsOut[kindLabel(d.Kind)].Inc()
 		if !e.tx.sameDst(dst) {
 			e.tx.send(e.n.conn)
 			e.tx.setDst(dst)
 		}
-		e.tx.bufs = append(e.tx.bufs, b)
+		if err := e.tx.add(d, gather); err != nil {
+			e.n.log.Error("cannot encode datagram", "kind", d.Kind, "err", err)
+			continue
+		}
+		e.n.m.DatagramsOut[kindLabel(d.Kind)].Inc()
 	}
 	e.tx.send(e.n.conn)
 }

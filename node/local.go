@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -64,6 +63,11 @@ func (n *Node) submit(ctx context.Context, p pubReq) error {
 		return nil
 	}
 	n.eng.pending.Add(1)
+	select {
+	case n.eng.pubCh <- p: // the common case, without a three-way select
+		return nil
+	default:
+	}
 	select {
 	case n.eng.pubCh <- p:
 		return nil
@@ -195,10 +199,10 @@ func (n *Node) deliverNetwork(body []byte, stable, owned bool) {
 	n.m.EventsIn[metrics.PathNetwork].Inc()
 	n.m.BytesIn[metrics.PathNetwork].Add(float64(len(body)))
 	if !stable {
-		body, owned = bytes.Clone(body), true
+		body, owned = n.dq.slabs.clone(body), true
 	}
 	got := n.sock.DeliverTo(&n.dq.sockOut, body, f.Scope, 0)
-	got += n.deliverSinks(body, f.Scope, &bodyDecoder{dec: &n.dq.dec, alias: owned}, nil, &n.dq.match)
+	got += n.deliverSinks(body, f.Scope, &bodyDecoder{dec: &n.dq.dec, alias: owned, slabs: &n.dq.slabs}, nil, &n.dq.match)
 	if got == 0 {
 		// Deliver counts what it queued: a frame a full queue refused is
 		// already counted as a slow-client drop.
@@ -213,7 +217,7 @@ func (n *Node) deliverNetwork(body []byte, stable, owned bool) {
 // deliverEmbedded is deliverNetwork for a node without socket clients: the
 // event is decoded once, for the subscriptions, and matched by its scope.
 func (n *Node) deliverEmbedded(body []byte, owned bool) {
-	ev, err := (&bodyDecoder{dec: &n.dq.dec, alias: owned}).decode(body)
+	ev, err := (&bodyDecoder{dec: &n.dq.dec, alias: owned, slabs: &n.dq.slabs}).decode(body)
 	if err != nil {
 		n.m.Drop(metrics.DropDecodeError)
 		return
@@ -239,10 +243,13 @@ func (n *Node) deliverEvent(ev *notification.Event, size int) {
 
 // bodyDecoder decodes network bodies on the delivering goroutine with its
 // Decoder: into an event whose Data aliases the body when the body is a
-// copy of its own (alias), else copying the data out of it.
+// copy of its own (alias), else into one aliasing a copy of the body in
+// the delivering goroutine's slabs (small bodies) or copying the data out
+// (large ones).
 type bodyDecoder struct {
 	dec   *notification.Decoder
 	alias bool
+	slabs *bodySlabs
 }
 
 // decode decodes body; a nil d decodes into a fresh copy.
@@ -252,6 +259,8 @@ func (d *bodyDecoder) decode(body []byte) (*notification.Event, error) {
 		return notification.Unmarshal(body)
 	case d.alias:
 		return d.dec.DecodeAlias(body)
+	case d.slabs != nil && len(body) <= maxSlabBody:
+		return d.dec.DecodeAlias(d.slabs.clone(body))
 	}
 	return d.dec.Decode(body)
 }

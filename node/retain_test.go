@@ -4,17 +4,25 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
 )
+
+// retainSizes are the payload sizes of retainPayload: a few bytes, each
+// size class of the receive slabs (bodies of minSlabBody to maxSlabBody),
+// and several fragments.
+var retainSizes = []int{5, 600, 900, 1500, 2500, 3900, 9000, 70000, 150000}
 
 // retainPayload is the data of event seq: its size varies from a few bytes
 // to several fragments, and every byte depends on seq.
 func retainPayload(seq uint32) []byte {
-	sizes := []int{5, 900, 1500, 9000, 70000, 150000}
-	d := make([]byte, sizes[int(seq)%len(sizes)])
+	d := make([]byte, retainSizes[int(seq)%len(retainSizes)])
 	for i := 0; i < len(d); i += 4 {
 		var w [4]byte
 		binary.LittleEndian.PutUint32(w[:], seq*2654435761+uint32(i))
@@ -23,43 +31,87 @@ func retainPayload(seq uint32) []byte {
 	return d
 }
 
-// TestRetainedEventsStayIntact keeps every event a subscription receives
-// (a Handler may) and checks that their data still holds what was sent
-// after all later datagrams arrived: decoded events may alias received
-// buffers only where nothing reuses them.
+// sparseKeeper keeps every keepEvery-th event it receives (a handler that
+// retains a few events whose slabs it shares with events it drops) and
+// counts all of them.
+type sparseKeeper struct {
+	seen atomic.Int64
+	mu   sync.Mutex
+	kept []*notification.Event
+}
+
+const keepEvery = 7
+
+func (k *sparseKeeper) handle(ev *notification.Event) {
+	if k.seen.Add(1)%keepEvery == 0 {
+		k.mu.Lock()
+		k.kept = append(k.kept, ev)
+		k.mu.Unlock()
+	}
+}
+
+// TestRetainedEventsStayIntact keeps the events a subscription receives (a
+// Handler may) and checks that their data still holds what was sent after
+// all later datagrams arrived and the heap was collected: decoded events
+// may alias received buffers only where nothing reuses them, and events
+// sharing a slab with dropped ones must keep it.
 func TestRetainedEventsStayIntact(t *testing.T) {
-	for _, mode := range []string{"embedded", "socket"} {
+	for _, mode := range []string{"embedded", "socket", "sparse"} {
 		t.Run(mode, func(t *testing.T) {
 			nodes := startNodes(t, 2, func(_ int, c *Config) {
-				if mode == "embedded" {
+				if mode != "socket" {
 					c.SocketAddr = "off"
 				}
 			})
 			a, b := nodes[0], nodes[1]
 			var got collector
-			defer b.Subscribe(scope.MustParse("/keep/"), got.handle)()
+			var sparse sparseKeeper
+			handle, events := got.handle, 600
+			if mode == "sparse" {
+				handle, events = sparse.handle, 3000
+			}
+			defer b.Subscribe(scope.MustParse("/keep/"), handle)()
 			waitFor(t, 10*time.Second, "interest gossiped", func() bool {
 				return a.interest().Wanted(groupID("/keep/"))
 			})
-			const events = 600
 			for seq := range uint32(events) {
 				if err := a.Publish(context.Background(), testEvent("/keep/x/", seq, retainPayload(seq))); err != nil {
 					t.Fatal(err)
 				}
 			}
-			waitFor(t, 30*time.Second, "every event", func() bool { return got.len() == events })
-			seen := make([]bool, events)
-			for i := range events {
-				ev := got.get(i)
-				seq := ev.ID.SequenceNumber
-				if seq >= events || seen[seq] {
-					t.Fatalf("event %d: unexpected or repeated sequence number %d", i, seq)
-				}
-				seen[seq] = true
-				if want := retainPayload(seq); !bytes.Equal(ev.Data, want) {
-					t.Fatalf("event %d (%d bytes) changed after delivery", seq, len(want))
+			waitFor(t, 30*time.Second, "every event", func() bool {
+				return got.len()+int(sparse.seen.Load()) == events
+			})
+			runtime.GC()
+			got.mu.Lock()
+			kept := got.evs
+			got.mu.Unlock()
+			if mode == "sparse" {
+				sparse.mu.Lock()
+				kept = sparse.kept
+				sparse.mu.Unlock()
+				if len(kept) != events/keepEvery {
+					t.Fatalf("kept %d events, want %d", len(kept), events/keepEvery)
 				}
 			}
+			checkRetained(t, kept, events)
 		})
+	}
+}
+
+// checkRetained checks that evs are distinct events of sequence numbers
+// below n whose data is what retainPayload made.
+func checkRetained(t *testing.T, evs []*notification.Event, n int) {
+	t.Helper()
+	seen := make([]bool, n)
+	for i, ev := range evs {
+		seq := ev.ID.SequenceNumber
+		if int(seq) >= n || seen[seq] {
+			t.Fatalf("event %d: unexpected or repeated sequence number %d", i, seq)
+		}
+		seen[seq] = true
+		if want := retainPayload(seq); !bytes.Equal(ev.Data, want) {
+			t.Fatalf("event %d (%d bytes) changed after delivery", seq, len(want))
+		}
 	}
 }

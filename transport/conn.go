@@ -56,6 +56,16 @@ type Conn interface {
 	Close() error
 }
 
+// GatherConn is a Conn that also sends datagrams given as lists of
+// segments, which the network stack gathers without the caller copying
+// them together (the Endpoint does; test networks need not).
+type GatherConn interface {
+	Conn
+	// SendGather is Send for datagrams that are each the concatenation
+	// of their segments, at most MaxSegments of them.
+	SendGather(dst []netip.AddrPort, dgrams ...[][]byte) error
+}
+
 // Packet is one received datagram.
 type Packet struct {
 	// Data is the datagram. It is only valid until the Handler returns;

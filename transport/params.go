@@ -28,6 +28,10 @@ const (
 	// while a receive socket's buffers stay small (32 x MaxDatagram).
 	DefaultBatch = 32
 
+	// MaxSegments bounds the segments of one datagram given to SendGather:
+	// Linux refuses a message of more than 1024 iovecs (UIO_MAXIOV).
+	MaxSegments = 1024
+
 	// MaxBatch bounds ReadBatch and WriteBatch.
 	MaxBatch = 1024
 

@@ -42,8 +42,39 @@ func (e *Endpoint) Send(dst []netip.AddrPort, bufs ...[]byte) error {
 	case n == 1 || e.cfg.WriteBatch == 1:
 		return e.sendEach(dst, bufs)
 	default:
-		return e.sendBatch(dst, bufs)
+		return e.sendBatch(dst, bufs, nil)
 	}
+}
+
+// SendGather is Send for datagrams given as lists of segments: each
+// datagram is the concatenation of its segments, which the kernel gathers
+// (sendmmsg with an iovec per segment), so that the caller need not copy
+// them together. A datagram of more than MaxSegments segments is refused.
+func (e *Endpoint) SendGather(dst []netip.AddrPort, dgrams ...[][]byte) error {
+	if e.closed.Load() {
+		return ErrClosed
+	}
+	for _, segs := range dgrams {
+		if len(segs) > MaxSegments {
+			return fmt.Errorf("%w: %d segments, limit %d", ErrTooLarge, len(segs), MaxSegments)
+		}
+		n := 0
+		for _, s := range segs {
+			n += len(s)
+		}
+		if n > e.cfg.MaxDatagram {
+			return fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, n, e.cfg.MaxDatagram)
+		}
+	}
+	for _, d := range dst {
+		if _, err := CheckDest(d); err != nil {
+			return err
+		}
+	}
+	if len(dst)*len(dgrams) == 0 {
+		return nil
+	}
+	return e.sendBatch(dst, nil, dgrams)
 }
 
 // sendEach writes the datagrams one system call each.
@@ -65,8 +96,9 @@ func (e *Endpoint) sendEach(dst []netip.AddrPort, bufs [][]byte) error {
 	return first
 }
 
-// sendBatch writes the datagrams WriteBatch per sendmmsg call.
-func (e *Endpoint) sendBatch(dst []netip.AddrPort, bufs [][]byte) error {
+// sendBatch writes the datagrams, bufs or (when bufs is nil) the segment
+// lists of gather, WriteBatch per sendmmsg call.
+func (e *Endpoint) sendBatch(dst []netip.AddrPort, bufs [][]byte, gather [][][]byte) error {
 	sc, _ := e.send.Get().(*sendScratch)
 	if sc == nil {
 		n := e.cfg.WriteBatch
@@ -75,16 +107,22 @@ func (e *Endpoint) sendBatch(dst []netip.AddrPort, bufs [][]byte) error {
 	}
 	defer func() {
 		clear(sc.bufs) // do not keep the caller's buffers alive
+		clear(sc.ms)
 		e.send.Put(sc)
 	}()
 	var first error
 	k := 0
-	for _, b := range bufs {
+	for i := range len(bufs) + len(gather) {
 		for _, d := range dst {
-			sc.bufs[k][0] = b
+			segs := sc.bufs[k][:]
+			if bufs != nil {
+				sc.bufs[k][0] = bufs[i]
+			} else {
+				segs = gather[i]
+			}
 			sc.ips[k] = d.Addr().Unmap().As4()
 			sc.addrs[k] = net.UDPAddr{IP: sc.ips[k][:], Port: int(d.Port())}
-			sc.ms[k] = ipv4.Message{Buffers: sc.bufs[k][:], Addr: &sc.addrs[k]}
+			sc.ms[k] = ipv4.Message{Buffers: segs, Addr: &sc.addrs[k]}
 			if k++; k == len(sc.ms) {
 				if err := e.writeAll(sc.ms, &first); err != nil {
 					return err

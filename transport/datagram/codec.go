@@ -90,7 +90,11 @@ func Append(dst []byte, d *Datagram) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	dst = slices.Grow(dst, size)
+	return appendEncoded(slices.Grow(dst, size), d), nil
+}
+
+// appendEncoded appends the encoding of the validated d.
+func appendEncoded(dst []byte, d *Datagram) []byte {
 	dst = appendHeader(dst, d)
 	switch d.Kind {
 	case KindData:
@@ -111,7 +115,7 @@ func Append(dst []byte, d *Datagram) ([]byte, error) {
 		dst = append(dst, d.Target[:]...)
 		dst = be.AppendUint64(dst, d.Edge)
 	}
-	return dst, nil
+	return dst
 }
 
 // encodedSize validates d and returns its encoded size.

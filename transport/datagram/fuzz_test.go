@@ -45,6 +45,10 @@ func FuzzDecode(f *testing.F) {
 		if !bytes.Equal(out, b) {
 			t.Fatalf("re-encoding differs\n in %x\nout %x", b, out)
 		}
+		_, segs, err := AppendGather(nil, nil, &reused)
+		if err != nil || !bytes.Equal(bytes.Join(segs, nil), b) {
+			t.Fatalf("gathered re-encoding differs (%v)", err)
+		}
 	})
 }
 
