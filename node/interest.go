@@ -67,20 +67,27 @@ func (n *Node) localScopes() []scope.Scope {
 	return minimalScopes(all)
 }
 
-// minimalScopes drops every scope contained in another one of the list, so
-// that an event reaches this host through exactly one of its groups.
+// minimalScopes drops every scope contained in another one of the list
+// (and repeats), so that an event reaches this host through exactly one of
+// its groups. It sorts in by length and costs O(len(in) · depth).
 func minimalScopes(in []scope.Scope) []scope.Scope {
 	slices.SortFunc(in, func(a, b scope.Scope) int { return len(a.String()) - len(b.String()) })
 	var out []scope.Scope
+	kept := make(map[scope.Scope]struct{}, len(in))
+	var supers []scope.Scope
 	for _, s := range in {
+		// A scope containing s is one of its super-scopes (or s itself)
+		// and, being shorter or equal, was seen before it.
+		supers = s.AppendSuperScopes(supers[:0], true)
 		covered := false
-		for _, o := range out {
-			if o.Contains(s) {
+		for _, p := range supers {
+			if _, ok := kept[p]; ok {
 				covered = true
 				break
 			}
 		}
 		if !covered {
+			kept[s] = struct{}{}
 			out = append(out, s)
 		}
 	}
@@ -117,8 +124,9 @@ func (n *Node) updateInterest() bool {
 	now := time.Now()
 	cur := minimalScopes(n.localScopes())
 	narrowed := false
+	curSet := newScopeSet(cur)
 	for _, s := range n.lastScopes {
-		if !covered(cur, s) {
+		if !curSet.covers(s) {
 			narrowed = true
 			n.linger[s] = lingerEntry{until: now.Add(n.cfg.InterestLinger)}
 		}
@@ -244,6 +252,28 @@ func groupIDs(scopes []scope.Scope) []datagram.GroupID {
 		ids = append(ids, group.ID(s))
 	}
 	return group.SortGroups(ids)
+}
+
+// scopeSet is a set of scopes for containment checks in O(depth).
+type scopeSet map[scope.Scope]struct{}
+
+func newScopeSet(scopes []scope.Scope) scopeSet {
+	m := make(scopeSet, len(scopes))
+	for _, s := range scopes {
+		m[s] = struct{}{}
+	}
+	return m
+}
+
+// covers reports whether a scope of the set contains s.
+func (m scopeSet) covers(s scope.Scope) bool {
+	var buf [8]scope.Scope
+	for _, p := range s.AppendSuperScopes(buf[:0], true) {
+		if _, ok := m[p]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // covered reports whether one of scopes contains s.

@@ -34,27 +34,37 @@ func WithLoss(fn LossHandler) SubscribeOption {
 	return func(s *subscription) { s.loss = fn }
 }
 
-// subscription is one embedded sink.
+// subscription is one embedded sink. Its fields but next never change
+// after it is added, so a delivery may call fn after the table's lock is
+// released.
 type subscription struct {
 	id    uint64
 	scope scope.Scope
 	fn    Handler
 	loss  LossHandler
+	// next is the following subscription on the same scope, in the order
+	// they were added; it is guarded by the table's lock.
+	next *subscription
 }
 
-// sinkTable holds the embedded subscriptions by scope. Subscribing and
-// cancelling cost O(subscriptions on that scope); delivery takes a read lock
-// and looks up the event's scope and its super-scopes.
+// sinkTable holds the embedded subscriptions by scope: an open-addressing
+// index from the hash of a scope to the first of its subscriptions (a
+// chain through subscription.next). Subscribing and cancelling cost
+// O(subscriptions on that scope), amortized over the index's growth and
+// shrinking; a delivery takes a read lock and probes the index once for
+// each super-scope of the event's scope at a depth where some scope is
+// subscribed. The index is one array of two words per slot, so the
+// collector's work per subscription is its own object.
 type sinkTable struct {
 	mu     sync.RWMutex
 	nextID uint64
-	by     map[scope.Scope][]*subscription
+	idx    sinkIndex
 	// gen counts changes (under mu), so that a matchCache sees them.
 	gen atomic.Uint64
 }
 
 func newSinkTable() *sinkTable {
-	return &sinkTable{by: map[scope.Scope][]*subscription{}}
+	return &sinkTable{idx: newSinkIndex()}
 }
 
 // add registers fn on sc and returns the subscription id.
@@ -66,8 +76,8 @@ func (t *sinkTable) add(sc scope.Scope, fn Handler, opts []SubscribeOption) uint
 	for _, o := range opts {
 		o(s)
 	}
-	// Copy on write per scope: a delivery may be iterating the old slice.
-	t.by[sc] = append(append(make([]*subscription, 0, len(t.by[sc])+1), t.by[sc]...), s)
+	s.next = nil // an option must not link it
+	t.idx.add(s)
 	t.gen.Add(1)
 	return s.id
 }
@@ -76,28 +86,22 @@ func (t *sinkTable) add(sc scope.Scope, fn Handler, opts []SubscribeOption) uint
 func (t *sinkTable) remove(sc scope.Scope, id uint64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	subs := t.by[sc]
-	for i, s := range subs {
-		if s.id == id {
-			t.gen.Add(1)
-			if len(subs) == 1 {
-				delete(t.by, sc)
-			} else {
-				t.by[sc] = append(append(make([]*subscription, 0, len(subs)-1), subs[:i]...), subs[i+1:]...)
-			}
-			return true
-		}
+	if !t.idx.remove(sc, id) {
+		return false
 	}
-	return false
+	t.gen.Add(1)
+	return true
 }
 
 // scopes returns the scopes that have at least one subscription.
 func (t *sinkTable) scopes() []scope.Scope {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	out := make([]scope.Scope, 0, len(t.by))
-	for sc := range t.by {
-		out = append(out, sc)
+	out := make([]scope.Scope, 0, t.idx.used)
+	for _, sl := range t.idx.slots {
+		if sl.head != nil {
+			out = append(out, sl.head.scope)
+		}
 	}
 	return out
 }
@@ -106,11 +110,11 @@ func (t *sinkTable) scopes() []scope.Scope {
 func (t *sinkTable) lossHandlers(dst []LossHandler, sc scope.Scope) []LossHandler {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	for s, subs := range t.by {
-		if !sc.Contains(s) {
+	for _, sl := range t.idx.slots {
+		if sl.head == nil || !sc.Contains(sl.head.scope) {
 			continue
 		}
-		for _, sub := range subs {
+		for sub := sl.head; sub != nil; sub = sub.next {
 			if sub.loss != nil {
 				dst = append(dst, sub.loss)
 			}
@@ -120,17 +124,12 @@ func (t *sinkTable) lossHandlers(dst []LossHandler, sc scope.Scope) []LossHandle
 }
 
 // matching appends to dst the subscriptions whose scope is sc or one of its
-// super-scopes. supers is scratch space for the super-scopes of sc.
+// super-scopes, super-scopes first, each scope's in the order they were
+// added. supers is returned as it came (the table needs no scratch space).
 func (t *sinkTable) matching(dst []*subscription, supers []scope.Scope, sc scope.Scope) ([]*subscription, []scope.Scope) {
 	t.mu.RLock()
-	defer t.mu.RUnlock()
-	if len(t.by) == 0 {
-		return dst, supers
-	}
-	supers = sc.AppendSuperScopes(supers[:0], true)
-	for _, s := range supers {
-		dst = append(dst, t.by[s]...)
-	}
+	dst = t.idx.matching(dst, sc)
+	t.mu.RUnlock()
 	return dst, supers
 }
 

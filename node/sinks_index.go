@@ -1,0 +1,180 @@
+package node
+
+import (
+	"hash/maphash"
+	"strings"
+
+	"github.com/rsbd/rsbd/scope"
+)
+
+// sinkIndex maps scopes to the chains of their subscriptions: open
+// addressing with linear probing over one array, keyed by a seeded hash of
+// the scope string (the scope itself is the head subscription's, so it is
+// stored once). Deleting shifts later slots of the probe run back, so there
+// are no tombstones; the array doubles above 3/4 load and halves below 1/8,
+// which keeps inserting and deleting O(1) amortized. It is not safe for
+// concurrent use: sinkTable guards it.
+type sinkIndex struct {
+	seed  maphash.Seed
+	slots []sinkSlot // a power of two long
+	used  int        // occupied slots: scopes with subscriptions
+	// depths counts the subscribed scopes by depth (number of components),
+	// the last entry those at maxIndexDepth or deeper: a lookup skips the
+	// super-scopes at depths nobody subscribed.
+	depths [maxIndexDepth + 1]int32
+}
+
+// sinkSlot is one scope of the index; head is nil in an empty slot.
+type sinkSlot struct {
+	hash uint64 // of head.scope
+	head *subscription
+}
+
+const (
+	// minIndexSlots is the smallest (and initial) length of the index.
+	minIndexSlots = 8
+	// maxIndexDepth is the depth from which scopes share one depth count.
+	maxIndexDepth = 31
+)
+
+func newSinkIndex() sinkIndex {
+	return sinkIndex{seed: maphash.MakeSeed(), slots: make([]sinkSlot, minIndexSlots)}
+}
+
+func (x *sinkIndex) hash(s string) uint64 { return maphash.String(x.seed, s) }
+
+// depthOf returns the depth counter of sc: its number of components,
+// capped at maxIndexDepth.
+func depthOf(sc scope.Scope) int {
+	return min(strings.Count(sc.String(), "/")-1, maxIndexDepth)
+}
+
+// find returns the slot of scope s (hash h) and true, or the empty slot
+// that ends its probe run and false. The index is never full.
+func (x *sinkIndex) find(s string, h uint64) (int, bool) {
+	mask := len(x.slots) - 1
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		sl := &x.slots[i]
+		if sl.head == nil {
+			return i, false
+		}
+		if sl.hash == h && sl.head.scope.String() == s {
+			return i, true
+		}
+	}
+}
+
+// add appends s to the chain of its scope.
+func (x *sinkIndex) add(s *subscription) {
+	h := x.hash(s.scope.String())
+	i, ok := x.find(s.scope.String(), h)
+	if ok {
+		last := x.slots[i].head
+		for last.next != nil {
+			last = last.next
+		}
+		last.next = s
+		return
+	}
+	if (x.used+1)*4 > len(x.slots)*3 {
+		x.resize(len(x.slots) * 2)
+		i, _ = x.find(s.scope.String(), h)
+	}
+	x.slots[i] = sinkSlot{hash: h, head: s}
+	x.used++
+	x.depths[depthOf(s.scope)]++
+}
+
+// remove unlinks the subscription id of scope sc and frees the scope's
+// slot with its last subscription; it reports whether id was there.
+func (x *sinkIndex) remove(sc scope.Scope, id uint64) bool {
+	i, ok := x.find(sc.String(), x.hash(sc.String()))
+	if !ok {
+		return false
+	}
+	var prev *subscription
+	for sub := x.slots[i].head; sub != nil; prev, sub = sub, sub.next {
+		if sub.id != id {
+			continue
+		}
+		if prev == nil {
+			x.slots[i].head = sub.next
+		} else {
+			prev.next = sub.next
+		}
+		sub.next = nil
+		if x.slots[i].head == nil {
+			x.deleteSlot(i)
+			x.used--
+			x.depths[depthOf(sc)]--
+			if len(x.slots) > minIndexSlots && x.used*8 < len(x.slots) {
+				x.resize(len(x.slots) / 2)
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// deleteSlot empties slot i and moves back the later slots of its probe
+// run whose home lies at or before the gap, so that every occupied slot
+// stays reachable from its home without a gap in between.
+func (x *sinkIndex) deleteSlot(i int) {
+	mask := len(x.slots) - 1
+	for j := (i + 1) & mask; x.slots[j].head != nil; j = (j + 1) & mask {
+		home := int(x.slots[j].hash) & mask
+		// The slot stays when its home lies cyclically in (i, j].
+		if i <= j {
+			if i < home && home <= j {
+				continue
+			}
+		} else if i < home || home <= j {
+			continue
+		}
+		x.slots[i] = x.slots[j]
+		i = j
+	}
+	x.slots[i] = sinkSlot{}
+}
+
+// resize rehashes the index into n slots (a power of two above used).
+func (x *sinkIndex) resize(n int) {
+	old := x.slots
+	x.slots = make([]sinkSlot, n)
+	mask := n - 1
+	for _, sl := range old {
+		if sl.head == nil {
+			continue
+		}
+		i := int(sl.hash) & mask
+		for x.slots[i].head != nil {
+			i = (i + 1) & mask
+		}
+		x.slots[i] = sl
+	}
+}
+
+// matching appends the subscriptions of sc and its super-scopes, root
+// first: one probe per super-scope at a subscribed depth.
+func (x *sinkIndex) matching(dst []*subscription, sc scope.Scope) []*subscription {
+	if x.used == 0 {
+		return dst
+	}
+	s := sc.String()
+	for i, d := 0, 0; i < len(s); d++ {
+		k := strings.IndexByte(s[i:], '/')
+		if k < 0 {
+			break
+		}
+		i += k + 1 // s[:i] is the super-scope at depth d
+		if x.depths[min(d, maxIndexDepth)] == 0 {
+			continue
+		}
+		if j, ok := x.find(s[:i], x.hash(s[:i])); ok {
+			for sub := x.slots[j].head; sub != nil; sub = sub.next {
+				dst = append(dst, sub)
+			}
+		}
+	}
+	return dst
+}
