@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"testing"
@@ -81,4 +82,38 @@ func TestManyHellosAcrossNodes(t *testing.T) {
 		}
 	}
 	t.Logf("%d Hellos known across nodes and an event received after %v", n, time.Since(start))
+}
+
+// TestSocketEventsRetained: events a socket client publishes reach an
+// embedded subscription of its node decoded from the frame (Data aliases
+// the frame body); kept events stay intact while more frames arrive.
+func TestSocketEventsRetained(t *testing.T) {
+	a := startNodes(t, 1, nil)[0]
+	var got collector
+	defer a.Subscribe(scope.MustParse("/keep/"), got.handle)()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := rsbsocket.Dial(ctx, a.SocketAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const n = 500
+	want := make([][]byte, n)
+	for i := range want {
+		want[i] = bytes.Repeat([]byte{byte(i)}, 100+i)
+		body, err := notification.Marshal(testEvent("/keep/x/", uint32(i), want[i]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Send(body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 10*time.Second, "every event", func() bool { return got.len() == n })
+	for i := range n {
+		if ev := got.get(i); !bytes.Equal(ev.Data, want[i]) {
+			t.Fatalf("event %d changed after delivery", i)
+		}
+	}
 }

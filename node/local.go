@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rsbd/rsbd/metrics"
@@ -32,7 +33,11 @@ func (h socketHandler) OnFrame(_ rsbsocket.ConnID, f rsbsocket.Frame) {
 			n.helloGen.Store(g)
 		}
 	}
-	n.deliverSinks(f.Body, f.Scope, nil, nil, nil)
+	// A frame body is a buffer of its own that nobody modifies: events
+	// decoded from it may alias it.
+	dec := frameDecoders.Get().(*bodyDecoder)
+	n.deliverSinks(f.Body, f.Scope, dec, nil, nil)
+	frameDecoders.Put(dec)
 	if n.interest().Len() == 0 {
 		return // no peer: nothing goes to the network
 	}
@@ -251,6 +256,12 @@ type bodyDecoder struct {
 	alias bool
 	slabs *bodySlabs
 }
+
+// frameDecoders decode socket frames for embedded subscriptions on the
+// client readers' goroutines.
+var frameDecoders = sync.Pool{New: func() any {
+	return &bodyDecoder{dec: new(notification.Decoder), alias: true}
+}}
 
 // decode decodes body; a nil d decodes into a fresh copy.
 func (d *bodyDecoder) decode(body []byte) (*notification.Event, error) {
