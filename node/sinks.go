@@ -18,7 +18,10 @@ import (
 // network deliveries, and while it runs the node holds back its ACKs once
 // deliveries pile up. A handler's publish waits like any other only when
 // the flow window is full and the publish queue too. The event must not be
-// modified; it may be retained.
+// modified; it may be retained. A retained event's Data may share memory
+// with the event's serialized form and, for events of 512 B to 4 KiB from
+// the network, with other events: it keeps that buffer (less than 16 times
+// the event's size) alive.
 type Handler func(ev *notification.Event)
 
 // LossHandler is told of unrecoverable losses on a group that may have
