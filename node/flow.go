@@ -145,6 +145,13 @@ func (e *engine) noteReliableData(key datagram.StreamKey) {
 	e.ackDirty = true
 }
 
+// ackReserve is what may still reach a socket client's queue once the ACKs
+// are held: the deliveries waiting (up to deliveryHighWater) and what the
+// senders have in flight, a window for each of two.
+func (e *engine) ackReserve() int {
+	return deliveryHighWater + 2*int(e.window)*e.n.cfg.MaxDatagram
+}
+
 // sendAcks ACKs every tracked stream whose edge advanced by ackEvery
 // datagrams or whose progress is older than ackInterval.
 func (e *engine) sendAcks(now time.Time, force bool) {
@@ -152,7 +159,7 @@ func (e *engine) sendAcks(now time.Time, force bool) {
 		return
 	}
 	e.ackDirty = false
-	if (e.n.sock != nil && e.n.sock.Backlogged()) || e.n.dq.backlogged() {
+	if (e.n.sock != nil && e.n.sock.BackloggedWithin(e.ackReserve())) || e.n.dq.backlogged() {
 		// A local client's queue, or the deliveries to the local sinks,
 		// are at their high watermark: hold the ACKs so remote senders stop
 		// at their window instead of overflowing it.

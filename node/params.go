@@ -58,7 +58,7 @@ const (
 	// stays well under the sender's retention (DefaultRetainBytes) so that
 	// what is in flight can still be repaired; flowWindow also keeps it
 	// within half of the receive buffer the kernel granted.
-	flowWindowBytes = 12 << 20
+	flowWindowBytes = 6 << 20
 	// DefaultRetainBytes is the retransmit buffer per reliable stream in
 	// bytes (qos's own default is 8 MiB): room for the flow window plus
 	// repairs of what was just evicted from it.

@@ -32,3 +32,32 @@ func TestBacklogged(t *testing.T) {
 	}
 	waitFor(t, "backlog cleared", func() bool { return !srv.Backlogged() })
 }
+
+// TestBackloggedWithin: a reserve moves the byte threshold below the high
+// watermark, down to a quarter of the byte bound at most.
+func TestBackloggedWithin(t *testing.T) {
+	cfg := quietConfig()
+	cfg.QueueBytes = 1 << 20
+	srv, addr := startSmallBufServer(t, cfg, HandlerFunc(func(ConnID, Frame) {}))
+	dialSlow(t, addr)
+	waitFor(t, "connection routed", func() bool { return len(srv.Connections()) == 1 })
+	body := notification(t, "/b/", "bytes", bytes.Repeat([]byte("x"), 16<<10), 1)
+	sc := scope.MustParse("/b/")
+	waitFor(t, "queue at half its bound", func() bool {
+		srv.Deliver(body, sc, 0)
+		_, b := srv.QueueDepth()
+		return b >= 1<<19
+	})
+	if srv.Backlogged() {
+		t.Fatal("backlogged below the high watermark")
+	}
+	if !srv.BackloggedWithin(1 << 19) {
+		t.Fatal("not backlogged with half the bound reserved")
+	}
+	if srv.BackloggedWithin(1 << 10) {
+		t.Fatal("backlogged with a small reserve")
+	}
+	if !srv.BackloggedWithin(1 << 30) {
+		t.Fatal("a huge reserve must still leave a quarter of the bound")
+	}
+}

@@ -401,10 +401,17 @@ func (s *Server) InterestGeneration() uint64 { return s.interGen.Load() }
 // send queue at or above the high watermark. The node holds back its
 // flow-control acknowledgements meanwhile, so that remote senders slow down
 // instead of overflowing the queue (Deliver never waits).
-func (s *Server) Backlogged() bool {
+func (s *Server) Backlogged() bool { return s.BackloggedWithin(0) }
+
+// BackloggedWithin is Backlogged for a caller that may still deliver up to
+// reserve bytes to a connection after it stops its sources: a connection
+// counts as backlogged once fewer than reserve bytes are left below its
+// byte bound (and at its high watermark at the latest).
+func (s *Server) BackloggedWithin(reserve int) bool {
 	for _, c := range *s.routes.Load() {
 		frames, bytes, stalled := c.q.depth()
-		if !stalled && (frames >= c.q.lim.highFrames || bytes >= c.q.lim.highBytes) {
+		limit := min(c.q.lim.highBytes, max(c.q.lim.maxBytes-reserve, c.q.lim.maxBytes/4))
+		if !stalled && (frames >= c.q.lim.highFrames || bytes >= limit) {
 			return true
 		}
 	}

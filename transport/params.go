@@ -20,7 +20,8 @@ const (
 	// net.core.rmem_max / wmem_max (often 4 MiB) unless the process may
 	// force it (CAP_NET_ADMIN), and reports twice the granted size. The
 	// node sizes its flow window from what was granted: 16 MiB (32 MiB
-	// reported) lets a stream keep 12 MiB in flight, 4 MiB about 3.8 MiB.
+	// reported) lets a stream keep its whole 6 MiB window in flight, 4 MiB
+	// about 3.8 MiB.
 	DefaultSocketBuffer = 16 << 20
 
 	// DefaultBatch is the number of datagrams per recvmmsg or sendmmsg
