@@ -1,7 +1,7 @@
 package group
 
 import (
-	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -192,7 +192,10 @@ func groupsAscending(ids []GroupID) bool {
 
 // compareIDs orders group ids bytewise.
 func compareIDs(a, b GroupID) int {
-	return bytes.Compare(a[:], b[:])
+	if c := cmp.Compare(binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(b[:8])); c != 0 {
+		return c
+	}
+	return cmp.Compare(binary.BigEndian.Uint64(a[8:]), binary.BigEndian.Uint64(b[8:]))
 }
 
 // SortGroups sorts ids in place, removes duplicates and returns the result

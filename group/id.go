@@ -16,7 +16,8 @@ type GroupID = datagram.GroupID
 // ID returns the group id of s: the MD5 digest of its normalized string. The
 // zero Scope is treated as the root.
 func ID(s scope.Scope) GroupID {
-	return idOfString(scopeString(s))
+	ids := cachedIDs(s)
+	return ids[len(ids)-1]
 }
 
 // Name returns the RSB group name of s: the lowercase hex MD5 digest of its
