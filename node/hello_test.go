@@ -35,6 +35,19 @@ func helloBody(t testing.TB, i int, sc string) []byte {
 	return body
 }
 
+// dialSocket connects an RSB socket client to n, closed when the test ends.
+func dialSocket(t testing.TB, n *Node) *rsbsocket.ClientConn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := rsbsocket.Dial(ctx, n.SocketAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 // TestManyHellosAcrossNodes: a socket client announcing thousands of
 // listeners in one burst gets them known to the peers (the last one
 // receives an event from the other node), in far fewer interest barriers
@@ -45,11 +58,7 @@ func TestManyHellosAcrossNodes(t *testing.T) {
 	a, b := nodes[0], nodes[1]
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := rsbsocket.Dial(ctx, a.SocketAddr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialSocket(t, a)
 	bodies := make([][]byte, n)
 	for i := range bodies {
 		bodies[i] = helloBody(t, i, fmt.Sprintf("/hello/%d/", i))
@@ -91,13 +100,7 @@ func TestSocketEventsRetained(t *testing.T) {
 	a := startNodes(t, 1, nil)[0]
 	var got collector
 	defer a.Subscribe(scope.MustParse("/keep/"), got.handle)()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := rsbsocket.Dial(ctx, a.SocketAddr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialSocket(t, a)
 	const n = 500
 	want := make([][]byte, n)
 	for i := range want {

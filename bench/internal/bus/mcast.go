@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"time"
 
 	"golang.org/x/net/ipv4"
@@ -119,18 +118,7 @@ func (m *McastClient) RoundTrip(payload []byte, timeout time.Duration, match fun
 	if err := m.Publish("", payload); err != nil {
 		return false, err
 	}
-	for {
-		n, err := m.c.Read(m.buf)
-		if err != nil {
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				return false, nil
-			}
-			return false, err
-		}
-		if match(m.buf[:n]) {
-			return true, nil
-		}
-	}
+	return readMatch(m.c, m.buf, match)
 }
 
 // Publish sends payload as one datagram to the echo's group.

@@ -89,15 +89,21 @@ func (u *UDPClient) RoundTrip(payload []byte, timeout time.Duration, match func(
 	if _, err := u.c.Write(payload); err != nil {
 		return false, err
 	}
+	return readMatch(u.c, u.buf, match)
+}
+
+// readMatch reads datagrams from c into buf until one satisfies match
+// (true) or c's read deadline passes (false, nil).
+func readMatch(c *net.UDPConn, buf []byte, match func([]byte) bool) (bool, error) {
 	for {
-		n, err := u.c.Read(u.buf)
+		n, err := c.Read(buf)
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				return false, nil
 			}
 			return false, err
 		}
-		if match(u.buf[:n]) {
+		if match(buf[:n]) {
 			return true, nil
 		}
 	}
