@@ -19,10 +19,11 @@ const (
 	// receiver that is briefly busy. The kernel caps the request at
 	// net.core.rmem_max / wmem_max (often 4 MiB) unless the process may
 	// force it (CAP_NET_ADMIN), and reports twice the granted size. The
-	// node sizes its flow window from what was granted: 16 MiB (32 MiB
+	// node sizes its flow window from what was granted: 8 MiB (16 MiB
 	// reported) lets a stream keep its whole 6 MiB window in flight, 4 MiB
-	// about 3.8 MiB.
-	DefaultSocketBuffer = 16 << 20
+	// about 3.8 MiB. Every socket may hold that much kernel memory when its
+	// reader falls behind (one unicast socket and one per 20 joined groups).
+	DefaultSocketBuffer = 8 << 20
 
 	// DefaultBatch is the number of datagrams per recvmmsg or sendmmsg
 	// call. Batches of 32 get most of the syscall saving of larger ones
