@@ -36,6 +36,7 @@ func (h socketHandler) OnFrame(_ rsbsocket.ConnID, f rsbsocket.Frame) {
 	// A frame body is a buffer of its own that nobody modifies: events
 	// decoded from it may alias it.
 	dec := frameDecoders.Get().(*bodyDecoder)
+	dec.dec.Hint(f.Scope)
 	n.deliverSinks(f.Body, f.Scope, dec, nil, nil)
 	frameDecoders.Put(dec)
 	if n.interest().Len() == 0 {

@@ -39,6 +39,23 @@ func (d *Decoder) decode(b []byte, alias bool) (*Event, error) {
 }
 
 // scope parses a scope field, reusing a recently parsed equal one.
+// Hint tells d a scope the next event is likely on, already parsed (a
+// router parsed the frame's scope before decoding it): an event whose
+// scope field reads exactly sc's normalized form takes sc without parsing
+// or allocating. Any other scope field is parsed as without the hint.
+func (d *Decoder) Hint(sc scope.Scope) {
+	if sc.IsZero() || len(sc.String()) > maxCachedScope {
+		return
+	}
+	for i := range d.scopes {
+		if d.scopes[i].sc == sc {
+			return
+		}
+	}
+	d.scopes[d.next] = cachedScope{raw: sc.String(), sc: sc}
+	d.next = (d.next + 1) % len(d.scopes)
+}
+
 func (d *Decoder) scope(b []byte) (scope.Scope, error) {
 	for i := range d.scopes {
 		if c := &d.scopes[i]; !c.sc.IsZero() && c.raw == string(b) {

@@ -179,3 +179,37 @@ func BenchmarkDecoder(b *testing.B) {
 		}
 	})
 }
+
+// TestDecoderHint: a hinted scope is taken without parsing when the field
+// reads exactly its normalized form; any other field decodes as without
+// the hint.
+func TestDecoderHint(t *testing.T) {
+	var d Decoder
+	hinted := scope.MustParse("/h/x/")
+	d.Hint(hinted)
+	d.Hint(hinted) // once is enough
+	n := 0
+	for _, c := range d.scopes {
+		if c.sc == hinted {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("hinted scope cached %d times", n)
+	}
+	for _, wire := range []string{"/h/x/", "/h/x", "/other/"} {
+		ev := benchEvent(8)
+		ev.Scope = scope.MustParse(wire)
+		no := ToNotification(ev)
+		no.Scope = []byte(wire)
+		b, err := proto.Marshal(no)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, werr := DecodeNotification(b)
+		got, gerr := d.DecodeAlias(b)
+		if (werr == nil) != (gerr == nil) || got.Scope != want.Scope || !bytes.Equal(got.Data, want.Data) {
+			t.Fatalf("wire scope %q: hinted decode %v (%v), plain %v (%v)", wire, got.Scope, gerr, want.Scope, werr)
+		}
+	}
+}
