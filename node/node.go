@@ -351,6 +351,15 @@ func (n *Node) SocketInterest() rsbsocket.Interest {
 	return n.sock.Interest()
 }
 
+// SocketBacklog returns the frames and body bytes queued for the socket
+// clients and not yet written, over all connections.
+func (n *Node) SocketBacklog() (frames, bytes int) {
+	if n.sock == nil {
+		return 0, 0
+	}
+	return n.sock.QueueDepth()
+}
+
 // Wants reports whether some peer wants events on sc: whether a publish on
 // sc goes to the network.
 func (n *Node) Wants(sc scope.Scope) bool {

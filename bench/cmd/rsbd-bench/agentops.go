@@ -91,7 +91,7 @@ func (s *agentState) ops() map[string]agent.Op {
 		"idle-subs":   s.opIdleSubs,
 		"hold":        s.opHoldListeners,
 		"drops":       s.opDrops,
-		"memstats":    func(context.Context, json.RawMessage, agent.Progress) (any, error) { return memStats(), nil },
+		"memstats":    s.opMemstats,
 		"profile":     s.opProfile,
 		"unprofile":   s.opUnprofile,
 	} {
@@ -393,6 +393,31 @@ func settledHeap() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
 }
+
+// opMemstats measures the heap once a daemon has written out what its
+// socket clients were sent (a burst of relayed Hellos is not idle memory).
+func (s *agentState) opMemstats(ctx context.Context, _ json.RawMessage, _ agent.Progress) (any, error) {
+	s.mu.Lock()
+	emb := s.emb
+	s.mu.Unlock()
+	if emb != nil {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		deadline := time.Now().Add(drainLimit)
+		for frames, _ := emb.Node().SocketBacklog(); frames > 0 && time.Now().Before(deadline); frames, _ = emb.Node().SocketBacklog() {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-tick.C:
+			}
+		}
+	}
+	return memStats(), nil
+}
+
+// drainLimit bounds how long a memory measurement waits for a daemon's
+// socket queues to drain.
+const drainLimit = 30 * time.Second
 
 // memStats returns the settled live heap and the memory taken from the OS.
 func memStats() memResult {
