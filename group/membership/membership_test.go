@@ -287,9 +287,9 @@ func TestClusterLargeState(t *testing.T) {
 	}
 	took := waitFor(t, "large state at b", func() bool { return knows(b, a, ids...) })
 	t.Logf("300-group state pushed in %v", took)
-	if a.Stats().Pushes == 0 {
-		t.Fatalf("large state not pushed over TCP: %+v", a.Stats())
-	}
+	// The push is counted once its write returned, which may be after b
+	// applied the state.
+	waitFor(t, "the TCP push counted", func() bool { return a.Stats().Pushes > 0 })
 	if err := a.SetLocalGroups(ids[:299]); err != nil {
 		t.Fatal(err)
 	}
