@@ -59,8 +59,10 @@ func startNodeConfig(t *testing.T, cfg Config, instance byte, groups []group.Gro
 		_ = m.Close()
 		<-n.done
 	})
-	if len(seeds) > 0 && len(m.Members()) == 0 {
-		t.Fatalf("%s did not join", name)
+	if len(seeds) > 0 {
+		// Join returned after contacting a seed; the member list follows
+		// as the seed's state is merged.
+		waitFor(t, name+" to join", func() bool { return len(m.Members()) > 0 })
 	}
 	return n
 }
