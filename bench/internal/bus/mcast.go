@@ -55,18 +55,9 @@ func StartMcastEcho(group, replyGroup string) (*McastEcho, error) {
 }
 
 func (e *McastEcho) loop() {
-	defer close(e.done)
-	buf := make([]byte, maxUDP)
-	for {
-		n, from, err := e.c.ReadFromUDPAddrPort(buf)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			continue
-		}
-		_, _ = e.c.WriteToUDPAddrPort(buf[:n], netip.AddrPortFrom(e.reply, from.Port()))
-	}
+	echoLoop(e.c, e.done, func(from netip.AddrPort) netip.AddrPort {
+		return netip.AddrPortFrom(e.reply, from.Port())
+	})
 }
 
 // Addr returns the group and port the echo listens on.

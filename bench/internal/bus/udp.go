@@ -3,6 +3,7 @@ package bus
 import (
 	"errors"
 	"net"
+	"net/netip"
 	"os"
 	"time"
 )
@@ -30,17 +31,23 @@ func StartUDPEcho() (*UDPEcho, error) {
 }
 
 func (e *UDPEcho) loop() {
-	defer close(e.done)
+	echoLoop(e.c, e.done, func(from netip.AddrPort) netip.AddrPort { return from })
+}
+
+// echoLoop writes every datagram c reads back to to(sender) until c is
+// closed, then closes done.
+func echoLoop(c *net.UDPConn, done chan struct{}, to func(netip.AddrPort) netip.AddrPort) {
+	defer close(done)
 	buf := make([]byte, maxUDP)
 	for {
-		n, from, err := e.c.ReadFromUDPAddrPort(buf)
+		n, from, err := c.ReadFromUDPAddrPort(buf)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
 			continue
 		}
-		_, _ = e.c.WriteToUDPAddrPort(buf[:n], from)
+		_, _ = c.WriteToUDPAddrPort(buf[:n], to(from))
 	}
 }
 
