@@ -5,6 +5,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // flushState is a reader's list of the connections it forwarded frames to
@@ -93,10 +95,12 @@ func (c *conn) flushDirect(bufs *writeBufs) [][]byte {
 	}
 }
 
-// writeDirect writes batch without blocking, its small frames coalesced in
-// bufs.scratch. When the socket took all of it, it reports true and the
-// caller still owns the queue. Otherwise ownership has passed to a writer
-// goroutine that writes the rest, or the connection failed and was aborted.
+// writeDirect writes batch without blocking: its leading small frames
+// coalesced in bufs.scratch, followed in the same writev by a large frame
+// from its own memory. When the socket took all of it, it reports true and
+// the caller still owns the queue. Otherwise ownership has passed to a
+// writer goroutine that writes the rest, or the connection failed and was
+// aborted.
 func (c *conn) writeDirect(bufs *writeBufs, batch [][]byte) bool {
 	scratch, n, nb := bufs.scratch[:0], 0, 0
 	for n < len(batch) && len(batch[n]) <= copyMax && len(scratch)+headerSize+len(batch[n]) <= cap(scratch) {
@@ -104,18 +108,26 @@ func (c *conn) writeDirect(bufs *writeBufs, batch [][]byte) bool {
 		nb += len(batch[n])
 		n++
 	}
+	small, smallBytes := n, nb
+	var large []byte // written in place, right after its header in scratch
+	if n < len(batch) && len(batch[n]) > copyMax && len(scratch)+headerSize <= cap(scratch) {
+		large = batch[n]
+		scratch = appendHeader(scratch, len(large))
+		nb += len(large)
+		n++
+	}
 	if n == 0 {
 		go c.writeLoop(handoff{rest: cloneFrames(batch)})
 		return false
 	}
-	w, err := c.writeNow(scratch)
+	w, err := c.writeNow(scratch, large)
 	c.srv.stats.directWrites.Add(1)
 	if err != nil {
 		_ = c.writeFailed(err, batch)
 		c.q.letGo()
 		return false
 	}
-	if w == len(scratch) {
+	if w == len(scratch)+len(large) {
 		c.wrote(n, nb)
 		if n == len(batch) {
 			return true
@@ -123,14 +135,33 @@ func (c *conn) writeDirect(bufs *writeBufs, batch [][]byte) bool {
 		go c.writeLoop(handoff{rest: cloneFrames(batch[n:])})
 		return false
 	}
-	full, fullBytes := framesWithin(batch[:n], w)
-	c.wrote(full, fullBytes)
-	go c.writeLoop(handoff{
-		tail:       append([]byte(nil), scratch[w:]...),
-		tailFrames: n - full, tailBytes: nb - fullBytes,
-		rest: cloneFrames(batch[n:]),
-	})
+	go c.writeLoop(c.partialHandoff(scratch, large, w, batch[:small], smallBytes, batch[n:]))
 	return false
+}
+
+// partialHandoff accounts for a direct write that the socket took only
+// partly (w bytes of scratch, then of large) and returns what is left for
+// a writer goroutine: the unwritten bytes of scratch (copied) and the rest
+// of large (in place, its header written or in the tail), then rest.
+func (c *conn) partialHandoff(scratch, large []byte, w int, small [][]byte, smallBytes int, rest [][]byte) handoff {
+	full, fullBytes := framesWithin(small, w)
+	c.wrote(full, fullBytes)
+	h := handoff{tailFrames: len(small) - full, tailBytes: smallBytes - fullBytes}
+	if w < len(scratch) {
+		h.tail = append([]byte(nil), scratch[w:]...)
+	} else if large != nil {
+		done := w - len(scratch) // body bytes of large already written
+		c.wrote(0, done)
+		large = large[done:]
+	}
+	if large == nil {
+		h.rest = cloneFrames(rest)
+		return h
+	}
+	h.rest = append(make([][]byte, 0, 1+len(rest)), large)
+	h.rest = append(h.rest, rest...)
+	h.restStarted = true
+	return h
 }
 
 // framesWithin counts the frames of bodies whose header and body lie wholly
@@ -159,16 +190,29 @@ func cloneFrames(frames [][]byte) [][]byte {
 // directWriter performs a connection's non-blocking writes. Only the
 // queue's owner uses it.
 type directWriter struct {
-	p   []byte
-	n   int
-	err error
-	fn  func(fd uintptr) bool // do, bound once
+	p, q []byte // q follows p in the same writev
+	n    int    // bytes of p, then q, written
+	err  error
+	fn   func(fd uintptr) bool // do, bound once
+	iov  [2][]byte
 }
 
-// do writes p from n on; it never waits for the socket to become writable.
+// do writes p and q from n on; it never waits for the socket to become
+// writable.
 func (d *directWriter) do(fd uintptr) bool {
-	for d.n < len(d.p) {
-		k, err := syscall.Write(int(fd), d.p[d.n:])
+	for d.n < len(d.p)+len(d.q) {
+		var k int
+		var err error
+		switch {
+		case d.n >= len(d.p):
+			k, err = syscall.Write(int(fd), d.q[d.n-len(d.p):])
+		case len(d.q) == 0:
+			k, err = syscall.Write(int(fd), d.p[d.n:])
+		default:
+			d.iov[0], d.iov[1] = d.p[d.n:], d.q
+			k, err = unix.Writev(int(fd), d.iov[:])
+			d.iov = [2][]byte{}
+		}
 		if k > 0 {
 			d.n += k
 		}
@@ -187,14 +231,14 @@ func (d *directWriter) do(fd uintptr) bool {
 	return true
 }
 
-// writeNow writes what of p the socket takes without blocking and returns
-// how much that was.
-func (c *conn) writeNow(p []byte) (int, error) {
+// writeNow writes what of p, then q, the socket takes without blocking and
+// returns how much that was.
+func (c *conn) writeNow(p, q []byte) (int, error) {
 	d := &c.direct
 	if d.fn == nil {
 		d.fn = d.do
 	}
-	d.p, d.n, d.err = p, 0, nil
+	d.p, d.q, d.n, d.err = p, q, 0, nil
 	err := c.raw.Write(d.fn)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		// A writer goroutine's deadline of an earlier burst has passed;
@@ -207,6 +251,6 @@ func (c *conn) writeNow(p []byte) (int, error) {
 		err = d.err
 	}
 	n := d.n
-	d.p = nil
+	d.p, d.q = nil, nil
 	return n, err
 }

@@ -60,6 +60,62 @@ func TestForwardPartialWriteHandsOff(t *testing.T) {
 	waitFor(t, "the queue to drain", func() bool { return s.Stats().QueueFrames == 0 })
 }
 
+// TestForwardLargeFramesDirect: large frames (written in place after their
+// header, in the same writev as the small frames before them) are written
+// directly to an idle subscriber, and when the socket takes only part of
+// one, a writer goroutine writes the rest; small and large frames arrive
+// whole and in order, and the queue's bounds are released exactly.
+func TestForwardLargeFramesDirect(t *testing.T) {
+	cfg := quietConfig()
+	cfg.StallTimeout = testTimeout
+	s, addr := startSmallBufServer(t, cfg, nil)
+	pub, sub := dial(t, addr), dialSlow(t, addr)
+	connOf(t, s, pub)
+	connOf(t, s, sub)
+	bodies := make([][]byte, 60)
+	for i := range bodies {
+		size := 300 + i%7 // small frames between large ones of odd sizes
+		if i%3 == 1 {
+			size = copyMax + 1 + i*4099
+		}
+		bodies[i] = notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i))
+	}
+	published := publish(pub, bodies)
+	recvAll(t, sub, bodies, func(int) {})
+	if err := <-published; err != nil {
+		t.Fatalf("publisher: %v", err)
+	}
+	st := s.Stats()
+	noDrops(t, st)
+	if st.DirectWrites == 0 || st.WriterStarts == 0 {
+		t.Fatalf("want direct writes and a hand-off: %+v", st)
+	}
+	waitFor(t, "the queue to drain", func() bool {
+		st := s.Stats()
+		return st.QueueFrames == 0 && st.QueueBytes == 0
+	})
+}
+
+// TestForwardLargeFrameNoWriter: a large frame forwarded to an idle
+// subscriber whose socket takes it whole needs no writer goroutine.
+func TestForwardLargeFrameNoWriter(t *testing.T) {
+	s, addr := startServer(t, quietConfig(), nil)
+	pub, sub := dial(t, addr), dial(t, addr)
+	connOf(t, s, pub)
+	connOf(t, s, sub)
+	for i := range 20 {
+		body := notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, copyMax+100), uint32(i))
+		send(t, pub, body)
+		if got := recv(t, sub); !bytes.Equal(got, body) {
+			t.Fatalf("frame %d differs", i)
+		}
+	}
+	waitFor(t, "the last write counted", func() bool { return s.Stats().DirectWrites >= 20 })
+	if st := s.Stats(); st.WriterStarts != 0 {
+		t.Fatalf("writer starts %d for frames the socket took whole", st.WriterStarts)
+	}
+}
+
 func TestFramesWithin(t *testing.T) {
 	bodies := [][]byte{make([]byte, 10), make([]byte, 20), make([]byte, 5)}
 	for _, c := range []struct{ w, n, bytes int }{

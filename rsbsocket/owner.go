@@ -5,11 +5,14 @@ import "time"
 // handoff is what a flushing reader passes to the writer goroutine it
 // starts: the unwritten rest of a frame run the socket took only partly
 // (tail, raw bytes covering tailFrames frames of tailBytes body bytes) and
-// the frames of its batch it did not get to (rest).
+// the frames of its batch it did not get to (rest). With restStarted,
+// rest[0] is what is left of a large frame whose header and start were
+// written, or are in the tail.
 type handoff struct {
 	tail                  []byte
 	tailFrames, tailBytes int
 	rest                  [][]byte
+	restStarted           bool
 }
 
 // writeLoop is a writer goroutine: the owner of the writing side while a
@@ -29,7 +32,7 @@ func (c *conn) writeLoop(h handoff) {
 			}
 			continue
 		}
-		err = c.writeBatch(&w, batch)
+		err = c.writeBatch(&w, batch, false)
 		clear(batch)
 	}
 	// The failed write aborted the queue: nothing is pending, no final drain.
@@ -65,7 +68,7 @@ func (c *conn) writeHandoff(w *batchWriter, h handoff) error {
 	if len(h.rest) == 0 {
 		return nil
 	}
-	return c.writeBatch(w, h.rest)
+	return c.writeBatch(w, h.rest, h.restStarted)
 }
 
 // finalDrain writes what is left in a closed queue and, unless the close
@@ -81,7 +84,7 @@ func (c *conn) finalDrain() {
 			}
 			break
 		}
-		if c.writeBatch(&w, batch) != nil {
+		if c.writeBatch(&w, batch, false) != nil {
 			break
 		}
 	}
@@ -90,11 +93,11 @@ func (c *conn) finalDrain() {
 
 // writeBatch writes batch, each write bounded by WriteTimeout. A frame
 // larger than maxBatchBytes is written in pieces, each released from the
-// queue's bounds once written. On failure it records the reason, drops
+// queue's bounds once written. With started, batch[0] is the rest of a
+// frame whose start is written. On failure it records the reason, drops
 // what is left and closes the connection.
-func (c *conn) writeBatch(w *batchWriter, batch [][]byte) error {
+func (c *conn) writeBatch(w *batchWriter, batch [][]byte, started bool) error {
 	s := c.srv
-	started := false // batch[0] is the rest of a frame whose start is written
 	for len(batch) > 0 {
 		if err := c.nc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout)); err != nil {
 			return c.writeFailed(err, batch)

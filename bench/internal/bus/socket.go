@@ -22,6 +22,10 @@ import (
 const (
 	batchFrames = 128
 	batchBytes  = 64 << 10
+	// keepArenaMax is the largest batch buffer kept between flushes: a
+	// publisher of 1 MiB events reuses its buffer, as a client library's
+	// write buffer would, instead of allocating one per event.
+	keepArenaMax = 4 << 20
 )
 
 // Socket is an RSB socket client of an rsbd daemon, speaking raw frames
@@ -141,8 +145,8 @@ func (s *Socket) flushLocked() error {
 	}
 	err := s.conns[0].c.SendMany(s.bodies)
 	s.arena, s.ends = s.arena[:0], s.ends[:0]
-	if cap(s.arena) > 4*batchBytes {
-		s.arena = nil // do not keep a 1 MiB event's buffer around
+	if cap(s.arena) > keepArenaMax {
+		s.arena = nil // do not keep an outsized event's buffer around
 	}
 	return err
 }
