@@ -158,6 +158,21 @@ func (c *ClientConn) Recv() ([]byte, error) {
 	return body, closedErr(err)
 }
 
+// RecvInto is Recv reading the body into buf when it fits in buf's
+// capacity, else into new memory; it returns the body. A receiver that is
+// done with each body before the next call passes the body it got back
+// in, so a stream of large frames reuses one buffer instead of allocating
+// (and clearing) one per frame.
+func (c *ClientConn) RecvInto(buf []byte) ([]byte, error) {
+	c.recvMu.Lock()
+	defer c.recvMu.Unlock()
+	body, err := ReadFrame(c.r, c.cfg.MaxFrameSize, buf[:0])
+	if errors.Is(err, io.EOF) {
+		c.sawEOF = true
+	}
+	return body, closedErr(err)
+}
+
 // closedErr marks an error from a closed connection with ErrClosed.
 func closedErr(err error) error {
 	if errors.Is(err, net.ErrClosed) {

@@ -167,3 +167,33 @@ func TestClientConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestClientRecvInto: frames that fit the buffer passed in are read into
+// it; a larger one gets new memory, which the next call may reuse.
+func TestClientRecvInto(t *testing.T) {
+	s, addr := startServer(t, quietConfig(), nil)
+	pub, sub := dial(t, addr), dial(t, addr)
+	connOf(t, s, pub)
+	connOf(t, s, sub)
+	var bodies [][]byte
+	for i, size := range []int{100, eagerAllocMax + 10, 50, eagerAllocMax + 5, 3 * eagerAllocMax} {
+		bodies = append(bodies, notification(t, "/into/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i)))
+	}
+	go func() { _ = pub.SendMany(bodies) }()
+	buf := make([]byte, 0, 1000)
+	for i, want := range bodies {
+		prev := buf
+		got, err := sub.RecvInto(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("frame %d differs", i)
+		}
+		reused := len(got) <= cap(prev) && &got[:cap(got)][cap(got)-1] == &prev[:cap(prev)][cap(prev)-1]
+		if fits := len(want) <= cap(prev); fits != reused {
+			t.Fatalf("frame %d of %d bytes, buffer of %d: reused %v", i, len(want), cap(prev), reused)
+		}
+		buf = got
+	}
+}

@@ -70,11 +70,15 @@ func DialSocket(ctx context.Context, addr string, n int) (*Socket, error) {
 }
 
 // readLoop dispatches received frames to the handler of their scope. It
-// always drains the connection, so the daemon never queues for it.
+// always drains the connection, so the daemon never queues for it. Handlers
+// do not retain payloads (Handler), so every frame is read into the same
+// buffer.
 func (sc *sockConn) readLoop() {
 	defer close(sc.done)
+	var body []byte
 	for {
-		body, err := sc.c.Recv()
+		var err error
+		body, err = sc.c.RecvInto(body)
 		if err != nil {
 			return
 		}
