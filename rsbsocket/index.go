@@ -1,6 +1,10 @@
 package rsbsocket
 
-import "github.com/rsbd/rsbd/scope"
+import (
+	"strings"
+
+	"github.com/rsbd/rsbd/scope"
+)
 
 // routeIndex finds the connections whose interest matches an event's scope
 // without looking at every connection: connections that want everything,
@@ -10,7 +14,18 @@ import "github.com/rsbd/rsbd/scope"
 type routeIndex struct {
 	all []*conn
 	by  map[scope.Scope][]*conn
+	// depths has bit d set when an indexed scope has d components (bit
+	// maxDepthBit: that many or more): a lookup skips the super-scopes at
+	// depths nobody listens on, which with listeners at one depth leaves
+	// one probe per event.
+	depths uint64
 }
+
+// maxDepthBit is the depth bit shared by all deeper scopes.
+const maxDepthBit = 63
+
+// depthBit returns the depths bit of a scope with d components.
+func depthBit(d int) uint64 { return 1 << min(d, maxDepthBit) }
 
 // buildIndex indexes routes by their current interest.
 func buildIndex(routes []*conn) *routeIndex {
@@ -23,6 +38,7 @@ func buildIndex(routes []*conn) *routeIndex {
 		}
 		for _, s := range in.Scopes {
 			ix.by[s] = append(ix.by[s], c)
+			ix.depths |= depthBit(strings.Count(s.String(), "/") - 1)
 		}
 	}
 	return ix
@@ -37,8 +53,10 @@ func (ix *routeIndex) appendTargets(dst []*conn, supers []scope.Scope, sc scope.
 		return dst, supers
 	}
 	supers = sc.AppendSuperScopes(supers[:0], true)
-	for _, s := range supers {
-		dst = append(dst, ix.by[s]...)
+	for d, s := range supers { // supers[d] has d components
+		if ix.depths&depthBit(d) != 0 {
+			dst = append(dst, ix.by[s]...)
+		}
 	}
 	return dst, supers
 }

@@ -48,7 +48,7 @@ func fullPlan() plan {
 		limit:      60 * time.Second,
 		scopes:     []int{1, 100, 10_000},
 		listeners:  []int{1, 100, 1_000},
-		scaleCount: 300_000,
+		scaleCount: 1_000_000,
 		scaleSize:  64,
 		idleSubs:   10_000,
 
