@@ -201,6 +201,30 @@ func compareIDs(a, b GroupID) int {
 // SortGroups sorts ids in place, removes duplicates and returns the result
 // (a prefix of ids): the canonical order PeerState.Groups requires.
 func SortGroups(ids []GroupID) []GroupID {
-	slices.SortFunc(ids, compareIDs)
+	if len(ids) < sortKeysMin {
+		slices.SortFunc(ids, compareIDs)
+		return slices.Compact(ids)
+	}
+	// Compare as two words each, converted once rather than per compare.
+	keys := make([]idKey, len(ids))
+	for i, id := range ids {
+		keys[i] = idKey{binary.BigEndian.Uint64(id[:8]), binary.BigEndian.Uint64(id[8:])}
+	}
+	slices.SortFunc(keys, func(a, b idKey) int {
+		if a.hi != b.hi {
+			return cmp.Compare(a.hi, b.hi)
+		}
+		return cmp.Compare(a.lo, b.lo)
+	})
+	for i, k := range keys {
+		binary.BigEndian.PutUint64(ids[i][:8], k.hi)
+		binary.BigEndian.PutUint64(ids[i][8:], k.lo)
+	}
 	return slices.Compact(ids)
 }
+
+// idKey is a group id as two big-endian words, ordered like the id.
+type idKey struct{ hi, lo uint64 }
+
+// sortKeysMin is the length from which SortGroups sorts converted keys.
+const sortKeysMin = 64

@@ -2,8 +2,11 @@ package group
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"testing"
 
 	"github.com/rsbd/rsbd/scope"
@@ -150,6 +153,29 @@ func BenchmarkDecodePeerState(b *testing.B) {
 	for b.Loop() {
 		if _, err := DecodePeerState(enc); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestSortGroupsOrder: SortGroups orders ids as compareIDs does and drops
+// repeats, on both sides of the length where it switches to word keys,
+// including ids that differ only in their second word.
+func TestSortGroupsOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 2, sortKeysMin - 1, sortKeysMin, sortKeysMin + 1, 500} {
+		ids := make([]GroupID, n)
+		for i := range ids {
+			binary.BigEndian.PutUint64(ids[i][:8], rng.Uint64()%8) // shared first words
+			binary.BigEndian.PutUint64(ids[i][8:], rng.Uint64())
+			if i > 0 && rng.IntN(5) == 0 {
+				ids[i] = ids[rng.IntN(i)] // a repeat
+			}
+		}
+		want := slices.Clone(ids)
+		slices.SortFunc(want, func(a, b GroupID) int { return bytes.Compare(a[:], b[:]) })
+		want = slices.Compact(want)
+		if got := SortGroups(slices.Clone(ids)); !slices.Equal(got, want) {
+			t.Fatalf("n=%d: SortGroups differs from a byte-wise sort", n)
 		}
 	}
 }

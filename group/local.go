@@ -18,6 +18,10 @@ type LocalSet struct {
 	mu      sync.Mutex
 	refs    map[GroupID]int
 	version uint64
+	// sorted is the set in ascending order as of version sortedAt, kept by
+	// Set (whose callers pass sorted ids) so that Snapshot need not sort.
+	sorted   []GroupID
+	sortedAt uint64
 }
 
 // NewLocalSet returns an empty set at version 1 bounded by
@@ -94,6 +98,8 @@ func (l *LocalSet) Set(ids []GroupID) (bool, error) {
 		return false, nil
 	}
 	l.version++
+	// Sorting ids already in order (as the node passes them) is linear.
+	l.sorted, l.sortedAt = SortGroups(slices.Clone(ids)), l.version
 	return true, nil
 }
 
@@ -122,12 +128,13 @@ func (l *LocalSet) Version() uint64 {
 // the groups in ascending order, with the given instance and data address.
 func (l *LocalSet) Snapshot(instance datagram.InstanceID, addr netip.AddrPort) PeerState {
 	l.mu.Lock()
-	ids := make([]GroupID, 0, len(l.refs))
-	for id := range l.refs {
-		ids = append(ids, id)
+	defer l.mu.Unlock()
+	if l.sortedAt != l.version {
+		ids := make([]GroupID, 0, len(l.refs))
+		for id := range l.refs {
+			ids = append(ids, id)
+		}
+		l.sorted, l.sortedAt = SortGroups(ids), l.version
 	}
-	v := l.version
-	l.mu.Unlock()
-	slices.SortFunc(ids, compareIDs)
-	return PeerState{Version: v, Instance: instance, Addr: addr, Groups: ids}
+	return PeerState{Version: l.version, Instance: instance, Addr: addr, Groups: slices.Clone(l.sorted)}
 }

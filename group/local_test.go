@@ -3,7 +3,10 @@ package group
 import (
 	"errors"
 	"net/netip"
+	"slices"
 	"testing"
+
+	"github.com/rsbd/rsbd/transport/datagram"
 )
 
 func TestLocalSetRefCounting(t *testing.T) {
@@ -80,4 +83,41 @@ func TestLocalSetLimit(t *testing.T) {
 	if _, err := NewLocalSet(Config{MaxGroupsPerPeer: -1}); !errors.Is(err, ErrConfig) {
 		t.Fatalf("bad config: %v", err)
 	}
+}
+
+// TestLocalSetSnapshotAfterEachChange: the snapshot, kept sorted by Set and
+// rebuilt after Add and Remove, always lists the current groups in order.
+func TestLocalSetSnapshotAfterEachChange(t *testing.T) {
+	l, err := NewLocalSet(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := gid("/a/"), gid("/b/"), gid("/c/")
+	check := func(want ...GroupID) {
+		t.Helper()
+		want = SortGroups(want)
+		st := l.Snapshot(datagram.InstanceID{}, netip.AddrPort{})
+		if !slices.Equal(st.Groups, want) || st.Version != l.Version() {
+			t.Fatalf("snapshot %v (version %d), want %v (version %d)", st.Groups, st.Version, want, l.Version())
+		}
+		st.Groups[0] = GroupID{} // the snapshot is the caller's copy
+	}
+	if _, err := l.Set([]GroupID{c, a}); err != nil {
+		t.Fatal(err)
+	}
+	check(a, c)
+	if _, err := l.Add(b); err != nil {
+		t.Fatal(err)
+	}
+	check(a, b, c)
+	l.Remove(a)
+	check(b, c)
+	if _, err := l.Set([]GroupID{b, c}); err != nil {
+		t.Fatal(err)
+	}
+	check(b, c)
+	if _, err := l.Set([]GroupID{a}); err != nil {
+		t.Fatal(err)
+	}
+	check(a)
 }

@@ -122,7 +122,7 @@ func (n *Node) updateInterest() bool {
 	n.interestMu.Lock()
 	defer n.interestMu.Unlock()
 	now := time.Now()
-	cur := minimalScopes(n.localScopes())
+	cur := n.localScopes() // minimal already
 	narrowed := false
 	curSet := newScopeSet(cur)
 	for _, s := range n.lastScopes {
@@ -179,7 +179,7 @@ func (n *Node) applyAccepted(now time.Time, cur []scope.Scope) {
 	accepted := all
 	n.wanted.store(accepted)
 	if !n.cfg.Unicast {
-		n.updateJoins(n.joined, groupIDs(accepted))
+		n.updateJoins(n.joined, unsortedGroupIDs(accepted))
 	}
 	n.m.MulticastGroups.Set(float64(len(n.joined)))
 }
@@ -245,13 +245,18 @@ type lingerEntry struct {
 	version uint64
 }
 
-// groupIDs returns the sorted group ids of scopes.
+// groupIDs returns the sorted group ids of scopes, without repeats.
 func groupIDs(scopes []scope.Scope) []datagram.GroupID {
+	return group.SortGroups(unsortedGroupIDs(scopes))
+}
+
+// unsortedGroupIDs returns the group ids of scopes in the order of scopes.
+func unsortedGroupIDs(scopes []scope.Scope) []datagram.GroupID {
 	ids := make([]datagram.GroupID, 0, len(scopes))
 	for _, s := range scopes {
 		ids = append(ids, group.ID(s))
 	}
-	return group.SortGroups(ids)
+	return ids
 }
 
 // scopeSet is a set of scopes for containment checks in O(depth).

@@ -179,6 +179,7 @@ func (c Config) memberlistConfig() *memberlist.Config {
 		mc.PushPullInterval = c.PushPullInterval
 	}
 	mc.DeadNodeReclaimTime = c.DeadNodeReclaimTime
+	mc.EnableCompression = compressMessages
 	mc.DelegateProtocolVersion = delegateProtocolVersion
 	mc.DelegateProtocolMin = delegateProtocolVersion
 	mc.DelegateProtocolMax = delegateProtocolVersion

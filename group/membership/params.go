@@ -72,6 +72,12 @@ const (
 	LocalDeadNodeReclaimTime = 100 * time.Millisecond
 )
 
+// compressMessages is memberlist's message compression, off: interest
+// messages are lists of group ids, which are hashes that LZW cannot shrink,
+// and compressing a large state cost more CPU on both sides than sending
+// it. memberlist decompresses what a peer compressed either way.
+const compressMessages = false
+
 // delegateProtocolVersion is the version of the interest messages and node
 // metadata of this package, announced to memberlist.
 const delegateProtocolVersion = 1
