@@ -9,6 +9,7 @@ import (
 	"github.com/rsbd/rsbd/metrics"
 	"github.com/rsbd/rsbd/qos"
 	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/transport"
 )
 
 const (
@@ -80,6 +81,25 @@ func (n *Node) registerSocketCollector() {
 	))
 	if err != nil {
 		n.log.Error("cannot register socket metrics", "err", err)
+	}
+}
+
+// registerTransportCollector exports how often the UDP readers polled for
+// the answer to a reply instead of sleeping, read at scrape time.
+func (n *Node) registerTransportCollector() {
+	if n.ep == nil {
+		return
+	}
+	err := n.m.Register(metrics.NewSnapshotCollector(n.ep.Stats,
+		metrics.SnapshotMetric[transport.Stats]{Name: "rsbd_spin_waits_total", Type: prometheus.CounterValue,
+			Help:  "Times a UDP reader polled its socket after a delivery that was answered, instead of sleeping.",
+			Value: func(s transport.Stats) float64 { return float64(s.SpinWaits) }},
+		metrics.SnapshotMetric[transport.Stats]{Name: "rsbd_spin_hits_total", Type: prometheus.CounterValue,
+			Help:  "Polls of a UDP reader during which the next datagram arrived (a wake-up saved).",
+			Value: func(s transport.Stats) float64 { return float64(s.SpinHits) }},
+	))
+	if err != nil {
+		n.log.Error("cannot register transport metrics", "err", err)
 	}
 }
 

@@ -115,6 +115,7 @@ func (n *Node) start() error {
 		return err
 	}
 	n.registerCollectors()
+	n.registerTransportCollector()
 	n.wg.Add(4)
 	go func() { defer n.wg.Done(); n.eng.run() }()
 	go func() { defer n.wg.Done(); n.deliveryLoop() }()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"time"
 
 	"github.com/rsbd/rsbd/transport/datagram"
 )
@@ -34,6 +35,13 @@ type Config struct {
 	// 1 reads one at a time; 0 means DefaultBatch. Each socket holds
 	// ReadBatch x (MaxDatagram+1) bytes of receive buffers.
 	ReadBatch int
+
+	// SpinWait is how long a reader polls its socket for the next datagram
+	// before it sleeps, after a delivery during which the Endpoint sent (a
+	// reply): the answer to a reply comes back within microseconds, and
+	// polling saves the wake-up. 0 means DefaultSpinWait; negative never
+	// polls.
+	SpinWait time.Duration
 
 	// WriteBatch is the number of datagrams written per system call
 	// (sendmmsg); 1 writes one at a time; 0 means DefaultBatch.
@@ -77,6 +85,9 @@ func (c Config) withDefaults() Config {
 	c.SocketBuffer = orDefault(c.SocketBuffer, DefaultSocketBuffer)
 	c.GroupsPerSocket = orDefault(c.GroupsPerSocket, DefaultGroupsPerSocket)
 	c.MaxGroups = orDefault(c.MaxGroups, DefaultMaxGroups)
+	if c.SpinWait == 0 {
+		c.SpinWait = DefaultSpinWait
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -112,6 +123,9 @@ func (c Config) Validate() error {
 		if k.v < k.lo || k.v > k.h {
 			return fmt.Errorf("%w: %s %d outside [%d, %d]", ErrConfig, k.name, k.v, k.lo, k.h)
 		}
+	}
+	if c.SpinWait > MaxSpinWait {
+		return fmt.Errorf("%w: SpinWait %v above %v", ErrConfig, c.SpinWait, MaxSpinWait)
 	}
 	if c.MaxDatagram != 0 && c.MaxDatagram < datagram.HeaderSize {
 		return fmt.Errorf("%w: MaxDatagram %d below the %d byte header", ErrConfig, c.MaxDatagram, datagram.HeaderSize)

@@ -304,7 +304,7 @@ func TestConfig(t *testing.T) {
 	d := DefaultConfig()
 	if d.TTL != DefaultTTL || d.MaxDatagram != DefaultMaxDatagram || d.ReadBatch != DefaultBatch ||
 		d.SocketBuffer != DefaultSocketBuffer || d.GroupsPerSocket != DefaultGroupsPerSocket ||
-		d.Logger == nil || d.Listen.Port() != 0 {
+		d.SpinWait != DefaultSpinWait || d.Logger == nil || d.Listen.Port() != 0 {
 		t.Fatalf("DefaultConfig %+v", d)
 	}
 	if err := d.Validate(); err != nil {
@@ -320,6 +320,7 @@ func TestConfig(t *testing.T) {
 		"tiny":        {MaxDatagram: 10},
 		"batch":       {WriteBatch: MaxBatch + 1},
 		"ipv6 listen": {Listen: netip.MustParseAddrPort("[::1]:0")},
+		"spin":        {SpinWait: MaxSpinWait + 1},
 	} {
 		if err := c.Validate(); !errors.Is(err, ErrConfig) {
 			t.Errorf("%s: Validate = %v", name, err)

@@ -1,6 +1,10 @@
 package transport
 
-import "github.com/rsbd/rsbd/transport/datagram"
+import (
+	"time"
+
+	"github.com/rsbd/rsbd/transport/datagram"
+)
 
 // Limits and defaults of the UDP transport. Config fields left zero take the
 // Default values.
@@ -46,6 +50,17 @@ const (
 	// DefaultMaxGroups bounds the groups an Endpoint joins (52 receive
 	// sockets at 20 groups each).
 	DefaultMaxGroups = 1024
+
+	// DefaultSpinWait is how long a reader polls its socket after a
+	// delivery that was answered before it parks. A request/reply round
+	// trip between two processes on loopback takes about 15 us when neither
+	// side parks and 45 us when both wake from idle (measured on a 2-core
+	// VM), so 50 us covers the answer to an answer; a reply that is not
+	// answered costs at most this much CPU.
+	DefaultSpinWait = 50 * time.Microsecond
+
+	// MaxSpinWait bounds Config.SpinWait.
+	MaxSpinWait = 10 * time.Millisecond
 
 	// oobSize is the ancillary buffer per received datagram: room for the
 	// SO_RXQ_OVFL drop counter message.

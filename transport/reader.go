@@ -18,6 +18,7 @@ type reader struct {
 	from   []netip.AddrPort
 	pkts   []Packet
 	errors uint64
+	spin   spinner
 }
 
 func newReader(e *Endpoint, s *sock) *reader {
@@ -31,6 +32,10 @@ func newReader(e *Endpoint, s *sock) *reader {
 	for i := range r.ms {
 		r.ms[i].Buffers = [][]byte{data[i*size : (i+1)*size : (i+1)*size]}
 		r.ms[i].OOB = oob[i*oobSize : (i+1)*oobSize : (i+1)*oobSize]
+	}
+	r.spin.limit, r.spin.st = max(e.cfg.SpinWait, 0), &e.stats
+	if rc, err := s.conn.SyscallConn(); err == nil {
+		r.spin.rc = rc
 	}
 	return r
 }
@@ -50,7 +55,11 @@ func (r *reader) run() {
 			}
 			continue
 		}
+		sent := r.e.stats.sent.Load()
 		r.deliver(n)
+		if r.e.stats.sent.Load() != sent {
+			r.spin.wait() // answered: the next datagram may be close behind
+		}
 	}
 }
 

@@ -22,6 +22,10 @@ type Stats struct {
 	// receive buffer was full (SO_RXQ_OVFL; Linux only), as last reported
 	// by each socket.
 	KernelDrops uint64
+	// SpinWaits counts the times a reader polled its socket after a
+	// delivery that was answered (Config.SpinWait); SpinHits those in
+	// which a datagram came while it polled.
+	SpinWaits, SpinHits uint64
 	// Groups is the number of joined groups.
 	Groups int
 	// Sockets is the number of open sockets, the unicast one included.
@@ -34,6 +38,7 @@ type Stats struct {
 
 type counters struct {
 	sent, sendErrors, received, receiveErrors, oversize, own atomic.Uint64
+	spinWaits, spinHits                                      atomic.Uint64
 	rcvbuf, sndbuf                                           atomic.Int64
 }
 
@@ -44,6 +49,7 @@ func (e *Endpoint) Stats() Stats {
 		Sent: c.sent.Load(), SendErrors: c.sendErrors.Load(),
 		Received: c.received.Load(), ReceiveErrors: c.receiveErrors.Load(),
 		Oversize: c.oversize.Load(), Own: c.own.Load(),
+		SpinWaits: c.spinWaits.Load(), SpinHits: c.spinHits.Load(),
 		RecvBuffer: int(c.rcvbuf.Load()), SendBuffer: int(c.sndbuf.Load()),
 	}
 	e.mu.Lock()

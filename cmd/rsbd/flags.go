@@ -13,6 +13,7 @@ import (
 	"github.com/rsbd/rsbd/group"
 	"github.com/rsbd/rsbd/node"
 	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/transport"
 )
 
 // Keys of the settings rsbd reads besides those package config names. Each
@@ -37,6 +38,7 @@ const (
 	keyParticipants  = "rsbd.socket.max.participants"
 	keyShutdownFlush = "rsbd.shutdown.flush"
 	keyBarrier       = "rsbd.interest.barrier"
+	keySpinWait      = "rsbd.spin.wait"
 	keyLogLevel      = "rsbd.log.level"
 	keyLogFormat     = "rsbd.log.format"
 	keyReadyFile     = "rsbd.ready.file"
@@ -88,6 +90,7 @@ var options = []option{
 	{"socket-max-participants", strconv.Itoa(rsbsocket.DefaultMaxParticipants), "N", "introspection participants tracked per client (past it the client gets every event)"},
 	{"shutdown-flush", node.DefaultShutdownFlush.String(), "DURATION", "how long reliable streams may finish at shutdown"},
 	{"interest-barrier", node.DefaultInterestBarrier.String(), "DURATION", "how long a new listener waits for its interest to reach the peers"},
+	{"spin-wait", transport.DefaultSpinWait.String(), "DURATION", "how long a UDP reader polls for the answer to a reply before it sleeps (0: never)"},
 	{"log-level", "info", "debug|info|warn|error", "log level"},
 	{"log-format", logAuto, "auto|text|json", "log format (auto: text on a terminal, JSON otherwise)"},
 	{"ready-file", "", "PATH", "once serving, write the bound addresses to PATH as JSON"},

@@ -17,6 +17,7 @@ import (
 	"github.com/rsbd/rsbd/node"
 	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/scope"
+	"github.com/rsbd/rsbd/transport"
 )
 
 // settings is what the daemon runs with, read from the configuration.
@@ -143,6 +144,9 @@ func (r *reader) nodeConfig() node.Config {
 	nc.Socket = r.socket()
 	nc.ShutdownFlush = r.duration(keyShutdownFlush, node.DefaultShutdownFlush)
 	nc.InterestBarrier = r.duration(keyBarrier, node.DefaultInterestBarrier)
+	if nc.Transport.SpinWait = r.duration(keySpinWait, transport.DefaultSpinWait); nc.Transport.SpinWait == 0 {
+		nc.Transport.SpinWait = -1 // 0 on the command line: never poll
+	}
 	r.qos(&nc)
 	return nc
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/rsbd/rsbd/node"
 	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/scope"
+	"github.com/rsbd/rsbd/transport"
 )
 
 // load runs the cascade with only the given file content (none when
@@ -82,14 +83,20 @@ func TestDefaultsMatchTheNode(t *testing.T) {
 	if s.metricsAddr != DefaultMetricsAddr || s.logLevel != slog.LevelInfo || s.logFormat != logAuto || s.readyFile != "" {
 		t.Errorf("daemon settings %+v", s)
 	}
+	if n.Transport.SpinWait != transport.DefaultSpinWait {
+		t.Errorf("spin wait %v, transport default %v", n.Transport.SpinWait, transport.DefaultSpinWait)
+	}
+	if off, _ := mustSettings(t, "", nil, "--spin-wait", "0"); off.node.Transport.SpinWait >= 0 {
+		t.Errorf("--spin-wait 0 gives %v, want a negative (never polls)", off.node.Transport.SpinWait)
+	}
 }
 
 func TestEveryOptionHasItsKey(t *testing.T) {
 	keys := []string{config.KeySocketAddr, config.KeyGossipAddr, config.KeyMetricsAddr, config.KeyJoin,
 		config.KeyMulticast, keyDataAddr, keyAdvertiseAddr, keyInterface, keyName, keyMaxDatagram,
 		keyMulticastTTL, keyGroupPool, keyGroupPoolSize, keyLocal, keySlowClient, keyDefaultInt,
-		keyQueueFrames, keyQueueBytes, keyMaxFrame, keyStallTimeout, keyParticipants, keyShutdownFlush, keyBarrier, keyLogLevel, keyLogFormat,
-		keyReadyFile}
+		keyQueueFrames, keyQueueBytes, keyMaxFrame, keyStallTimeout, keyParticipants, keyShutdownFlush, keyBarrier, keySpinWait, keyLogLevel,
+		keyLogFormat, keyReadyFile}
 	var got []string
 	for _, o := range options {
 		got = append(got, o.key())
@@ -127,7 +134,7 @@ func TestFlagsSetEverySetting(t *testing.T) {
 		"--socket-slow-client", "disconnect", "--socket-default-interest", "none",
 		"--socket-queue-frames", "10", "--socket-queue-bytes", "4096", "--socket-max-frame", "2048",
 		"--socket-stall-timeout", "250ms", "--socket-max-participants", "100",
-		"--shutdown-flush", "2s", "--interest-barrier", "1.5s", "--log-level", "debug", "--log-format", "json", "--ready-file", "/run/x.json")
+		"--shutdown-flush", "2s", "--interest-barrier", "1.5s", "--spin-wait", "80us", "--log-level", "debug", "--log-format", "json", "--ready-file", "/run/x.json")
 	n := s.node
 	checks := []struct {
 		what      string
@@ -154,6 +161,7 @@ func TestFlagsSetEverySetting(t *testing.T) {
 		{"participants", n.Socket.MaxParticipants, 100},
 		{"flush", n.ShutdownFlush.String(), "2s"},
 		{"barrier", n.InterestBarrier.String(), "1.5s"},
+		{"spin", n.Transport.SpinWait.String(), "80µs"},
 		{"log", [2]any{s.logLevel, s.logFormat}, [2]any{slog.LevelDebug, logJSON}},
 		{"ready", s.readyFile, "/run/x.json"},
 	}
