@@ -49,7 +49,8 @@ type Socket struct {
 
 type sockConn struct {
 	c        *rsbsocket.ClientConn
-	handlers sync.Map // scope.Scope -> Handler
+	mu       sync.RWMutex       // guards handlers
+	handlers map[string]Handler // by scope string
 	done     chan struct{}
 }
 
@@ -62,7 +63,7 @@ func DialSocket(ctx context.Context, addr string, n int) (*Socket, error) {
 			_ = s.Close()
 			return nil, err
 		}
-		sc := &sockConn{c: c, done: make(chan struct{})}
+		sc := &sockConn{c: c, done: make(chan struct{}), handlers: map[string]Handler{}}
 		go sc.readLoop()
 		s.conns = append(s.conns, sc)
 	}
@@ -86,19 +87,25 @@ func (sc *sockConn) readLoop() {
 		if err != nil {
 			continue
 		}
-		if fn, ok := sc.handlers.Load(f.Scope); ok {
-			fn.(Handler)(f.Data)
+		sc.mu.RLock()
+		fn := sc.handlers[f.Scope.String()]
+		sc.mu.RUnlock()
+		if fn != nil {
+			fn(f.Data)
 		}
 	}
 }
 
-// setHandler registers fn for s (nil removes it). A map of its own per
-// registration would make N listeners on one connection cost O(N²).
+// setHandler registers fn for s (nil removes it), in place: a map of its
+// own per registration would make N listeners on one connection cost
+// O(N²).
 func (sc *sockConn) setHandler(s scope.Scope, fn Handler) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
 	if fn == nil {
-		sc.handlers.Delete(s)
+		delete(sc.handlers, s.String())
 	} else {
-		sc.handlers.Store(s, fn)
+		sc.handlers[s.String()] = fn
 	}
 }
 
