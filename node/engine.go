@@ -236,17 +236,19 @@ func (e *engine) direct(p pubReq) bool {
 	return true
 }
 
-// flushReplies sends what publishes made during a delivery left pending.
-// The delivering goroutine calls it after each batch and after it gave the
-// queue up; it holds no lock the engine waits for, so it may block on mu.
-func (e *engine) flushReplies() {
+// flushReplies sends what publishes made during a delivery left pending
+// and reports whether there were any. The delivering goroutine calls it
+// after each batch and after it gave the queue up; it holds no lock the
+// engine waits for, so it may block on mu.
+func (e *engine) flushReplies() bool {
 	if !e.held.Swap(false) {
-		return
+		return false
 	}
 	e.mu.Lock()
 	e.flush(time.Now())
 	e.queueDeliveries()
 	e.mu.Unlock()
+	return true
 }
 
 // queueDeliveries ends a section that does not deliver itself: what it
@@ -307,7 +309,9 @@ func (e *engine) directReceive(b rxBatch) bool {
 		*own = (*own)[:0]
 		dlPool.Put(own)
 		e.n.dq.handOff()
-		e.flushReplies()
+		if e.flushReplies() {
+			e.n.answered() // the reader delivering this batch replied
+		}
 	}
 	return true
 }

@@ -158,6 +158,15 @@ func (n *Node) openTransport() error {
 	return nil
 }
 
+// answered tells the transport that the Handler call under way replied
+// from the reading goroutine, so its reader polls for the answer before it
+// sleeps (transport.Endpoint.Answered).
+func (n *Node) answered() {
+	if n.ep != nil {
+		n.ep.Answered()
+	}
+}
+
 func (n *Node) openMembership() error {
 	mc := n.cfg.Membership
 	host, port, _ := splitHostPort(n.cfg.GossipAddr)

@@ -37,10 +37,10 @@ type Config struct {
 	ReadBatch int
 
 	// SpinWait is how long a reader polls its socket for the next datagram
-	// before it sleeps, after a delivery during which the Endpoint sent (a
-	// reply): the answer to a reply comes back within microseconds, and
-	// polling saves the wake-up. 0 means DefaultSpinWait; negative never
-	// polls.
+	// before it sleeps, after a delivery the Handler answered (see
+	// Endpoint.Answered): the answer to a reply comes back within
+	// microseconds, and polling saves the wake-up. 0 means
+	// DefaultSpinWait; negative never polls.
 	SpinWait time.Duration
 
 	// WriteBatch is the number of datagrams written per system call

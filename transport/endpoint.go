@@ -33,7 +33,9 @@ type Endpoint struct {
 	own []netip.Addr
 
 	closed atomic.Bool
-	wg     sync.WaitGroup
+	// answers counts the deliveries a handler answered (Answered).
+	answers atomic.Uint64
+	wg      sync.WaitGroup
 	stats  counters
 	send   sync.Pool // *sendScratch
 

@@ -55,10 +55,10 @@ func (r *reader) run() {
 			}
 			continue
 		}
-		sent := r.e.stats.sent.Load()
+		answers := r.e.answers.Load()
 		r.deliver(n)
-		if r.e.stats.sent.Load() != sent {
-			r.spin.wait() // answered: the next datagram may be close behind
+		if r.e.answers.Load() != answers {
+			r.spin.wait() // answered: the answer may be close behind
 		}
 	}
 }

@@ -11,14 +11,21 @@ import (
 // costs a wake-up when that datagram arrives; when the other CPU is idle
 // that is an inter-processor interrupt, which on a virtual machine costs
 // tens of microseconds per hop of a request/reply exchange. A reader polls
-// only after a delivery during which the Endpoint sent (a handler replied,
-// or the node answered with an ACK), and at most SpinWait; a stream that is
-// only received never makes it poll.
+// only after a delivery its Handler answered (Answered: a reply went out
+// from the reading goroutine), and at most SpinWait; streams that are only
+// received, and protocol traffic such as ACKs, never make it poll.
 type spinner struct {
 	limit time.Duration // 0: never poll
 	rc    syscall.RawConn
 	st    *counters
 }
+
+// Answered tells the Endpoint that the Handler call under way was answered:
+// a reply to what it delivered went out from the reading goroutine. When the
+// call returns, the reader polls its socket for the next datagram, the
+// answer to the reply, for up to Config.SpinWait before it sleeps. It may
+// be called from the Handler only.
+func (e *Endpoint) Answered() { e.answers.Add(1) }
 
 // wait polls the socket until it holds a datagram or the limit passed,
 // letting the process's other goroutines run between polls. It reports

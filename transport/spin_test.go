@@ -49,9 +49,10 @@ func TestSpinnerWait(t *testing.T) {
 	}
 }
 
-// TestSpinAfterReply: a reader polls after a delivery during which its
-// Endpoint sent (an echo answering every datagram), and not after one
-// that was only received; a negative SpinWait never polls.
+// TestSpinAfterReply: a reader polls after a delivery its Handler
+// answered (an echo calling Answered), not after one that was only
+// received or answered without saying so; a negative SpinWait never
+// polls.
 func TestSpinAfterReply(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("polling is implemented on Linux")
@@ -60,11 +61,13 @@ func TestSpinAfterReply(t *testing.T) {
 		name      string
 		spin      time.Duration
 		echo      bool
+		answered  bool
 		wantSpins bool
 	}{
-		{"echo", 0, true, true},
-		{"receive only", 0, false, false},
-		{"echo, polling off", -1, true, false},
+		{"echo", 0, true, true, true},
+		{"echo, not told", 0, true, false, false},
+		{"receive only", 0, false, false, false},
+		{"echo, polling off", -1, true, true, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := newSink()
@@ -74,6 +77,9 @@ func TestSpinAfterReply(t *testing.T) {
 				h = func(batch []Packet) {
 					for _, p := range batch {
 						_ = srv.Load().Send([]netip.AddrPort{p.From}, p.Data)
+					}
+					if c.answered {
+						srv.Load().Answered()
 					}
 				}
 			}

@@ -23,7 +23,7 @@ type Stats struct {
 	// by each socket.
 	KernelDrops uint64
 	// SpinWaits counts the times a reader polled its socket after a
-	// delivery that was answered (Config.SpinWait); SpinHits those in
+	// delivery its Handler answered (Config.SpinWait); SpinHits those in
 	// which a datagram came while it polled.
 	SpinWaits, SpinHits uint64
 	// Groups is the number of joined groups.
