@@ -36,8 +36,8 @@ type Endpoint struct {
 	// answers counts the deliveries a handler answered (Answered).
 	answers atomic.Uint64
 	wg      sync.WaitGroup
-	stats  counters
-	send   sync.Pool // *sendScratch
+	stats   counters
+	send    sync.Pool // *sendScratch
 
 	mu      sync.Mutex
 	ports   map[uint16][]*sock       // receive sockets per group port
