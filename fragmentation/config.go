@@ -52,6 +52,13 @@ type Config struct {
 	// MaxPendingDrops bounds the Drop records not yet collected
 	// (DefaultMaxPendingDrops).
 	MaxPendingDrops int
+	// Alloc, when set, provides the data buffers of events being
+	// reassembled: a slice of length 0 and capacity exactly capacity,
+	// whatever its contents (the Assembler writes every byte it hands
+	// out). A completed event's Data then keeps its buffer's capacity, so
+	// that whoever delivers it can give the buffer back to Alloc's source
+	// once nothing uses the event. Nil allocates.
+	Alloc func(capacity int) []byte
 }
 
 // DefaultConfig returns the Config with every default filled in.

@@ -139,6 +139,9 @@ func (a *Assembler) insert(p *partial, fr *fragment) (*rsbpb.Notification, error
 	}
 	n := p.header
 	n.Data = p.buf[:len(p.buf):len(p.buf)]
+	if a.cfg.Alloc != nil {
+		n.Data = p.buf // with its capacity: the buffer goes back to Alloc's source
+	}
 	p.header, p.buf = nil, nil
 	a.remove(p)
 	a.stats.Delivered++
@@ -173,7 +176,7 @@ func (a *Assembler) presize(p *partial, fr *fragment) {
 		return
 	}
 	a.reserve(p, grow) // fits: evicts nothing, cannot fail
-	p.buf = resize(p.buf, est)
+	p.buf = a.resize(p.buf, est)
 }
 
 // appendChunk appends the next fragment's data to buf, growing it within the
@@ -188,7 +191,7 @@ func (a *Assembler) appendChunk(p *partial, d []byte) bool {
 		if !a.reserve(p, newCap-old) {
 			return false
 		}
-		p.buf = resize(p.buf, newCap)
+		p.buf = a.resize(p.buf, newCap)
 	}
 	p.buf = append(p.buf, d...)
 	p.next++
@@ -228,10 +231,17 @@ func (a *Assembler) hold(p *partial, fr *fragment) bool {
 
 // resize returns b's contents in a new buffer of capacity exactly c, so the
 // charge always equals the capacity.
-func resize(b []byte, c int) []byte {
-	nb := make([]byte, len(b), c)
-	copy(nb, b)
-	return nb
+func (a *Assembler) resize(b []byte, c int) []byte {
+	if a.cfg.Alloc == nil {
+		nb := make([]byte, len(b), c)
+		copy(nb, b)
+		return nb
+	}
+	nb := a.cfg.Alloc(c)
+	if cap(nb) != c {
+		nb = make([]byte, 0, c) // a wrong size would break the accounting
+	}
+	return append(nb[:0], b...)
 }
 
 // sizeOfHeader returns the serialized size of fragment 0's Notification

@@ -215,7 +215,12 @@ func (n *Node) deliverMessage(m *rsbpb.Notification, size int) {
 			n.m.Drop(metrics.DropDecodeError)
 			return
 		}
-		n.deliverEvent(ev, size)
+		subs := n.dq.match.matching(n.sinks, ev.Scope)
+		n.deliverEvent(ev, size, subs)
+		if borrowedOnly(subs) {
+			// Nobody kept the event: its buffer serves the next one.
+			n.reasm.put(m.Data)
+		}
 		return
 	}
 	body, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
@@ -224,6 +229,18 @@ func (n *Node) deliverMessage(m *rsbpb.Notification, size int) {
 		return
 	}
 	n.deliverNetwork(body, true, true)
+}
+
+// inlineLimit is the most event bytes a socket reader delivers itself
+// rather than through the delivery goroutine: inlineDeliverMax, or
+// borrowInlineMax when no delivery needs a copy of its own (every
+// subscription borrows and there is no socket client), so that the events
+// are delivered from the reader's buffer without copying them out.
+func (n *Node) inlineLimit() int {
+	if n.sock == nil && n.sinks.borrowing() {
+		return borrowInlineMax
+	}
+	return inlineDeliverMax
 }
 
 // stabilize copies the bodies of ds out of a reader's buffer into slabs

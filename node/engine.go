@@ -124,6 +124,7 @@ func newEngine(n *Node) (*engine, error) {
 		return nil, err
 	}
 	rel, unrel := n.cfg.Assembly, n.cfg.Assembly
+	rel.Alloc, unrel.Alloc = n.reasm.get, n.reasm.get
 	if rel.Timeout == 0 {
 		rel.Timeout = DefaultReliableAssemblyTimeout
 	}
@@ -294,7 +295,7 @@ func (e *engine) directReceive(b rxBatch) bool {
 	e.flush(now)
 	var own *[]delivery
 	if len(e.dl) > 0 {
-		if deliveryBytes(e.dl) <= inlineDeliverMax && e.n.dq.claim() {
+		if deliveryBytes(e.dl) <= e.n.inlineLimit() && e.n.dq.claim() {
 			own = dlPool.Get().(*[]delivery)
 			*own, e.dl = e.dl, (*own)[:0]
 		} else {

@@ -222,27 +222,41 @@ func (n *Node) deliverNetwork(body []byte, stable, owned bool) {
 
 // deliverEmbedded is deliverNetwork for a node without socket clients: the
 // event is decoded once, for the subscriptions, and matched by its scope.
+//
+// The event is decoded in place. When body lies in a reader's buffer (not
+// owned), its Data is then copied into the delivering goroutine's slabs,
+// unless every subscription it reaches borrows (WithoutRetention): those
+// are done with it before the reader reuses its buffer.
 func (n *Node) deliverEmbedded(body []byte, owned bool) {
-	ev, err := (&bodyDecoder{dec: &n.dq.dec, alias: owned, slabs: &n.dq.slabs}).decode(body)
+	ev, err := n.dq.dec.DecodeAlias(body)
 	if err != nil {
 		n.m.Drop(metrics.DropDecodeError)
 		return
 	}
-	n.deliverEvent(ev, len(body))
+	subs := n.dq.match.matching(n.sinks, ev.Scope)
+	if !owned && !borrowedOnly(subs) {
+		ev.Data = n.dq.slabs.clone(ev.Data)
+	}
+	n.deliverEvent(ev, len(body), subs)
 }
 
-// deliverEvent delivers a decoded network event of size bytes to the
-// embedded subscriptions.
-func (n *Node) deliverEvent(ev *notification.Event, size int) {
+// deliverEvent delivers a decoded network event of size bytes to subs, the
+// embedded subscriptions matching its scope (from the delivering
+// goroutine's match cache, looked up once for the decision whether the
+// event may stay in a reused buffer and for the delivery).
+func (n *Node) deliverEvent(ev *notification.Event, size int, subs []*subscription) {
 	if n.mayRepeat(ev.Scope) && n.dq.recent.seen(eventKey{sender: ev.ID.SenderID, seq: ev.ID.SequenceNumber}) {
 		n.m.Drop(metrics.DropDuplicate)
 		return
 	}
 	n.m.EventsIn[metrics.PathNetwork].Inc()
 	n.m.BytesIn[metrics.PathNetwork].Add(float64(size))
-	if n.deliverSinks(nil, ev.Scope, nil, ev, &n.dq.match) == 0 {
+	if len(subs) == 0 {
 		n.m.Drop(metrics.DropScopeMismatch)
 		return
+	}
+	for _, s := range subs {
+		s.fn(ev)
 	}
 	n.m.EventsOut[metrics.PathLocal].Inc()
 }

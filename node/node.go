@@ -42,6 +42,7 @@ type Node struct {
 	m        *metrics.Metrics
 	pool     *group.Pool
 	conn     transport.Conn
+	reasm    reasmPool // reassembly buffers back from borrowed deliveries
 	ep       *transport.Endpoint
 	mem      *membership.Membership
 	sock     *rsbsocket.Server

@@ -56,7 +56,7 @@ func (k *sparseKeeper) handle(ev *notification.Event) {
 // may alias received buffers only where nothing reuses them, and events
 // sharing a slab with dropped ones must keep it.
 func TestRetainedEventsStayIntact(t *testing.T) {
-	for _, mode := range []string{"embedded", "socket", "sparse"} {
+	for _, mode := range []string{"embedded", "socket", "sparse", "mixed"} {
 		t.Run(mode, func(t *testing.T) {
 			nodes := startNodes(t, 2, func(_ int, c *Config) {
 				if mode != "socket" {
@@ -71,6 +71,11 @@ func TestRetainedEventsStayIntact(t *testing.T) {
 				handle, events = sparse.handle, 3000
 			}
 			defer b.Subscribe(scope.MustParse("/keep/"), handle)()
+			if mode == "mixed" {
+				// A borrowing subscription beside the retaining one: the
+				// events must still be copied for the latter.
+				defer b.Subscribe(scope.MustParse("/keep/x/"), func(*notification.Event) {}, WithoutRetention())()
+			}
 			waitFor(t, 10*time.Second, "interest gossiped", func() bool {
 				return a.interest().Wanted(groupID("/keep/"))
 			})
@@ -113,5 +118,74 @@ func checkRetained(t *testing.T, evs []*notification.Event, n int) {
 		if want := retainPayload(seq); !bytes.Equal(ev.Data, want) {
 			t.Fatalf("event %d (%d bytes) changed after delivery", seq, len(want))
 		}
+	}
+}
+
+// TestBorrowingSubscriptionsSeeEveryEvent: a node whose only subscription
+// borrows (WithoutRetention) delivers whole receive batches from its
+// reader's buffers; every event arrives once, in order, holding what was
+// sent while the handler runs.
+func TestBorrowingSubscriptionsSeeEveryEvent(t *testing.T) {
+	nodes := startNodes(t, 2, func(_ int, c *Config) {
+		c.SocketAddr = "off"
+		c.QoS, c.ExplicitQoS = QoS{Reliable: true, Ordered: true}, true
+	})
+	a, b := nodes[0], nodes[1]
+	const events = 3000
+	var next atomic.Uint32
+	var bad atomic.Int64
+	defer b.Subscribe(scope.MustParse("/borrow/"), func(ev *notification.Event) {
+		seq := ev.ID.SequenceNumber
+		if seq != next.Load() || !bytes.Equal(ev.Data, retainPayload(seq)) {
+			bad.Add(1)
+		}
+		next.Store(seq + 1)
+	}, WithoutRetention())()
+	if !b.sinks.borrowing() || b.inlineLimit() != borrowInlineMax {
+		t.Fatal("a node with only a borrowing subscription does not deliver inline from its buffers")
+	}
+	waitFor(t, 10*time.Second, "interest gossiped", func() bool {
+		return a.interest().Wanted(groupID("/borrow/"))
+	})
+	for seq := range uint32(events) {
+		if err := a.Publish(context.Background(), testEvent("/borrow/x/", seq, retainPayload(seq))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 30*time.Second, "every event", func() bool { return next.Load() == events })
+	if bad.Load() != 0 {
+		t.Fatalf("%d events out of order or with changed data", bad.Load())
+	}
+}
+
+// TestBorrowedDeliveryAliasesTheBuffer: an event in a reader's buffer
+// reaches borrowing subscriptions in place, and is copied out as soon as a
+// subscription that may retain it matches too.
+func TestBorrowedDeliveryAliasesTheBuffer(t *testing.T) {
+	n := startNodes(t, 1, func(_ int, c *Config) { c.SocketAddr = "off" })[0]
+	payload := bytes.Repeat([]byte{0xa5}, 900) // unlike its length prefix
+	body := notification.AppendNotification(nil, testEvent("/borrow/x/", 1, payload))
+	off := bytes.Index(body, payload)
+	var data []byte
+	defer n.Subscribe(scope.MustParse("/borrow/"), func(ev *notification.Event) { data = ev.Data }, WithoutRetention())()
+	n.deliverEmbedded(body, false)
+	if len(data) != len(payload) || &data[0] != &body[off] {
+		t.Fatal("a borrowing subscription got a copy")
+	}
+	cancel := n.Subscribe(scope.MustParse("/borrow/x/"), func(*notification.Event) {})
+	if n.sinks.borrowing() || n.inlineLimit() != inlineDeliverMax {
+		t.Fatal("a retaining subscription left the node borrowing")
+	}
+	n.deliverEmbedded(body, false)
+	if !bytes.Equal(data, payload) || &data[0] == &body[off] {
+		t.Fatal("an event a subscription may retain was not copied out of the buffer")
+	}
+	cancel()
+	if !n.sinks.borrowing() {
+		t.Fatal("cancelling the retaining subscription left the node copying")
+	}
+	n.deliverEmbedded(body, true) // owned: aliased whatever the subscriptions
+	if &data[0] != &body[off] {
+		t.Fatal("an owned body was copied")
 	}
 }

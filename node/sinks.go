@@ -37,6 +37,16 @@ func WithLoss(fn LossHandler) SubscribeOption {
 	return func(s *subscription) { s.loss = fn }
 }
 
+// WithoutRetention declares that the handler keeps neither the event nor
+// anything it shares memory with (its Data) once it returns. The node may
+// then hand it events from the network whose Data lies in a receive buffer
+// that is reused after the handler returns, which saves copying each
+// event out of it. An event that also reaches a subscription without this
+// option is copied as usual.
+func WithoutRetention() SubscribeOption {
+	return func(s *subscription) { s.borrow = true }
+}
+
 // subscription is one embedded sink. Its fields but next never change
 // after it is added, so a delivery may call fn after the table's lock is
 // released.
@@ -45,6 +55,8 @@ type subscription struct {
 	scope scope.Scope
 	fn    Handler
 	loss  LossHandler
+	// borrow: fn keeps nothing of the event (WithoutRetention).
+	borrow bool
 	// next is the following subscription on the same scope, in the order
 	// they were added; it is guarded by the table's lock.
 	next *subscription
@@ -64,6 +76,8 @@ type sinkTable struct {
 	idx    sinkIndex
 	// gen counts changes (under mu), so that a matchCache sees them.
 	gen atomic.Uint64
+	// retainers counts the subscriptions without WithoutRetention.
+	retainers atomic.Int64
 }
 
 func newSinkTable() *sinkTable {
@@ -81,6 +95,9 @@ func (t *sinkTable) add(sc scope.Scope, fn Handler, opts []SubscribeOption) uint
 	}
 	s.next = nil // an option must not link it
 	t.idx.add(s)
+	if !s.borrow {
+		t.retainers.Add(1)
+	}
 	t.gen.Add(1)
 	return s.id
 }
@@ -89,8 +106,12 @@ func (t *sinkTable) add(sc scope.Scope, fn Handler, opts []SubscribeOption) uint
 func (t *sinkTable) remove(sc scope.Scope, id uint64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.idx.remove(sc, id) {
+	s := t.idx.remove(sc, id)
+	if s == nil {
 		return false
+	}
+	if !s.borrow {
+		t.retainers.Add(-1)
 	}
 	t.gen.Add(1)
 	return true
@@ -108,6 +129,10 @@ func (t *sinkTable) scopes() []scope.Scope {
 	}
 	return out
 }
+
+// borrowing reports whether every subscription of the table borrows its
+// events (WithoutRetention), so that no delivery needs a copy of its own.
+func (t *sinkTable) borrowing() bool { return t.retainers.Load() == 0 }
 
 // lossHandlers appends the loss handlers of subscriptions inside sc.
 func (t *sinkTable) lossHandlers(dst []LossHandler, sc scope.Scope) []LossHandler {
@@ -145,6 +170,18 @@ type matchCache struct {
 	sc     scope.Scope
 	subs   []*subscription
 	supers []scope.Scope
+}
+
+// borrowedOnly reports whether every subscription of subs borrows its
+// events (WithoutRetention), so that an event for them may alias a buffer
+// that is reused once they return.
+func borrowedOnly(subs []*subscription) bool {
+	for _, s := range subs {
+		if !s.borrow {
+			return false
+		}
+	}
+	return true
 }
 
 // matching returns the subscriptions of t matching sc, like

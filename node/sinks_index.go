@@ -86,11 +86,12 @@ func (x *sinkIndex) add(s *subscription) {
 }
 
 // remove unlinks the subscription id of scope sc and frees the scope's
-// slot with its last subscription; it reports whether id was there.
-func (x *sinkIndex) remove(sc scope.Scope, id uint64) bool {
+// slot with its last subscription; it returns the subscription, or nil
+// when id was not there.
+func (x *sinkIndex) remove(sc scope.Scope, id uint64) *subscription {
 	i, ok := x.find(sc.String(), x.hash(sc.String()))
 	if !ok {
-		return false
+		return nil
 	}
 	var prev *subscription
 	for sub := x.slots[i].head; sub != nil; prev, sub = sub, sub.next {
@@ -111,9 +112,9 @@ func (x *sinkIndex) remove(sc scope.Scope, id uint64) bool {
 				x.resize(len(x.slots) / 2)
 			}
 		}
-		return true
+		return sub
 	}
-	return false
+	return nil
 }
 
 // deleteSlot empties slot i and moves back the later slots of its probe

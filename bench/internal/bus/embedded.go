@@ -120,7 +120,9 @@ func (e *Embedded) Subscribe(topic string, fn Handler) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.n.Subscribe(sc, func(ev *notification.Event) { fn(ev.Data) }), nil
+	// Handlers keep no payload (Handler), so events may stay in the
+	// node's receive buffers.
+	return e.n.Subscribe(sc, func(ev *notification.Event) { fn(ev.Data) }, node.WithoutRetention()), nil
 }
 
 // InlineReply reports true: a node's handler may publish (the event is
