@@ -16,7 +16,7 @@ func TestAllocProvidesBuffers(t *testing.T) {
 		cfg.Alloc = func(c int) []byte {
 			b := bytes.Repeat([]byte{0xee}, c+1)[:0:c] // stale contents
 			if wrong {
-				b = b[:0 : c-1]
+				b = b[: 0 : c-1]
 			}
 			handed = append(handed, b)
 			return b
