@@ -68,6 +68,7 @@ type deliveryQueue struct {
 	// it belongs to the delivering goroutine.
 	sockOut rsbsocket.DeliverBatch
 	dec     notification.Decoder
+	scratch notification.Event // the event borrowed deliveries reuse
 	match   matchCache
 	// slabs takes the copies of bodies that leave a reader's buffer on
 	// the delivering goroutine.

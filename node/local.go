@@ -38,6 +38,7 @@ func (h socketHandler) OnFrame(_ rsbsocket.ConnID, f rsbsocket.Frame) {
 	dec := frameDecoders.Get().(*bodyDecoder)
 	dec.dec.Hint(f.Scope)
 	n.deliverSinks(f.Body, f.Scope, dec, nil, nil)
+	dec.scratch = notification.Event{} // pin no frame body while pooled
 	frameDecoders.Put(dec)
 	if n.interest().Len() == 0 {
 		return // no peer: nothing goes to the network
@@ -94,7 +95,10 @@ func (n *Node) submit(ctx context.Context, p pubReq) error {
 // The event is serialized only for who needs it: whole for socket clients
 // and small network events (wrapped as its own record), straight into its
 // fragments for a large event no socket client wants (the payload is copied
-// once), not at all for embedded subscriptions alone.
+// once), not at all for embedded subscriptions alone. Embedded
+// subscriptions get ev itself, which they may keep: the caller must not
+// change ev or its Data afterwards, and must not publish an event a
+// WithoutRetention handler was given (its memory is reused).
 func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
 	if err := checkEvent(ev); err != nil {
 		return fmt.Errorf("node: publish: %w", err)
@@ -170,7 +174,12 @@ func (n *Node) deliverSinks(body []byte, sc scope.Scope, dec *bodyDecoder, ev *n
 	}
 	if ev == nil {
 		var err error
-		if ev, err = dec.decode(body); err != nil {
+		if dec != nil && borrowedOnly(subs) {
+			ev, err = dec.borrowed(body)
+		} else {
+			ev, err = dec.decode(body)
+		}
+		if err != nil {
 			n.m.Drop(metrics.DropDecodeError)
 			return 0
 		}
@@ -223,19 +232,26 @@ func (n *Node) deliverNetwork(body []byte, stable, owned bool) {
 // deliverEmbedded is deliverNetwork for a node without socket clients: the
 // event is decoded once, for the subscriptions, and matched by its scope.
 //
-// The event is decoded in place. When body lies in a reader's buffer (not
-// owned), its Data is then copied into the delivering goroutine's slabs,
-// unless every subscription it reaches borrows (WithoutRetention): those
-// are done with it before the reader reuses its buffer.
+// The event is decoded in place, into the delivering goroutine's scratch
+// event. Unless every subscription it reaches borrows (WithoutRetention),
+// which are done with it before the next decode and before the reader
+// reuses its buffer, it then becomes an event of its own, its Data copied
+// into the delivering goroutine's slabs when body lies in a reader's buffer
+// (not owned).
 func (n *Node) deliverEmbedded(body []byte, owned bool) {
-	ev, err := n.dq.dec.DecodeAlias(body)
-	if err != nil {
+	ev := &n.dq.scratch
+	if err := n.dq.dec.DecodeAliasInto(ev, body); err != nil {
 		n.m.Drop(metrics.DropDecodeError)
 		return
 	}
 	subs := n.dq.match.matching(n.sinks, ev.Scope)
-	if !owned && !borrowedOnly(subs) {
-		ev.Data = n.dq.slabs.clone(ev.Data)
+	if !borrowedOnly(subs) {
+		kept := new(notification.Event) // may be retained: an event of its own
+		*kept = *ev
+		if !owned {
+			kept.Data = n.dq.slabs.clone(kept.Data)
+		}
+		ev = kept
 	}
 	n.deliverEvent(ev, len(body), subs)
 }
@@ -270,6 +286,18 @@ type bodyDecoder struct {
 	dec   *notification.Decoder
 	alias bool
 	slabs *bodySlabs
+	// scratch is the event borrowed decodes reuse.
+	scratch notification.Event
+}
+
+// borrowed decodes body in place into the decoder's scratch event, for
+// subscriptions that all borrow (WithoutRetention): the event is valid
+// until the next decode and its Data until body is reused.
+func (d *bodyDecoder) borrowed(body []byte) (*notification.Event, error) {
+	if err := d.dec.DecodeAliasInto(&d.scratch, body); err != nil {
+		return nil, err
+	}
+	return &d.scratch, nil
 }
 
 // frameDecoders decode socket frames for embedded subscriptions on the

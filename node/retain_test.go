@@ -167,18 +167,27 @@ func TestBorrowedDeliveryAliasesTheBuffer(t *testing.T) {
 	body := notification.AppendNotification(nil, testEvent("/borrow/x/", 1, payload))
 	off := bytes.Index(body, payload)
 	var data []byte
-	defer n.Subscribe(scope.MustParse("/borrow/"), func(ev *notification.Event) { data = ev.Data }, WithoutRetention())()
+	var got *notification.Event
+	defer n.Subscribe(scope.MustParse("/borrow/"), func(ev *notification.Event) { data, got = ev.Data, ev }, WithoutRetention())()
 	n.deliverEmbedded(body, false)
-	if len(data) != len(payload) || &data[0] != &body[off] {
+	if len(data) != len(payload) || &data[0] != &body[off] || got != &n.dq.scratch {
 		t.Fatal("a borrowing subscription got a copy")
+	}
+	// A socket frame, decoded on the client reader's decoder.
+	dec := &bodyDecoder{dec: new(notification.Decoder), alias: true}
+	if n.deliverSinks(body, scope.MustParse("/borrow/x/"), dec, nil, nil) != 1 || got != &dec.scratch || &data[0] != &body[off] {
+		t.Fatal("a borrowing subscription got a socket frame's event as a copy")
 	}
 	cancel := n.Subscribe(scope.MustParse("/borrow/x/"), func(*notification.Event) {})
 	if n.sinks.borrowing() || n.inlineLimit() != inlineDeliverMax {
 		t.Fatal("a retaining subscription left the node borrowing")
 	}
 	n.deliverEmbedded(body, false)
-	if !bytes.Equal(data, payload) || &data[0] == &body[off] {
+	if !bytes.Equal(data, payload) || &data[0] == &body[off] || got == &n.dq.scratch {
 		t.Fatal("an event a subscription may retain was not copied out of the buffer")
+	}
+	if n.deliverSinks(body, scope.MustParse("/borrow/x/"), dec, nil, nil) != 2 || got == &dec.scratch {
+		t.Fatal("a socket frame's event a subscription may retain is the decoder's scratch")
 	}
 	cancel()
 	if !n.sinks.borrowing() {
@@ -187,5 +196,11 @@ func TestBorrowedDeliveryAliasesTheBuffer(t *testing.T) {
 	n.deliverEmbedded(body, true) // owned: aliased whatever the subscriptions
 	if &data[0] != &body[off] {
 		t.Fatal("an owned body was copied")
+	}
+	bad := []byte{0x0a, 0x02} // a truncated field: the scratch event stays
+	n.dq.scratch.Data = payload
+	n.deliverEmbedded(bad, false)
+	if &n.dq.scratch.Data[0] != &payload[0] {
+		t.Fatal("a body that does not decode changed the scratch event")
 	}
 }

@@ -38,11 +38,11 @@ func WithLoss(fn LossHandler) SubscribeOption {
 }
 
 // WithoutRetention declares that the handler keeps neither the event nor
-// anything it shares memory with (its Data) once it returns. The node may
-// then hand it events from the network whose Data lies in a receive buffer
-// that is reused after the handler returns, which saves copying each
-// event out of it. An event that also reaches a subscription without this
-// option is copied as usual.
+// anything it shares memory with (its Data) once it returns, and does not
+// publish them (it publishes a copy instead): the node may then hand it
+// events whose memory is reused after the handler returns, which saves
+// copying each event out of the receive buffer and allocating it. An event
+// that also reaches a subscription without this option is copied as usual.
 func WithoutRetention() SubscribeOption {
 	return func(s *subscription) { s.borrow = true }
 }

@@ -208,6 +208,12 @@ func (d *notificationDecoder) finish() error {
 // the data or, when aliasing, the input's data itself.
 func (d *notificationDecoder) place() *Event {
 	e := new(Event)
+	d.placeInto(e)
+	return e
+}
+
+// placeInto stores the decoded event in *e.
+func (d *notificationDecoder) placeInto(e *Event) {
 	*e = d.e
 	switch n := len(d.data); {
 	case n == 0:
@@ -218,7 +224,6 @@ func (d *notificationDecoder) place() *Event {
 		// and append copies without zeroing first.
 		e.Data = bytes.Clone(d.data)
 	}
-	return e
 }
 
 // internString converts b to a string without allocating for the wire

@@ -27,6 +27,22 @@ func (d *Decoder) Decode(b []byte) (*Event, error) { return d.decode(b, false) }
 // over: it must never modify or reuse b while the event may be in use.
 func (d *Decoder) DecodeAlias(b []byte) (*Event, error) { return d.decode(b, true) }
 
+// DecodeAliasInto is DecodeAlias decoding into *dst, which it overwrites
+// whole, instead of into a new Event: a caller done with each event before
+// the next decode saves an allocation per event. On error *dst is left as
+// it was.
+func (d *Decoder) DecodeAliasInto(dst *Event, b []byte) error {
+	nd := notificationDecoder{alias: true, scopes: d}
+	if err := nd.decode(b); err != nil {
+		return err
+	}
+	if err := nd.finish(); err != nil {
+		return err
+	}
+	nd.placeInto(dst)
+	return nil
+}
+
 func (d *Decoder) decode(b []byte, alias bool) (*Event, error) {
 	nd := notificationDecoder{alias: alias, scopes: d}
 	if err := nd.decode(b); err != nil {

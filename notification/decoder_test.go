@@ -43,6 +43,25 @@ func decodeAll(t testing.TB, b []byte) (*Event, error) {
 			}
 			checkAliasing(t, got, in, alias)
 		}
+		// Into an event holding another one's fields: overwritten whole,
+		// or left alone on error.
+		dst := benchEvent(5)
+		stale := *dst
+		in := bytes.Clone(b)
+		err := d.DecodeAliasInto(dst, in)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("round %d into: error %v, DecodeNotification %v", round, err, werr)
+		}
+		if err != nil {
+			if !dst.Equal(&stale) {
+				t.Fatalf("round %d into: a failed decode changed the event", round)
+			}
+			continue
+		}
+		if !dst.Equal(want) || dst.Present != want.Present {
+			t.Fatalf("round %d into: %+v\nwant %+v", round, dst, want)
+		}
+		checkAliasing(t, dst, in, true)
 	}
 	return want, werr
 }
