@@ -39,8 +39,8 @@ func benchScaleScopes(b *testing.B, k int) {
 	defer c.Close()
 	scopes := make([]scope.Scope, k)
 	for i := range scopes {
-		scopes[i] = scope.MustParse(fmt.Sprintf("/bench/sc/%d/%d/", k, i))
-		defer n.Subscribe(scopes[i], func(ev *notification.Event) { count(ev.Data) })()
+		scopes[i] = scope.MustParse(fmt.Sprintf("/bench/sc/%05d/%05d/", k, i)) // one length for every k
+		defer n.Subscribe(scopes[i], func(ev *notification.Event) { count(ev.Data) }, WithoutRetention())()
 	}
 	const batch = 128
 	buf := make([]byte, 0, batch*160)

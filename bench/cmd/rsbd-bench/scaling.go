@@ -53,7 +53,7 @@ func (r *runner) listenerLayouts() []listenerLayout {
 func topicsOf(prefix string, k int) []string {
 	ts := make([]string, k)
 	for i := range ts {
-		ts[i] = fmt.Sprintf("%s%d/", prefix, i)
+		ts[i] = fmt.Sprintf("%s%05d/", prefix, i) // one length in every row
 	}
 	return ts
 }
@@ -87,7 +87,7 @@ func (r *runner) stageScaling() error {
 	for _, k := range r.p.scopes {
 		fig, ok := r.throughput(thrRun{
 			label: fmt.Sprintf("scopes %d", k), send: p, recv: d, procs: []*agent.Process{d},
-			topics: topicsOf(fmt.Sprintf("/bench/sc/%d/", k), k),
+			topics: topicsOf(fmt.Sprintf("/bench/sc/%05d/", k), k),
 			size:   r.p.scaleSize, n: r.p.scaleCount, warm: r.p.scaleCount / 10,
 			window: windowFor(r.p.scaleSize),
 		})
@@ -158,7 +158,7 @@ func (r *runner) listenerStep(d, p *agent.Process, addr string, l listenerLayout
 	}
 	t := thrRun{
 		label: l.what, send: p, recv: la, procs: []*agent.Process{d},
-		topics: topicsOf(fmt.Sprintf("/bench/ls/%d/%d/", l.conns, l.k), l.k),
+		topics: topicsOf(fmt.Sprintf("/bench/ls/%04d/%05d/", l.conns, l.k), l.k),
 		size:   r.p.scaleSize, n: r.p.scaleCount, warm: r.p.scaleCount / 10,
 		window: windowFor(r.p.scaleSize),
 	}
@@ -266,7 +266,7 @@ func (r *runner) natsStep(p *agent.Process, url string, k int) error {
 	}
 	fig, ok := r.throughput(thrRun{
 		label: fmt.Sprintf("NATS %d subscriber connection%s", k, plural(k)), send: p, recv: s,
-		topics: topicsOf(fmt.Sprintf("/bench/ns/%d/", k), k),
+		topics: topicsOf(fmt.Sprintf("/bench/ns/%05d/", k), k),
 		size:   r.p.scaleSize, n: r.p.scaleCount, warm: r.p.scaleCount / 10,
 		window: windowFor(r.p.scaleSize),
 	})
