@@ -3,6 +3,10 @@ package fragmentation
 import (
 	"bytes"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/rsbd/rsbd/proto/rsbpb"
 )
 
 // TestAllocProvidesBuffers: with Config.Alloc the Assembler reassembles
@@ -39,5 +43,41 @@ func TestAllocProvidesBuffers(t *testing.T) {
 		if used == wrong {
 			t.Fatalf("wrong=%v: the event's buffer is Alloc's: %v", wrong, used)
 		}
+	}
+}
+
+// TestAllocGrowth: when a sender's chunks are uneven, so that the buffer
+// sized from the first one is too small, the Assembler grows into another
+// buffer from Alloc and carries over what it already holds.
+func TestAllocGrowth(t *testing.T) {
+	cfg := DefaultConfig()
+	allocs := 0
+	cfg.Alloc = func(c int) []byte {
+		allocs++
+		return bytes.Repeat([]byte{0xee}, c)[:0] // stale contents
+	}
+	a := mustAssembler(t, cfg)
+	data := payload(9, 5000)
+	parts := [][]byte{data[:100], data[100:2600], data[2600:]}
+	var got *rsbpb.Notification
+	for i, part := range parts {
+		n := &rsbpb.Notification{EventId: eventID(1, 1), Data: part}
+		if i == 0 {
+			n.Scope = []byte("/a/")
+		}
+		fn := &rsbpb.FragmentedNotification{Notification: n, NumDataParts: proto.Uint32(3), DataPart: proto.Uint32(uint32(i))}
+		out, err := a.AddBytes(t0, mustMarshal(t, fn))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != nil {
+			got = out
+		}
+	}
+	if got == nil || !bytes.Equal(got.Data, data) {
+		t.Fatal("reassembled data differs")
+	}
+	if allocs < 2 {
+		t.Fatalf("%d buffers from Alloc: the buffer never grew", allocs)
 	}
 }

@@ -1,6 +1,7 @@
 package fragmentation
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
@@ -60,6 +61,11 @@ func newAssemblerModel(t *testing.T, setup []byte) *assemblerModel {
 		MaxEventSize:     []int{2500, 4000}[setup[0]>>2&1],
 		MaxBufferedBytes: []int{4000, 6000, 9000, 1 << 20}[setup[0]>>3&3],
 		Timeout:          time.Second,
+	}
+	if setup[0]&0x20 != 0 {
+		// Buffers full of stale bytes: every byte of an event must be
+		// written by the Assembler.
+		cfg.Alloc = func(c int) []byte { return bytes.Repeat([]byte{0xee}, c)[:0] }
 	}
 	fragSize := []int{120, 260, 600}[int(setup[1])%3]
 	m := &assemblerModel{t: t, a: mustAssembler(t, cfg), cfg: cfg, now: t0}

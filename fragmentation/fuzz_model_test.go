@@ -164,7 +164,7 @@ func assemblerSeeds() [][]byte {
 	}
 	var seeds [][]byte
 	for _, ops := range [][]byte{burst, mixed, corrupt, interleave, dups} {
-		for _, s0 := range []byte{0x00, 0x03, 0x0b, 0x1c, 0x1f} {
+		for _, s0 := range []byte{0x00, 0x03, 0x0b, 0x1c, 0x1f, 0x2b, 0x3f} { // 0x20: Alloc
 			for _, s1 := range []byte{0, 1, 2} {
 				in := append([]byte{s0, s1}, setup[2:]...)
 				seeds = append(seeds, append(in, ops...))
