@@ -35,12 +35,7 @@ func TestForwardWritesDirectly(t *testing.T) {
 // goroutine writes the rest; frames split mid-way arrive whole and in
 // order.
 func TestForwardPartialWriteHandsOff(t *testing.T) {
-	cfg := quietConfig()
-	cfg.StallTimeout = testTimeout
-	s, addr := startSmallBufServer(t, cfg, nil)
-	pub, sub := dial(t, addr), dialSlow(t, addr)
-	connOf(t, s, pub)
-	connOf(t, s, sub)
+	s, pub, sub := slowSubscriberPair(t)
 	bodies := make([][]byte, 300)
 	for i := range bodies {
 		// Odd sizes, so that partial writes end inside headers and bodies.
@@ -66,12 +61,7 @@ func TestForwardPartialWriteHandsOff(t *testing.T) {
 // one, a writer goroutine writes the rest; small and large frames arrive
 // whole and in order, and the queue's bounds are released exactly.
 func TestForwardLargeFramesDirect(t *testing.T) {
-	cfg := quietConfig()
-	cfg.StallTimeout = testTimeout
-	s, addr := startSmallBufServer(t, cfg, nil)
-	pub, sub := dial(t, addr), dialSlow(t, addr)
-	connOf(t, s, pub)
-	connOf(t, s, sub)
+	s, pub, sub := slowSubscriberPair(t)
 	bodies := make([][]byte, 60)
 	for i := range bodies {
 		size := 300 + i%7 // small frames between large ones of odd sizes
@@ -114,6 +104,20 @@ func TestForwardLargeFrameNoWriter(t *testing.T) {
 	if st := s.Stats(); st.WriterStarts != 0 {
 		t.Fatalf("writer starts %d for frames the socket took whole", st.WriterStarts)
 	}
+}
+
+// slowSubscriberPair starts a server whose sockets have tiny send buffers
+// and connects a publisher and a subscriber with a tiny receive buffer, so
+// that direct writes to the subscriber are taken only partly.
+func slowSubscriberPair(t *testing.T) (s *Server, pub, sub *ClientConn) {
+	t.Helper()
+	cfg := quietConfig()
+	cfg.StallTimeout = testTimeout
+	s, addr := startSmallBufServer(t, cfg, nil)
+	pub, sub = dial(t, addr), dialSlow(t, addr)
+	connOf(t, s, pub)
+	connOf(t, s, sub)
+	return s, pub, sub
 }
 
 func TestFramesWithin(t *testing.T) {
