@@ -22,10 +22,12 @@ type wantedSet struct {
 	p atomic.Pointer[map[datagram.GroupID]scope.Scope]
 }
 
-func (w *wantedSet) store(scopes []scope.Scope) {
+// store makes scopes, whose group ids are ids (in the same order), the
+// wanted set.
+func (w *wantedSet) store(scopes []scope.Scope, ids []datagram.GroupID) {
 	m := make(map[datagram.GroupID]scope.Scope, len(scopes))
-	for _, s := range scopes {
-		m[group.ID(s)] = s
+	for i, s := range scopes {
+		m[ids[i]] = s
 	}
 	w.p.Store(&m)
 }
@@ -134,8 +136,7 @@ func (n *Node) updateInterest() bool {
 	n.lastScopes = cur
 	// Receive (join) first, announce second: a peer may send on a new group
 	// as soon as it hears of it.
-	n.applyAccepted(now, cur)
-	ids := groupIDs(cur)
+	ids := group.SortGroups(slices.Clone(n.applyAccepted(now, cur)))
 	changed := !slices.Equal(ids, n.lastGroups)
 	n.lastGroups = ids
 	if err := n.mem.SetLocalGroups(ids); err != nil {
@@ -155,8 +156,9 @@ func (n *Node) updateInterest() bool {
 }
 
 // applyAccepted sets what the node receives: the announced scopes and the
-// lingering ones; it arms a timer for the next linger to expire.
-func (n *Node) applyAccepted(now time.Time, cur []scope.Scope) {
+// lingering ones; it arms a timer for the next linger to expire. It returns
+// the group ids of cur, in the order of cur, for the announcement.
+func (n *Node) applyAccepted(now time.Time, cur []scope.Scope) []datagram.GroupID {
 	all := slices.Clone(cur)
 	var next time.Time
 	for s, e := range n.linger {
@@ -177,11 +179,13 @@ func (n *Node) applyAccepted(now time.Time, cur []scope.Scope) {
 	// Not minimized: a lingering scope may contain an announced one, and
 	// both groups must be received.
 	accepted := all
-	n.wanted.store(accepted)
+	ids := unsortedGroupIDs(accepted) // cur's first, as accepted lists them
+	n.wanted.store(accepted, ids)
 	if !n.cfg.Unicast {
-		n.updateJoins(n.joined, unsortedGroupIDs(accepted))
+		n.updateJoins(n.joined, ids)
 	}
 	n.m.MulticastGroups.Set(float64(len(n.joined)))
+	return ids[:len(cur)]
 }
 
 // storeLingering publishes the lingering scopes for mayRepeat.
@@ -243,11 +247,6 @@ func (n *Node) confirmNarrowing(v uint64) {
 type lingerEntry struct {
 	until   time.Time
 	version uint64
-}
-
-// groupIDs returns the sorted group ids of scopes, without repeats.
-func groupIDs(scopes []scope.Scope) []datagram.GroupID {
-	return group.SortGroups(unsortedGroupIDs(scopes))
 }
 
 // unsortedGroupIDs returns the group ids of scopes in the order of scopes.

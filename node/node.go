@@ -92,7 +92,7 @@ func New(cfg Config, reg *prometheus.Registry) (*Node, error) {
 		linger:      map[scope.Scope]lingerEntry{},
 		stop:        make(chan struct{}),
 	}
-	n.wanted.store(nil)
+	n.wanted.store(nil, nil)
 	if err := n.start(); err != nil {
 		n.Close()
 		return nil, err
