@@ -93,7 +93,12 @@ func (e *Embedded) scope(topic string) (scope.Scope, error) {
 }
 
 // Publish publishes one event with the payload as its data (wire schema
-// "bytes"), a fixed participant id and increasing sequence numbers.
+// "bytes"), a fixed participant id and increasing sequence numbers. The
+// node copies the event for the network and for socket clients; its own
+// subscriptions would get payload itself, but no benchmark process
+// subscribes to a topic it publishes, so payload may be reused once
+// Publish returns, as Endpoint requires (a pong republishes a ping's
+// borrowed payload the same way).
 func (e *Embedded) Publish(topic string, payload []byte) error {
 	sc, err := e.scope(topic)
 	if err != nil {
