@@ -10,6 +10,9 @@ import "github.com/rsbd/rsbd/scope"
 type Decoder struct {
 	scopes [decoderScopes]cachedScope
 	next   int // the cache slot replaced next
+	// hint is the scope Hint named, tried before the cache: a router's
+	// events on ever new scopes then cost one comparison, not a search.
+	hint cachedScope
 }
 
 // cachedScope is a scope field as it was on the wire and its parsed form.
@@ -63,16 +66,13 @@ func (d *Decoder) Hint(sc scope.Scope) {
 	if sc.IsZero() || len(sc.String()) > maxCachedScope {
 		return
 	}
-	for i := range d.scopes {
-		if d.scopes[i].sc == sc {
-			return
-		}
-	}
-	d.scopes[d.next] = cachedScope{raw: sc.String(), sc: sc}
-	d.next = (d.next + 1) % len(d.scopes)
+	d.hint = cachedScope{raw: sc.String(), sc: sc}
 }
 
 func (d *Decoder) scope(b []byte) (scope.Scope, error) {
+	if h := &d.hint; !h.sc.IsZero() && h.raw == string(b) {
+		return h.sc, nil
+	}
 	for i := range d.scopes {
 		if c := &d.scopes[i]; !c.sc.IsZero() && c.raw == string(b) {
 			return c.sc, nil
