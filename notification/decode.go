@@ -176,6 +176,14 @@ func (d *notificationDecoder) cause(b []byte) error {
 	return nil
 }
 
+// run decodes b and checks the result, leaving the event to place.
+func (d *notificationDecoder) run(b []byte) error {
+	if err := d.decode(b); err != nil {
+		return err
+	}
+	return d.finish()
+}
+
 // finish checks required fields and fills the Event's strings and payload.
 func (d *notificationDecoder) finish() error {
 	e := &d.e

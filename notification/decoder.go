@@ -36,10 +36,7 @@ func (d *Decoder) DecodeAlias(b []byte) (*Event, error) { return d.decode(b, tru
 // it was.
 func (d *Decoder) DecodeAliasInto(dst *Event, b []byte) error {
 	nd := notificationDecoder{alias: true, scopes: d}
-	if err := nd.decode(b); err != nil {
-		return err
-	}
-	if err := nd.finish(); err != nil {
+	if err := nd.run(b); err != nil {
 		return err
 	}
 	nd.placeInto(dst)
@@ -48,10 +45,7 @@ func (d *Decoder) DecodeAliasInto(dst *Event, b []byte) error {
 
 func (d *Decoder) decode(b []byte, alias bool) (*Event, error) {
 	nd := notificationDecoder{alias: alias, scopes: d}
-	if err := nd.decode(b); err != nil {
-		return nil, err
-	}
-	if err := nd.finish(); err != nil {
+	if err := nd.run(b); err != nil {
 		return nil, err
 	}
 	return nd.place(), nil

@@ -148,15 +148,7 @@ func (c *ClientConn) SendMany(bodies [][]byte) error {
 
 // Recv reads the next frame and returns its body in new memory. It returns
 // io.EOF once the server has shut down its sending side.
-func (c *ClientConn) Recv() ([]byte, error) {
-	c.recvMu.Lock()
-	defer c.recvMu.Unlock()
-	body, err := ReadFrame(c.r, c.cfg.MaxFrameSize, nil)
-	if errors.Is(err, io.EOF) {
-		c.sawEOF = true
-	}
-	return body, closedErr(err)
-}
+func (c *ClientConn) Recv() ([]byte, error) { return c.RecvInto(nil) }
 
 // RecvInto is Recv reading the body into buf when it fits in buf's
 // capacity, else into new memory; it returns the body. A receiver that is

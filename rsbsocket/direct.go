@@ -116,10 +116,6 @@ func (c *conn) writeDirect(bufs *writeBufs, batch [][]byte) bool {
 		nb += len(large)
 		n++
 	}
-	if n == 0 {
-		go c.writeLoop(handoff{rest: cloneFrames(batch)})
-		return false
-	}
 	w, err := c.writeNow(scratch, large)
 	c.srv.stats.directWrites.Add(1)
 	if err != nil {
