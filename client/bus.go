@@ -83,8 +83,9 @@ type BusStats struct {
 }
 
 // Dial connects to the bus over the RSB socket protocol with the default
-// Config. target is a URI ("socket://host:port", "socket:/"), a "host:port"
-// address, or "" for the local daemon; a scope in the URI is ignored.
+// Config. target is a URI ("socket://host:port", "socket:/",
+// "socket:/?path=/run/rsbd.sock"), a "host:port" address, "unix:PATH" for
+// the daemon's Unix socket, or "" for the local daemon; a scope in the URI is ignored.
 func Dial(ctx context.Context, target string) (*Bus, error) {
 	return DialConfig(ctx, target, Config{})
 }

@@ -3,12 +3,15 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/rsbd/rsbd/client/clienttest"
+	"github.com/rsbd/rsbd/node"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -32,13 +35,20 @@ type env struct {
 }
 
 // forEnvs runs fn against a fresh cluster of k members for every way a
-// client reaches the bus: in-process nodes over the socket protocol and
-// embedded, and rsbd daemon processes over the socket protocol (not with
+// client reaches the bus: in-process nodes over the socket protocol (TCP and
+// the Unix socket) and embedded, and rsbd daemon processes over the socket protocol (not with
 // -short).
 func forEnvs(t *testing.T, k int, fn func(t *testing.T, e env)) {
 	t.Run("socket", func(t *testing.T) {
 		nodes := clienttest.StartNodes(t, k)
 		fn(t, env{name: "socket", connect: func(t testing.TB, i int) *Bus { return dialNode(t, nodes[i].SocketAddr().String()) }})
+	})
+	t.Run("unix", func(t *testing.T) {
+		dir := t.TempDir()
+		nodes := clienttest.StartNodesWith(t, k, func(i int, c *node.Config) {
+			c.SocketPath = filepath.Join(dir, fmt.Sprintf("rsbd%d.sock", i))
+		})
+		fn(t, env{name: "unix", connect: func(t testing.TB, i int) *Bus { return dialNode(t, "socket:/?path="+nodes[i].SocketPath()) }})
 	})
 	t.Run("embedded", func(t *testing.T) {
 		nodes := clienttest.StartNodes(t, k)

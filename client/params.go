@@ -27,6 +27,9 @@ const (
 
 	// maxHostLen bounds a host name in a URI (the DNS limit).
 	maxHostLen = 253
+	// maxSocketPath bounds a Unix socket path in a URI (sun_path holds 108
+	// bytes with the terminating NUL).
+	maxSocketPath = 107
 
 	// maxProcRead bounds what introspection reads from one /proc or /etc
 	// file (cpuinfo, machine-id, stat).

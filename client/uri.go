@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -25,6 +26,9 @@ type URI struct {
 	Port int
 	// Scope is the scope the URI names (default the root scope).
 	Scope scope.Scope
+	// Path, when set, is the daemon's Unix socket (rsbd --socket-path): the
+	// client connects there instead of to Host:Port. Option path=PATH.
+	Path string
 }
 
 // DefaultURI returns the URI of the local daemon's root scope.
@@ -39,7 +43,8 @@ func ParseURI(s string) (URI, error) { return ParseURIDefault(s, DefaultURI()) }
 
 // ParseURIDefault parses an RSB bus URI, taking the host and port it leaves
 // out from def (a URI without scope names the root). The options host=H and
-// port=P override the authority part; server=0 and server=auto (RSB's client roles) are accepted, server=1
+// port=P override the authority part; path=PATH (an rsbd extension) names
+// the daemon's Unix socket, which the client then uses instead; server=0 and server=auto (RSB's client roles) are accepted, server=1
 // is refused because a client cannot serve (rsbd does); tcpnodelay and nodelay
 // are accepted and ignored (Go enables TCP_NODELAY); other options are
 // ignored. Errors wrap ErrBadURI.
@@ -155,6 +160,11 @@ func applyOptions(out *URI, q url.Values) error {
 			if err := setPort(out, v); err != nil {
 				return err
 			}
+		case "path":
+			if err := checkPath(v); err != nil {
+				return err
+			}
+			out.Path = v
 		case "server":
 			switch v {
 			case "0", "false", "auto":
@@ -168,20 +178,50 @@ func applyOptions(out *URI, q url.Values) error {
 	return nil
 }
 
-// Addr returns the server address "host:port".
-func (u URI) Addr() string { return net.JoinHostPort(u.Host, strconv.Itoa(u.Port)) }
+// checkPath accepts an absolute Unix socket path that fits sun_path.
+func checkPath(p string) error {
+	if !strings.HasPrefix(p, "/") || len(p) > maxSocketPath || strings.ContainsRune(p, 0) {
+		return fmt.Errorf("path %q: want an absolute path of at most %d bytes", p, maxSocketPath)
+	}
+	return nil
+}
 
-// String formats u as socket://host:port/scope/.
+// Addr returns the server address to dial: "host:port", or "unix:PATH"
+// when the URI names the daemon's Unix socket.
+func (u URI) Addr() string {
+	if u.Path != "" {
+		return rsbsocket.UnixPrefix + u.Path
+	}
+	return u.hostPort()
+}
+
+func (u URI) hostPort() string { return net.JoinHostPort(u.Host, strconv.Itoa(u.Port)) }
+
+// String formats u as socket://host:port/scope/, followed by ?path=PATH
+// when the URI names a Unix socket.
 func (u URI) String() string {
 	sc := u.Scope
 	if sc.IsZero() {
 		sc = scope.Root
 	}
-	return u.Scheme + "://" + u.Addr() + sc.String()
+	s := u.Scheme + "://" + u.hostPort() + sc.String()
+	if u.Path != "" {
+		s += "?" + url.Values{"path": {u.Path}}.Encode()
+	}
+	return s
 }
 
-// resolveTarget turns Dial's target (a URI, "host:port" or "") into a URI.
+// resolveTarget turns Dial's target (a URI, "host:port", "unix:PATH" or "")
+// into a URI.
 func resolveTarget(target string) (URI, error) {
+	if path, ok := strings.CutPrefix(target, rsbsocket.UnixPrefix); ok {
+		out := DefaultURI()
+		if err := checkPath(path); err != nil {
+			return URI{}, fmt.Errorf("%w: %q: %w", ErrBadURI, target, err)
+		}
+		out.Path = path
+		return out, nil
+	}
 	if target == "" || strings.Contains(target, ":/") || strings.HasPrefix(target, "/") ||
 		strings.HasPrefix(target, SchemeSocket+":") {
 		return ParseURI(target)

@@ -2,6 +2,7 @@ package client
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -21,6 +22,11 @@ func TestParseURI(t *testing.T) {
 		{"socket:/s?host=h&port=7", "socket://h:7/s/"},
 		{"socket://h:1/s?server=0&tcpnodelay=1", "socket://h:1/s/"},
 		{"socket:?server=auto", "socket://localhost:55555/"},
+		{"socket:/s?path=/run/rsbd.sock", "socket://localhost:55555/s/?path=%2Frun%2Frsbd.sock"},
+		{"socket://h:1/?path=%2Ftmp%2Fa%20b", "socket://h:1/?path=%2Ftmp%2Fa+b"},
+		{"socket:/?path=rel.sock", ""},
+		{"socket:/?path=", ""},
+		{"socket:/?path=/" + strings.Repeat("x", 107), ""},
 		{"socket://h:0/", ""},
 		{"socket://h:65536/", ""},
 		{"socket://h:x/", ""},
@@ -49,21 +55,28 @@ func TestParseURI(t *testing.T) {
 		}
 		if err != nil || u.String() != tc.want {
 			t.Errorf("ParseURI(%q) = %v, %v; want %s", tc.in, u, err, tc.want)
+			continue
+		}
+		if again, err := ParseURI(u.String()); err != nil || again != u {
+			t.Errorf("ParseURI(%q) of its own String = %v, %v; want %v", u.String(), again, err, u)
 		}
 	}
 }
 
 func TestResolveTarget(t *testing.T) {
 	for in, want := range map[string]string{
-		"":                 "localhost:55555",
-		"127.0.0.1:9":      "127.0.0.1:9",
-		"socket://h:3/a":   "h:3",
-		"socket:/a":        "localhost:55555",
-		"/x":               "localhost:55555",
-		"[::1]:8":          "[::1]:8",
-		"no-port":          "",
-		"h:0":              "",
-		"socket://h:99999": "",
+		"":                    "localhost:55555",
+		"127.0.0.1:9":         "127.0.0.1:9",
+		"socket://h:3/a":      "h:3",
+		"socket:/a":           "localhost:55555",
+		"socket:/a?path=/r/s": "unix:/r/s",
+		"unix:/run/rsbd.sock": "unix:/run/rsbd.sock",
+		"unix:rel.sock":       "",
+		"/x":                  "localhost:55555",
+		"[::1]:8":             "[::1]:8",
+		"no-port":             "",
+		"h:0":                 "",
+		"socket://h:99999":    "",
 	} {
 		u, err := resolveTarget(in)
 		if want == "" {

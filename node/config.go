@@ -55,6 +55,12 @@ type Config struct {
 	Name string
 	// SocketAddr is the RSB socket server address; "off" disables it.
 	SocketAddr string
+	// SocketPath, if set, is a Unix domain socket the socket server also
+	// serves (the same protocol; local clients dial "unix:PATH"). A stale
+	// socket file is replaced, a live one is an error; the file is made
+	// writable by every local user, as the TCP port is reachable by them,
+	// and removed when the node closes.
+	SocketPath string
 	// GossipAddr is the memberlist bind address (host:port).
 	GossipAddr string
 	// AdvertiseAddr is the memberlist address told to peers, if not GossipAddr.
@@ -176,6 +182,9 @@ func (c Config) Validate() error {
 		if _, _, err := splitHostPort(c.SocketAddr); err != nil {
 			errs = append(errs, fmt.Errorf("socket address: %w", err))
 		}
+	}
+	if len(c.SocketPath) > maxSocketPath {
+		errs = append(errs, fmt.Errorf("socket path: %d bytes, at most %d", len(c.SocketPath), maxSocketPath))
 	}
 	if _, _, err := splitHostPort(c.GossipAddr); err != nil {
 		errs = append(errs, fmt.Errorf("gossip address: %w", err))

@@ -46,7 +46,8 @@ type Node struct {
 	ep       *transport.Endpoint
 	mem      *membership.Membership
 	sock     *rsbsocket.Server
-	sockLn   net.Listener
+	sockLn   net.Listener // TCP; nil when SocketAddr is "off"
+	unixLn   net.Listener // nil without SocketPath
 	sinks    *sinkTable
 	dq       *deliveryQueue
 	eng      *engine
@@ -256,7 +257,7 @@ func (n *Node) dataAddr() netip.AddrPort {
 }
 
 func (n *Node) openSocket() error {
-	if n.cfg.SocketAddr == "off" {
+	if n.cfg.SocketAddr == "off" && n.cfg.SocketPath == "" {
 		return nil
 	}
 	sc := n.cfg.Socket
@@ -268,19 +269,34 @@ func (n *Node) openSocket() error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp4", sc.Addr)
-	if err != nil {
-		return fmt.Errorf("node: socket server: %w", err)
-	}
-	n.sock, n.sockLn = srv, ln
-	n.registerSocketCollector()
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, rsbsocket.ErrServerClosed) {
-			n.log.Error("socket server stopped", "err", err)
+	if n.cfg.SocketAddr != "off" {
+		if n.sockLn, err = net.Listen("tcp4", sc.Addr); err != nil {
+			return fmt.Errorf("node: socket server: %w", err)
 		}
-	}()
+	}
+	if n.cfg.SocketPath != "" {
+		if n.unixLn, err = listenUnix(n.cfg.SocketPath); err != nil {
+			if n.sockLn != nil {
+				_ = n.sockLn.Close()
+				n.sockLn = nil
+			}
+			return fmt.Errorf("node: socket server: %w", err)
+		}
+	}
+	n.sock = srv
+	n.registerSocketCollector()
+	for _, ln := range []net.Listener{n.sockLn, n.unixLn} {
+		if ln == nil {
+			continue
+		}
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, rsbsocket.ErrServerClosed) {
+				n.log.Error("socket server stopped", "err", err, "listener", ln.Addr().String())
+			}
+		}()
+	}
 	return nil
 }
 
@@ -290,7 +306,15 @@ func (n *Node) Instance() datagram.InstanceID { return n.instance }
 // Registry returns the node's Prometheus registry.
 func (n *Node) Registry() *prometheus.Registry { return n.reg }
 
-// SocketAddr returns the RSB socket server's address (nil when disabled).
+// SocketPath returns the Unix socket the RSB socket server serves, or "".
+func (n *Node) SocketPath() string {
+	if n.unixLn == nil {
+		return ""
+	}
+	return n.cfg.SocketPath
+}
+
+// SocketAddr returns the RSB socket server's TCP address (nil when disabled).
 func (n *Node) SocketAddr() net.Addr {
 	if n.sockLn == nil {
 		return nil

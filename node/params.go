@@ -7,6 +7,15 @@ const (
 	// DefaultSocketAddr is where RSB socket clients connect (RSB's default
 	// port 55555 on all IPv4 interfaces, as RSB's own servers bind).
 	DefaultSocketAddr = ":55555"
+	// maxSocketPath is the longest Unix socket path Linux takes (sun_path
+	// holds 108 bytes with the terminating NUL).
+	maxSocketPath = 107
+	// staleSocketProbe bounds the dial that tells a live socket file at
+	// SocketPath from one a dead daemon left behind.
+	staleSocketProbe = time.Second
+	// socketFileMode is the Unix socket's permission: every local user may
+	// connect, as every local user may reach the TCP port.
+	socketFileMode = 0o666
 	// DefaultGossipAddr is the memberlist bind address.
 	DefaultGossipAddr = "0.0.0.0:7946"
 	// DefaultDataAddr is the unicast UDP address for data, NACKs and repairs;

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"time"
 )
@@ -63,7 +64,12 @@ type ClientConn struct {
 	closeErr  error
 }
 
-// Dial connects to an RSB socket server at addr ("host:port") and checks
+// UnixPrefix marks a Dial address as the path of a Unix domain socket
+// ("unix:/run/rsbd.sock") rather than a TCP "host:port".
+const UnixPrefix = "unix:"
+
+// Dial connects to an RSB socket server at addr ("host:port", or
+// "unix:PATH" for a server listening on a Unix domain socket) and checks
 // its handshake. A wrong greeting gives an error wrapping ErrBadHandshake.
 func Dial(ctx context.Context, addr string) (*ClientConn, error) {
 	return DialConfig(ctx, addr, ClientConfig{})
@@ -74,7 +80,8 @@ func DialConfig(ctx context.Context, addr string, cfg ClientConfig) (*ClientConn
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	nc, err := new(net.Dialer).DialContext(ctx, "tcp", addr)
+	network, address := SplitAddr(addr)
+	nc, err := new(net.Dialer).DialContext(ctx, network, address)
 	if err != nil {
 		return nil, fmt.Errorf("rsbsocket: dial %s: %w", addr, err)
 	}
@@ -84,6 +91,15 @@ func DialConfig(ctx context.Context, addr string, cfg ClientConfig) (*ClientConn
 		return nil, err
 	}
 	return c, nil
+}
+
+// SplitAddr returns the network ("tcp" or "unix") and the address proper
+// of a Dial address.
+func SplitAddr(addr string) (network, address string) {
+	if path, ok := strings.CutPrefix(addr, UnixPrefix); ok {
+		return "unix", path
+	}
+	return "tcp", addr
 }
 
 // NewClientConn wraps an established connection to an RSB socket server

@@ -51,7 +51,7 @@ func (s *Server) startConn(nc net.Conn) {
 		id:     ConnID(s.nextID.Add(1)),
 		srv:    s,
 		nc:     nc,
-		remote: nc.RemoteAddr(),
+		remote: remoteOf(nc),
 		q:      newSendQueue(s.cfg.QueueFrames, s.cfg.QueueBytes),
 		parts:  newParticipants(s.cfg.MaxParticipants, s.cfg.DefaultInterest == InterestAll),
 	}
@@ -66,6 +66,15 @@ func (s *Server) startConn(nc net.Conn) {
 	s.stats.connsTotal.Add(1)
 	s.stats.connsCurrent.Add(1)
 	go c.serve()
+}
+
+// remoteOf returns nc's peer address; a Unix socket peer is usually
+// unnamed, and a missing address is named by its network alone.
+func remoteOf(nc net.Conn) net.Addr {
+	if a := nc.RemoteAddr(); a != nil {
+		return a
+	}
+	return &net.UnixAddr{Net: "unix"}
 }
 
 // serve is the connection's main goroutine and its only exit path.

@@ -56,12 +56,19 @@ func NodeConfig(pool group.Config) node.Config {
 
 // StartNodes starts k in-process nodes joined into one cluster, waits until
 // they see each other and closes them at the end of the test.
-func StartNodes(t testing.TB, k int) []*node.Node {
+func StartNodes(t testing.TB, k int) []*node.Node { return StartNodesWith(t, k, nil) }
+
+// StartNodesWith is StartNodes with mod applied to the i-th node's
+// configuration (if mod is not nil) before it starts.
+func StartNodesWith(t testing.TB, k int, mod func(i int, c *node.Config)) []*node.Node {
 	t.Helper()
 	pool := PrivatePool()
 	var nodes []*node.Node
 	for i := range k {
 		c := NodeConfig(pool)
+		if mod != nil {
+			mod(i, &c)
+		}
 		if i > 0 {
 			c.Join = []string{nodes[0].GossipAddr().String()}
 		}

@@ -129,7 +129,7 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 		}
 		defer os.Remove(s.readyFile)
 	}
-	log.Info("rsbd serving", "version", version, "socket", info.Socket, "gossip", info.Gossip,
+	log.Info("rsbd serving", "version", version, "socket", info.Socket, "socket_path", info.SocketPath, "gossip", info.Gossip,
 		"data", info.Data, "metrics", info.Metrics, "multicast", !s.node.Unicast, "peers", len(nd.Members()))
 	sig := <-signals
 	log.Info("shutting down", "signal", sig.String())
@@ -181,9 +181,11 @@ type readyInfo struct {
 	PID     int    `json:"pid"`
 	Version string `json:"version"`
 	Socket  string `json:"socket,omitempty"`
-	Gossip  string `json:"gossip"`
-	Data    string `json:"data"`
-	Metrics string `json:"metrics,omitempty"`
+	// SocketPath is the Unix socket serving local clients, if any.
+	SocketPath string `json:"socket_path,omitempty"`
+	Gossip     string `json:"gossip"`
+	Data       string `json:"data"`
+	Metrics    string `json:"metrics,omitempty"`
 }
 
 func readyInfoOf(nd *node.Node, ms *metrics.Server) readyInfo {
@@ -191,6 +193,7 @@ func readyInfoOf(nd *node.Node, ms *metrics.Server) readyInfo {
 	if a := nd.SocketAddr(); a != nil {
 		info.Socket = a.String()
 	}
+	info.SocketPath = nd.SocketPath()
 	if ms != nil {
 		info.Metrics = ms.Addr().String()
 	}

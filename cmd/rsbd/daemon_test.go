@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/config"
+	"github.com/rsbd/rsbd/rsbsocket"
 )
 
 // syncBuffer is a bytes.Buffer safe for the daemon's and the test's goroutines.
@@ -95,6 +97,7 @@ func TestPrintConfigShowsOrigins(t *testing.T) {
 
 func TestServeUntilSignal(t *testing.T) {
 	ready := filepath.Join(t.TempDir(), "ready.json")
+	sock := filepath.Join(t.TempDir(), "rsbd.sock")
 	pool := fmt.Sprintf("239.255.%d.0:%d", 20+rand.IntN(200), 20000+rand.IntN(10000))
 	signals := make(chan os.Signal, 2)
 	done := make(chan int, 1)
@@ -102,7 +105,8 @@ func TestServeUntilSignal(t *testing.T) {
 	go func() {
 		done <- run(process{
 			args: []string{"--socket-addr", "127.0.0.1:0", "--gossip-addr", "127.0.0.1:0", "--data-addr", "127.0.0.1:0",
-				"--metrics-addr", "127.0.0.1:0", "--local", "--group-pool", pool, "--ready-file", ready, "--log-format", "json"},
+				"--metrics-addr", "127.0.0.1:0", "--local", "--group-pool", pool, "--ready-file", ready, "--log-format", "json",
+				"--socket-path", sock},
 			stdout: io.Discard, stderr: &stderr, signals: signals, load: config.LoadOptions{Files: []string{}},
 		})
 	}()
@@ -122,9 +126,16 @@ func TestServeUntilSignal(t *testing.T) {
 			t.Fatalf("no ready file:\n%s", stderr.String())
 		}
 	}
-	if info.Socket == "" || info.Metrics == "" || info.PID != os.Getpid() {
+	if info.Socket == "" || info.Metrics == "" || info.PID != os.Getpid() || info.SocketPath != sock {
 		t.Fatalf("ready file %+v", info)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := rsbsocket.Dial(ctx, rsbsocket.UnixPrefix+sock)
+	if err != nil {
+		t.Fatalf("dialling the Unix socket: %v", err)
+	}
+	_ = c.Close()
 	resp, err := http.Get("http://" + info.Metrics + "/readyz")
 	if err != nil {
 		t.Fatal(err)
@@ -144,6 +155,9 @@ func TestServeUntilSignal(t *testing.T) {
 	}
 	if _, err := os.Stat(ready); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("ready file left behind: %v", err)
+	}
+	if _, err := os.Lstat(sock); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket file left behind: %v", err)
 	}
 	for _, msg := range []string{`"msg":"rsbd serving"`, `"msg":"shutting down","signal":"terminated"`, `"msg":"stopped"`} {
 		if !strings.Contains(stderr.String(), msg) {

@@ -6,7 +6,10 @@
 // on :55555, memberlist on 0.0.0.0:7946, multicast on the loopback interface,
 // metrics on 127.0.0.1:9555. --join HOST:PORT makes a cluster; --interface
 // names the NIC multicast uses between hosts, or --multicast=false sends
-// each datagram to the interested peers instead.
+// each datagram to the interested peers instead. --socket-path PATH also
+// serves the socket protocol on a Unix domain socket: local clients that
+// dial unix:PATH (the Go client's URI option path=PATH) skip the TCP stack,
+// which shortens every hop through the daemon.
 //
 // # Configuration
 //

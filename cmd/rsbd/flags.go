@@ -29,6 +29,7 @@ const (
 	keyGroupPool     = "rsbd.group.pool"
 	keyGroupPoolSize = "rsbd.group.pool.size"
 	keyLocal         = "rsbd.local"
+	keySocketPath    = "rsbd.socket.path"
 	keySlowClient    = "rsbd.socket.slow.client"
 	keyDefaultInt    = "rsbd.socket.default.interest"
 	keyQueueFrames   = "rsbd.socket.queue.frames"
@@ -68,6 +69,7 @@ type option struct {
 // options lists every setting, in the order --help shows them.
 var options = []option{
 	{"socket-addr", node.DefaultSocketAddr, "HOST:PORT", `RSB socket server address ("off" disables it)`},
+	{"socket-path", "", "PATH", "Unix socket also serving the RSB socket protocol, for local clients (they dial unix:PATH)"},
 	{"gossip-addr", node.DefaultGossipAddr, "IP:PORT", "memberlist bind address, UDP and TCP"},
 	{"metrics-addr", DefaultMetricsAddr, "HOST:PORT", `HTTP address of /metrics, /livez, /readyz ("off" disables it)`},
 	{"join", "", "HOST:PORT[,...]", "gossip addresses of cluster members to join"},

@@ -128,6 +128,7 @@ func (r *reader) nodeConfig() node.Config {
 	if nc.SocketAddr == "" {
 		nc.SocketAddr = valueOff
 	}
+	nc.SocketPath = c.String(keySocketPath, "")
 	nc.GossipAddr = r.ipPort(config.KeyGossipAddr, true)
 	nc.DataAddr = r.ipPort(keyDataAddr, false)
 	if v := c.String(keyAdvertiseAddr, ""); v != "" {

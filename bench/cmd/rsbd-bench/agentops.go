@@ -18,6 +18,7 @@ import (
 	"github.com/rsbd/rsbd/bench/internal/agent"
 	"github.com/rsbd/rsbd/bench/internal/bus"
 	"github.com/rsbd/rsbd/bench/internal/workload"
+	"github.com/rsbd/rsbd/rsbsocket"
 )
 
 // agentState is what one agent process holds between operations: at most
@@ -50,6 +51,7 @@ type (
 	addrResult struct {
 		Addr   string `json:"addr"`
 		Socket string `json:"socket,omitempty"`
+		Unix   string `json:"unix,omitempty"` // "unix:PATH" of the socket server
 	}
 	pongArgs struct {
 		In  string `json:"in"`
@@ -175,6 +177,9 @@ func (s *agentState) opNode(_ context.Context, raw json.RawMessage, _ agent.Prog
 	res := addrResult{Addr: e.Node().GossipAddr().String()}
 	if a := e.Node().SocketAddr(); a != nil {
 		res.Socket = a.String()
+	}
+	if p := e.Node().SocketPath(); p != "" {
+		res.Unix = rsbsocket.UnixPrefix + p
 	}
 	return res, nil
 }

@@ -23,6 +23,11 @@ func (s *agentState) refOps() map[string]agent.Op {
 	}
 }
 
+// relayArgs are the arguments of the tcp-relay operation.
+type relayArgs struct {
+	Unix bool `json:"unix,omitempty"`
+}
+
 // keepRef holds a reference's server side until the agent ends.
 func (s *agentState) keepRef(c io.Closer) {
 	s.mu.Lock()
@@ -85,8 +90,13 @@ func (s *agentState) opMcast(_ context.Context, raw json.RawMessage, _ agent.Pro
 	return nil, nil
 }
 
-func (s *agentState) opTCPRelay(context.Context, json.RawMessage, agent.Progress) (any, error) {
-	r, err := bus.StartTCPRelay()
+// opTCPRelay starts the relay, on a Unix socket if Unix is set.
+func (s *agentState) opTCPRelay(_ context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
+	a, err := args[relayArgs](raw)
+	if err != nil {
+		return nil, err
+	}
+	r, err := bus.StartTCPRelay(a.Unix)
 	if err != nil {
 		return nil, err
 	}

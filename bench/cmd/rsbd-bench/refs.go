@@ -54,37 +54,39 @@ func (r *runner) refMcast() error {
 	return nil
 }
 
-// refRelay: raw Go TCP relay in the one-daemon layout: a pinger process and
-// an echo process connected through a relay process.
-func (r *runner) refRelay() error {
-	relay, err := r.spawn("tcp-relay", roleServer)
+// refRelay: raw Go relay in the one-daemon layout: a pinger process and an
+// echo process connected through a relay process, over loopback TCP or
+// Unix sockets.
+func (r *runner) refRelay(sys string, unix bool) error {
+	what := map[bool]string{false: "raw TCP relay", true: "raw Unix socket relay"}[unix]
+	relay, err := r.spawn(sys, roleServer)
 	if err != nil {
-		r.fail(err, allKeys(sysRelay, false)...)
+		r.fail(err, allKeys(sys, false)...)
 		return err
 	}
 	var e, c *agent.Process
 	defer func() { r.closeAll(c, e, relay) }()
 	err = func() error {
 		var res addrResult
-		if err := relay.Do("tcp-relay", nil, setupTimeout, &res); err != nil {
+		if err := relay.Do("tcp-relay", relayArgs{Unix: unix}, setupTimeout, &res); err != nil {
 			return err
 		}
-		if e, err = r.spawn("tcp-echo", roleSub); err != nil {
+		if e, err = r.spawn(sys+"-echo", roleSub); err != nil {
 			return err
 		}
 		if err := e.Do("tcp-echo", addrArgs{Addr: res.Addr}, setupTimeout, nil); err != nil {
 			return err
 		}
-		if c, err = r.spawn("tcp-ping", rolePub); err != nil {
+		if c, err = r.spawn(sys+"-ping", rolePub); err != nil {
 			return err
 		}
 		return c.Do("tcp", addrArgs{Addr: res.Addr}, setupTimeout, nil)
 	}()
 	if err != nil {
-		r.fail(err, allKeys(sysRelay, false)...)
-		return fmt.Errorf("raw TCP relay reference: %w", err)
+		r.fail(err, allKeys(sys, false)...)
+		return fmt.Errorf("%s reference: %w", what, err)
 	}
-	r.refLatency(sysRelay, "raw TCP relay", c)
+	r.refLatency(sys, what, c)
 	return nil
 }
 

@@ -17,6 +17,7 @@ const (
 	peerUDP  = "raw Go UDP ping-pong"
 	peerMC   = "raw Go UDP multicast ping-pong"
 	peerTCP  = "raw Go TCP relay (3 processes)"
+	peerUnix = "raw Go Unix socket relay (3 processes)"
 )
 
 func ge(b float64) *report.Goal { return &report.Goal{Op: ">=", Bound: b} }
@@ -67,6 +68,9 @@ func (r *runner) throughputRows(add addFunc) {
 		add(thr("one daemon, socket publisher → subscriber", s, peerNATS, ge(1.0)), thrKey(sysDaemon, s), thrKey(sysNATS, s))
 	}
 	for _, s := range sizes {
+		add(thr("one daemon, socket clients on its Unix socket", s, peerNATS, ge(1.0)), thrKey(sysDaemonU, s), thrKey(sysNATS, s))
+	}
+	for _, s := range sizes {
 		add(thr("two daemons, socket → A → multicast → B → socket", s, peerNATS, nil), thrKey(sysDaemons, s), thrKey(sysNATS, s))
 	}
 	for _, s := range sizes {
@@ -80,6 +84,9 @@ func (r *runner) throughputRows(add addFunc) {
 		add(thr("one daemon, windowed (both sides)", s, peerNATS+" windowed", ge(1.0)), winKey(sysDaemon, s), winKey(sysNATS, s))
 	}
 	for _, s := range sizes {
+		add(thr("one daemon, Unix socket, windowed (both sides)", s, peerNATS+" windowed", ge(1.0)), winKey(sysDaemonU, s), winKey(sysNATS, s))
+	}
+	for _, s := range sizes {
 		add(thr("two daemons, windowed (both sides)", s, peerNATS+" windowed", nil), winKey(sysDaemons, s), winKey(sysNATS, s))
 	}
 }
@@ -88,7 +95,7 @@ func (r *runner) latencyRows(add addFunc) {
 	lat := func(c string, size int, metric, peer string, goal *report.Goal) report.Row {
 		return report.Row{Section: "latency", Case: c, Size: size, Metric: metric, Unit: report.UnitMicro, Peer: peer, Goal: goal}
 	}
-	const emb, d1, d2 = "embedded, peer to peer", "one daemon, socket clients", "two daemons, socket clients"
+	const emb, d1, d1u, d2 = "embedded, peer to peer", "one daemon, socket clients", "one daemon, clients on its Unix socket", "two daemons, socket clients"
 	for _, s := range latencySizes {
 		add(lat(emb, s, "RTT p50", peerUDP, le(1.2)), p50Key(sysEmbedded, s), p50Key(sysUDP, s))
 		add(lat(emb, s, "RTT p99", peerUDP, nil), p99Key(sysEmbedded, s), p99Key(sysUDP, s))
@@ -99,6 +106,9 @@ func (r *runner) latencyRows(add addFunc) {
 		add(lat(d1, s, "RTT p99", peerNATS, nil), p99Key(sysDaemon, s), p99Key(sysNATS, s))
 		add(lat(d1, s, "RTT p50", peerTCP, nil), p50Key(sysDaemon, s), r.withPeerNote(p50Key(sysRelay, s), p50Key(sysNATS, s), "NATS"))
 		add(lat(d1, s, "RTT p99", peerTCP, nil), p99Key(sysDaemon, s), r.withPeerNote(p99Key(sysRelay, s), p99Key(sysNATS, s), "NATS"))
+		add(lat(d1u, s, "RTT p50", peerNATS, le(0.5)), p50Key(sysDaemonU, s), p50Key(sysNATS, s))
+		add(lat(d1u, s, "RTT p99", peerNATS, nil), p99Key(sysDaemonU, s), p99Key(sysNATS, s))
+		add(lat(d1u, s, "RTT p50", peerUnix, nil), p50Key(sysDaemonU, s), r.withPeerNote(p50Key(sysRelayU, s), p50Key(sysNATS, s), "NATS"))
 		add(lat(d2, s, "RTT p50", peerNATS, nil), p50Key(sysDaemons, s), p50Key(sysNATS, s))
 		add(lat(d2, s, "RTT p99", peerNATS, nil), p99Key(sysDaemons, s), p99Key(sysNATS, s))
 	}
@@ -167,7 +177,8 @@ func (r *runner) methodNotes() []string {
 		"throughput = the subscriber's rate between its first and last measured arrival; each run probes until the path carries events, then publishes the warm-up burst and the measured events back to back as fast as the publisher's API accepts them; MB = 10^6 payload bytes",
 		"events per throughput run (rsbd and NATS alike): " + strings.Join(counts, ", "),
 		fmt.Sprintf("round trips: %d measured after %d warm-up, one ping outstanding, RTT over the whole run (nearest rank); rsbd and NATS reply from inside the event handler (the ponger republishes, the pinger sends its next ping), the raw references write the ping and read its echo on one goroutine and echo on the goroutine that read; rsbd nodes run with their default SpinWait (a UDP reader whose delivery was answered polls its socket up to 50 µs before it sleeps), the raw references and the other systems sleep in the poller", r.p.pings, r.p.pingWarm),
-		"raw references (Go net package, no protocol work; what the structure of a layout costs on this host): UDP = unicast ping-pong between two processes; UDP multicast = the same over loopback multicast with IP_MULTICAST_LOOP, pings to group A, pongs to group B, each process joined to its own group only (golang.org/x/net/ipv4); TCP relay = pinger and echo processes connected through a relay process that copies every byte read on one loopback TCP connection to the other (one goroutine per direction, TCP_NODELAY), four socket hops per round trip as through one daemon or a NATS server; the pinger sends 4-byte length-prefixed messages",
+		"raw references (Go net package, no protocol work; what the structure of a layout costs on this host): UDP = unicast ping-pong between two processes; UDP multicast = the same over loopback multicast with IP_MULTICAST_LOOP, pings to group A, pongs to group B, each process joined to its own group only (golang.org/x/net/ipv4); TCP relay = pinger and echo processes connected through a relay process that copies every byte read on one loopback TCP connection to the other (one goroutine per direction, TCP_NODELAY), four socket hops per round trip as through one daemon or a NATS server; Unix socket relay = the same over Unix stream sockets; the pinger sends 4-byte length-prefixed messages",
+		"one daemon on its Unix socket = the same clients and daemon with the clients dialling the daemon's --socket-path (the RSB socket protocol over a Unix stream socket; NATS has no such transport, so its rows are the TCP ones)",
 		fmt.Sprintf("ddsperf runs for a duration, not a count (%v throughput, %v ping-pong): figures are medians of its 1-s windows, first and last dropped (throughput) or first dropped (RTT); reliable, KEEP_ALL, loopback with multicast, defaults otherwise", r.p.ddsThr, r.p.ddsLat),
 		"NATS: nats-server v2.15.3 (its Go module, run in a child process, max_payload 2 MB), publisher and subscriber nats.go v1.55.0 processes; pub/sub ping-pong for RTT",
 		"rsbd socket clients write raw RSB socket frames through package rsbsocket, batching publishes (up to 128 frames or 64 KiB per write, flushed at the end and after every ping) in a batch buffer they keep; subscribers announce a listener with an introspection Hello and read every frame into one buffer they reuse (ClientConn.RecvInto; the handlers keep no payload), where nats.go allocates each message",

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/rsbd/rsbd/bench/internal/agent"
@@ -16,15 +19,17 @@ import (
 const (
 	sysEmbedded = "emb"
 	sysDaemon   = "d1"
+	sysDaemonU  = "d1u" // one daemon, clients on its Unix socket
 	sysDaemons  = "d2"
 	sysNATS     = "nats"
 	sysDDS      = "dds"
 	sysUDP      = "udp"
 	sysMcast    = "mcast"
 	sysRelay    = "tcprelay"
+	sysRelayU   = "unixrelay"
 )
 
-var stageNames = []string{"embedded", "daemon", "daemon2", "nats", "dds", "udp", "scaling"}
+var stageNames = []string{"embedded", "daemon", "daemonu", "daemon2", "nats", "dds", "udp", "scaling"}
 
 type stage struct {
 	name string
@@ -40,6 +45,7 @@ func (r *runner) stages() []stage {
 		{"dds", r.stageDDS},
 		{"daemon", r.stageDaemon},
 		{"nats", r.stageNATS},
+		{"daemonu", r.stageDaemonUnix},
 		{"daemon2", r.stageDaemons},
 		{"scaling", r.stageScaling},
 	}
@@ -197,7 +203,25 @@ func (r *runner) socketClients(prefix, pubAddr, subAddr string) (*agent.Process,
 // stageDaemon: publisher and subscriber processes as socket clients of one
 // daemon process, then the raw TCP relay in the same layout.
 func (r *runner) stageDaemon() error {
-	d, err := r.spawn("daemon", roleServer)
+	if err := r.oneDaemon(sysDaemon, "rsbd one daemon", false); err != nil {
+		return err
+	}
+	return r.refRelay(sysRelay, false)
+}
+
+// stageDaemonUnix: stageDaemon with the clients on the daemon's Unix
+// socket, then the raw relay over Unix sockets.
+func (r *runner) stageDaemonUnix() error {
+	if err := r.oneDaemon(sysDaemonU, "rsbd one daemon (Unix socket)", true); err != nil {
+		return err
+	}
+	return r.refRelay(sysRelayU, true)
+}
+
+// oneDaemon measures publisher and subscriber socket clients of one daemon
+// process, connected over TCP or its Unix socket.
+func (r *runner) oneDaemon(sys, label string, unix bool) error {
+	d, err := r.spawn(sys+"-daemon", roleServer)
 	if err != nil {
 		return err
 	}
@@ -206,19 +230,26 @@ func (r *runner) stageDaemon() error {
 	err = func() error {
 		c := randomPool()
 		c.Socket = true
+		if unix {
+			c.SocketPath = filepath.Join(os.TempDir(), fmt.Sprintf("rsbd-bench-%d-%d.sock", os.Getpid(), rand.Uint32()))
+		}
 		rd, err := startNode(d, c)
 		if err != nil {
 			return err
 		}
-		p, s, err = r.socketClients("d1", rd.Socket, rd.Socket)
+		addr := rd.Socket
+		if unix {
+			addr = rd.Unix
+		}
+		p, s, err = r.socketClients(sys, addr, addr)
 		return err
 	}()
 	if err != nil {
-		r.fail(err, allKeys(sysDaemon, true)...)
+		r.fail(err, allKeys(sys, true)...)
 		return err
 	}
-	r.series(sysDaemon, "rsbd one daemon", p, s, []*agent.Process{d, p, s})
-	return r.refRelay()
+	r.series(sys, label, p, s, []*agent.Process{d, p, s})
+	return nil
 }
 
 // stageDaemons: publisher → daemon A → multicast → daemon B → subscriber.

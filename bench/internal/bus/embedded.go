@@ -22,6 +22,9 @@ type NodeConfig struct {
 	PoolPort uint16 `json:"pool_port"`
 	// Socket enables the RSB socket server on 127.0.0.1 (ephemeral port).
 	Socket bool `json:"socket"`
+	// SocketPath, if set, also serves the socket protocol on this Unix
+	// socket.
+	SocketPath string `json:"socket_path,omitempty"`
 	// Join lists gossip addresses of nodes to join.
 	Join []string `json:"join,omitempty"`
 	// MaxParticipants, if positive, raises the socket server's bound on
@@ -68,6 +71,7 @@ func NewEmbedded(c NodeConfig) (*Embedded, error) {
 	if c.Socket {
 		cfg.SocketAddr = "127.0.0.1:0"
 	}
+	cfg.SocketPath = c.SocketPath
 	cfg.Socket.MaxParticipants = c.MaxParticipants
 	n, err := node.New(cfg, nil)
 	if err != nil {

@@ -4,10 +4,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/rsbd/rsbd/rsbsocket"
 )
 
 // The raw TCP relay reference: the floor of any broker's round trip. A
@@ -40,9 +44,18 @@ type TCPRelay struct {
 	wg     sync.WaitGroup
 }
 
-// StartTCPRelay listens on 127.0.0.1 (ephemeral port).
-func StartTCPRelay() (*TCPRelay, error) {
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+// StartTCPRelay listens on 127.0.0.1 (ephemeral port), or with unix on a
+// Unix socket in the temporary directory (removed on Close); Addr names it
+// as the dial functions take it.
+func StartTCPRelay(unix bool) (*TCPRelay, error) {
+	var ln net.Listener
+	var err error
+	if unix {
+		ln, err = net.Listen("unix", filepath.Join(os.TempDir(),
+			fmt.Sprintf("rsbd-bench-relay-%d-%d.sock", os.Getpid(), rand.Uint32())))
+	} else {
+		ln, err = net.Listen("tcp4", "127.0.0.1:0")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +115,12 @@ func (r *TCPRelay) pipe(src, dst net.Conn) {
 }
 
 // Addr returns the relay's address.
-func (r *TCPRelay) Addr() string { return r.ln.Addr().String() }
+func (r *TCPRelay) Addr() string {
+	if a, ok := r.ln.Addr().(*net.UnixAddr); ok {
+		return rsbsocket.UnixPrefix + a.Name
+	}
+	return r.ln.Addr().String()
+}
 
 // Close stops the relay and closes its connections.
 func (r *TCPRelay) Close() error {
@@ -117,6 +135,12 @@ func (r *TCPRelay) Close() error {
 	return err
 }
 
+// dialRelay connects to a relay address: "host:port" or "unix:PATH".
+func dialRelay(addr string) (net.Conn, error) {
+	network, address := rsbsocket.SplitAddr(addr)
+	return net.DialTimeout(network, address, 5*time.Second)
+}
+
 // TCPEcho is the ponging end of the relay reference: it connects to the
 // relay and writes back every byte it reads, on the goroutine that read it.
 type TCPEcho struct {
@@ -126,7 +150,7 @@ type TCPEcho struct {
 
 // StartTCPEcho connects to the relay at addr.
 func StartTCPEcho(addr string) (*TCPEcho, error) {
-	c, err := net.DialTimeout("tcp4", addr, 5*time.Second)
+	c, err := dialRelay(addr)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +196,7 @@ type TCPClient struct {
 
 // DialTCP connects to the relay at addr.
 func DialTCP(addr string) (*TCPClient, error) {
-	c, err := net.DialTimeout("tcp4", addr, 5*time.Second)
+	c, err := dialRelay(addr)
 	if err != nil {
 		return nil, err
 	}

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
+	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -39,7 +42,7 @@ func dialT(t *testing.T, addr string) net.Conn {
 // once through the relay, written in chunks that split messages at random
 // points, and checks that each side reads exactly the other's bytes.
 func TestTCPRelayPreservesOrder(t *testing.T) {
-	r, err := StartTCPRelay()
+	r, err := StartTCPRelay(false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,11 +100,26 @@ func TestTCPRelayPreservesOrder(t *testing.T) {
 
 // TestTCPRelayRoundTrips runs the relay reference end to end: client →
 // relay → echo → relay → client, each round trip answered by its own
-// message.
+// message, over TCP and over a Unix socket (removed on Close).
 func TestTCPRelayRoundTrips(t *testing.T) {
-	r, err := StartTCPRelay()
+	for _, unix := range []bool{false, true} {
+		t.Run(fmt.Sprintf("unix=%v", unix), func(t *testing.T) { relayRoundTrips(t, unix) })
+	}
+}
+
+func relayRoundTrips(t *testing.T, unix bool) {
+	r, err := StartTCPRelay(unix)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if path, ok := strings.CutPrefix(r.Addr(), "unix:"); ok != unix {
+		t.Fatalf("relay address %q with unix=%v", r.Addr(), unix)
+	} else if ok {
+		defer func() {
+			if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("socket file after Close: %v", err)
+			}
+		}()
 	}
 	defer r.Close()
 	e, err := StartTCPEcho(r.Addr())
@@ -133,7 +151,7 @@ func TestTCPRelayRoundTrips(t *testing.T) {
 // told to.
 func silentPeer(t *testing.T) (*TCPClient, net.Conn) {
 	t.Helper()
-	r, err := StartTCPRelay()
+	r, err := StartTCPRelay(false)
 	if err != nil {
 		t.Fatal(err)
 	}

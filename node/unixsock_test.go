@@ -1,0 +1,170 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/scope"
+)
+
+// dialAddr connects an RSB socket client to addr, closed when the test
+// ends.
+func dialAddr(t testing.TB, addr string) *rsbsocket.ClientConn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := rsbsocket.Dial(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// recvFrame reads one frame from c within 10 s.
+func recvFrame(t testing.TB, c *rsbsocket.ClientConn) []byte {
+	t.Helper()
+	if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	f, err := c.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestSocketPathServesClients: with SocketPath set, a client on the Unix
+// socket reaches embedded subscriptions and TCP clients, and gets their
+// events; the socket file is open to every user and gone after Close.
+func TestSocketPathServesClients(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rsbd.sock")
+	n := startNodes(t, 1, func(_ int, c *Config) { c.SocketPath = path })[0]
+	if n.SocketPath() != path {
+		t.Fatalf("SocketPath() = %q, want %q", n.SocketPath(), path)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Type() != os.ModeSocket || fi.Mode().Perm() != socketFileMode {
+		t.Fatalf("socket file mode %v, want a socket with %o", fi.Mode(), socketFileMode)
+	}
+	got := make(chan []byte, 1)
+	defer n.Subscribe(scope.MustParse("/unix/"), func(ev *notification.Event) { got <- bytes.Clone(ev.Data) })()
+	uc := dialAddr(t, rsbsocket.UnixPrefix+path)
+	tc := dialAddr(t, n.SocketAddr().String())
+
+	body, err := notification.Marshal(testEvent("/unix/a/", 1, []byte("from the unix client")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := uc.Send(body); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case d := <-got:
+		if string(d) != "from the unix client" {
+			t.Fatalf("embedded subscription got %q", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the embedded subscription got nothing from the Unix client")
+	}
+	if f := recvFrame(t, tc); !bytes.Equal(f, body) {
+		t.Fatalf("the TCP client got %x, want %x", f, body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := n.Publish(ctx, testEvent("/unix/b/", 7, []byte("from the node"))); err != nil {
+		t.Fatal(err)
+	}
+	f := recvFrame(t, uc)
+	if ev, err := notification.Unmarshal(f); err != nil || string(ev.Data) != "from the node" {
+		t.Fatalf("the Unix client got %v, %v", ev, err)
+	}
+	_ = tc.Close()
+	_ = uc.Close()
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("socket file after Close: %v", err)
+	}
+}
+
+// TestSocketPathOnly: SocketAddr "off" with a SocketPath serves the Unix
+// socket alone.
+func TestSocketPathOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rsbd.sock")
+	n := startNodes(t, 1, func(_ int, c *Config) { c.SocketAddr, c.SocketPath = "off", path })[0]
+	if n.SocketAddr() != nil {
+		t.Fatalf("TCP socket served at %v", n.SocketAddr())
+	}
+	dialAddr(t, rsbsocket.UnixPrefix+path)
+}
+
+// TestSocketPathExisting: a stale socket file is replaced; a served socket
+// and a file that is not a socket are refused and left as they were.
+func TestSocketPathExisting(t *testing.T) {
+	dir := t.TempDir()
+	start := func(path string) (*Node, error) {
+		c := testConfig(t, testPool())
+		c.SocketPath = path
+		n, err := New(c, nil)
+		if err == nil {
+			t.Cleanup(func() { n.Close() })
+		}
+		return n, err
+	}
+
+	stale := filepath.Join(dir, "stale.sock")
+	ln, err := net.Listen("unix", stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	_ = ln.Close() // the file stays, nobody serves it
+	if _, err := start(stale); err != nil {
+		t.Fatalf("over a stale socket file: %v", err)
+	}
+
+	if _, err := start(stale); !errors.Is(err, ErrSocketInUse) {
+		t.Fatalf("over a served socket: %v, want ErrSocketInUse", err)
+	}
+	if fi, err := os.Lstat(stale); err != nil || fi.Mode().Type() != os.ModeSocket {
+		t.Fatalf("the served socket file after the refusal: %v, %v", fi, err)
+	}
+
+	plain := filepath.Join(dir, "plain")
+	if err := os.WriteFile(plain, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := start(plain); err == nil || !strings.Contains(err.Error(), "not a socket") {
+		t.Fatalf("over a regular file: %v", err)
+	}
+	if b, err := os.ReadFile(plain); err != nil || string(b) != "keep me" {
+		t.Fatalf("the regular file after the refusal: %q, %v", b, err)
+	}
+}
+
+// TestSocketPathTooLong: Validate refuses a path sun_path cannot hold.
+func TestSocketPathTooLong(t *testing.T) {
+	c := DefaultConfig()
+	c.SocketPath = "/" + strings.Repeat("x", maxSocketPath)
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "socket path") {
+		t.Fatalf("Validate: %v", err)
+	}
+	c.SocketPath = c.SocketPath[:maxSocketPath]
+	if err := c.Validate(); err != nil {
+		t.Fatalf("Validate of a %d-byte path: %v", len(c.SocketPath), err)
+	}
+}

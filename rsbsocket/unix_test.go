@@ -1,0 +1,73 @@
+package rsbsocket
+
+import (
+	"bytes"
+	"net"
+	"path/filepath"
+	"testing"
+)
+
+// TestSplitAddr: "unix:" names a socket path, anything else a TCP address.
+func TestSplitAddr(t *testing.T) {
+	for _, c := range []struct{ in, network, addr string }{
+		{"127.0.0.1:55555", "tcp", "127.0.0.1:55555"},
+		{"localhost:1", "tcp", "localhost:1"},
+		{"unix:/run/rsbd.sock", "unix", "/run/rsbd.sock"},
+		{"unix:rel/x.sock", "unix", "rel/x.sock"},
+		{"unix:", "unix", ""},
+	} {
+		if n, a := SplitAddr(c.in); n != c.network || a != c.addr {
+			t.Errorf("SplitAddr(%q) = %q, %q; want %q, %q", c.in, n, a, c.network, c.addr)
+		}
+	}
+}
+
+// TestUnixAndTCPClientsShareOneServer: a server serving a TCP and a Unix
+// listener forwards between clients of both, small frames and large ones
+// (written directly) alike, in order, and a Unix client's orderly close is
+// seen as such.
+func TestUnixAndTCPClientsShareOneServer(t *testing.T) {
+	rec := &recorder{}
+	s, tcpAddr := startServer(t, quietConfig(), rec)
+	path := filepath.Join(t.TempDir(), "rsbd.sock")
+	unixLn, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = s.Serve(unixLn) }()
+
+	uc := dial(t, UnixPrefix+path)
+	waitFor(t, "the Unix connection", func() bool { return len(s.Connections()) == 1 })
+	id := s.Connections()[0].ID
+	tc := dial(t, tcpAddr)
+	waitFor(t, "both connections", func() bool { return len(s.Connections()) == 2 })
+	frames := append(bulkFrames(t, 50, 100), bulkFrames(t, 3, 3<<20)...)
+	frames = append(frames, bulkFrames(t, 10, 10)...)
+	done := publish(uc, frames)
+	for i, w := range frames {
+		if got := recv(t, tc); !bytes.Equal(got, w) {
+			t.Fatalf("unix → tcp frame %d differs (%d bytes, want %d)", i, len(got), len(w))
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.DirectWrites == 0 {
+		t.Errorf("no direct writes to the TCP client: %+v", st)
+	}
+	back := bulkFrames(t, 2, 1<<20)
+	if err := sendAll(tc, back); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range back {
+		if got := recv(t, uc); !bytes.Equal(got, w) {
+			t.Fatalf("tcp → unix frame %d differs", i)
+		}
+	}
+	if err := uc.Close(); err != nil {
+		t.Fatalf("orderly close over the Unix socket: %v", err)
+	}
+	if r := rec.waitDisconnect(t, id); r != DisconnectEOF {
+		t.Fatalf("disconnect reason %v, want %v", r, DisconnectEOF)
+	}
+}
