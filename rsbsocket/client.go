@@ -85,6 +85,7 @@ func DialConfig(ctx context.Context, addr string, cfg ClientConfig) (*ClientConn
 	if err != nil {
 		return nil, fmt.Errorf("rsbsocket: dial %s: %w", addr, err)
 	}
+	growUnixBuffer(nc)
 	c, err := newClientConn(ctx, nc, cfg.withDefaults())
 	if err != nil {
 		_ = nc.Close()

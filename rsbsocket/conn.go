@@ -58,6 +58,7 @@ func (s *Server) startConn(nc net.Conn) {
 	if sc, ok := nc.(syscall.Conn); ok {
 		c.raw, _ = sc.SyscallConn()
 	}
+	growUnixBuffer(nc)
 	c.log = s.log.With("conn", uint64(c.id), "remote", c.remote.String())
 	c.match.Store(newMatcher(c.parts.interest()))
 	s.conns[c.id] = c
@@ -66,6 +67,15 @@ func (s *Server) startConn(nc net.Conn) {
 	s.stats.connsTotal.Add(1)
 	s.stats.connsCurrent.Add(1)
 	go c.serve()
+}
+
+// growUnixBuffer gives a Unix socket connection a send buffer of
+// unixSocketBuffer; other connections keep theirs. It is best effort: a
+// smaller buffer only costs speed.
+func growUnixBuffer(nc net.Conn) {
+	if uc, ok := nc.(*net.UnixConn); ok {
+		_ = uc.SetWriteBuffer(unixSocketBuffer)
+	}
 }
 
 // remoteOf returns nc's peer address; a Unix socket peer is usually

@@ -75,6 +75,12 @@ const (
 	// headerSize is the length of a frame header: a little-endian uint32.
 	headerSize = 4
 
+	// unixSocketBuffer is the kernel send buffer asked for on both ends of
+	// a Unix socket connection (the kernel caps it at net.core.wmem_max). A
+	// Unix stream socket's in-flight bytes are bounded by its sender's
+	// buffer, 208 KiB by default, against TCP loopback's autotuned MiBs: a
+	// large frame would cross in many wake-ups.
+	unixSocketBuffer = 4 << 20
 	// readBufferSize is the bufio.Reader size of a ClientConn and of a busy
 	// server connection. Bodies larger than the buffer are read straight
 	// into their own memory.

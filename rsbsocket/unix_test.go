@@ -3,7 +3,11 @@ package rsbsocket
 import (
 	"bytes"
 	"net"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -70,4 +74,60 @@ func TestUnixAndTCPClientsShareOneServer(t *testing.T) {
 	if r := rec.waitDisconnect(t, id); r != DisconnectEOF {
 		t.Fatalf("disconnect reason %v, want %v", r, DisconnectEOF)
 	}
+}
+
+// TestUnixBuffersGrown: both ends of a Unix socket connection get the
+// larger send buffer (as far as net.core.wmem_max allows).
+func TestUnixBuffersGrown(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rsbd.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := serveOn(t, quietConfig(), nil, ln)
+	c := dial(t, UnixPrefix+path)
+	want := min(unixSocketBuffer, wmemMax(t))
+	if got := sendBuffer(t, c.nc); got < want {
+		t.Errorf("client send buffer %d, want at least %d", got, want)
+	}
+	waitFor(t, "the connection", func() bool { return len(s.Connections()) == 1 })
+	s.mu.Lock()
+	var srv net.Conn
+	for _, sc := range s.conns {
+		srv = sc.nc
+	}
+	s.mu.Unlock()
+	if got := sendBuffer(t, srv); got < want {
+		t.Errorf("server send buffer %d, want at least %d", got, want)
+	}
+}
+
+// wmemMax reads net.core.wmem_max, the cap of an unprivileged SO_SNDBUF.
+func wmemMax(t *testing.T) int {
+	b, err := os.ReadFile("/proc/sys/net/core/wmem_max")
+	if err != nil {
+		t.Skipf("no wmem_max: %v", err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// sendBuffer reads SO_SNDBUF of nc (Linux reports twice the size asked for).
+func sendBuffer(t *testing.T, nc net.Conn) int {
+	raw, err := nc.(syscall.Conn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v int
+	var serr error
+	if err := raw.Control(func(fd uintptr) { v, serr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF) }); err != nil {
+		t.Fatal(err)
+	}
+	if serr != nil {
+		t.Fatal(serr)
+	}
+	return v / 2
 }
