@@ -8,15 +8,16 @@
 //   - rsbd embedded, two processes, peer to peer over loopback multicast,
 //     reliable: throughput at 64 B, 1 KiB, 64 KiB and 1 MiB, and ping-pong
 //     round trips at 64 B and 1 KiB;
-//   - rsbd through one daemon with RSB socket clients, and through two
-//     daemons (publisher → daemon A → multicast → daemon B → subscriber):
-//     the same figures;
+//   - rsbd through one daemon with RSB socket clients over TCP and over the
+//     daemon's Unix socket, and through two daemons (publisher → daemon A →
+//     multicast → daemon B → subscriber): the same figures;
 //   - Cyclone DDS's ddsperf (reliable, loopback) and NATS (nats-server and
 //     nats.go, client → server → client): the same sizes and layout;
 //   - raw Go references of what each layout's structure costs: a UDP
 //     ping-pong, unicast and over loopback multicast (two processes, the
-//     embedded layout), and a TCP relay (pinger → relay → echo, three
-//     processes, the one-daemon and NATS layout);
+//     embedded layout), and a relay over TCP and over Unix sockets
+//     (pinger → relay → echo, three processes, the one-daemon and NATS
+//     layout);
 //   - scaling on one daemon: 1, 100 and 10,000 scopes; 1, 100 and 1,000
 //     socket listeners with a connection each, 100 and 1,000 multiplexed
 //     over one connection (each its own Hello participant, as RSB clients
@@ -26,7 +27,11 @@
 //
 // Round trips: rsbd and NATS endpoints reply from inside the event handler
 // (the ponger republishes, the pinger sends its next ping), so neither pays
-// a goroutine hand-off per event that the raw references do not.
+// a goroutine hand-off per event that the raw references do not. Every
+// system's round trips run twice: as its processes sleep when idle, and
+// again while the bench holds a 0 µs PM QoS request on /dev/cpu_dma_latency
+// (idle CPUs poll, as on a host tuned for latency; --no-idle-poll skips it,
+// and it is skipped with a note where the device cannot be written).
 //
 // Every throughput run probes until the path carries events, sends a
 // warm-up burst and then the measured events without a pause; the
@@ -35,5 +40,5 @@
 //
 // Usage:
 //
-//	rsbd-bench [--quick] [--md FILE] [--json FILE] [--pin] [--profile-dir DIR] [--only LIST]
+//	rsbd-bench [--quick] [--md FILE] [--json FILE] [--pin] [--profile-dir DIR] [--only LIST] [--no-idle-poll]
 package main

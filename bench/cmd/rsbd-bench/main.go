@@ -17,6 +17,7 @@ type options struct {
 	profileDir string
 	only       string
 	logPath    string
+	noPoll     bool
 }
 
 func main() {
@@ -29,6 +30,7 @@ func main() {
 	flag.StringVar(&o.profileDir, "profile-dir", "", "write CPU profiles of the rsbd processes of every throughput run to this directory")
 	flag.StringVar(&o.only, "only", "", "comma-separated stages to run: "+strings.Join(stageNames, ","))
 	flag.StringVar(&o.logPath, "log", "", "file for the worker processes' logs (default: a file in the temporary directory)")
+	flag.BoolVar(&o.noPoll, "no-idle-poll", false, "skip the second round-trip series with idle CPUs polling (PM QoS request on /dev/cpu_dma_latency, needs root)")
 	flag.Parse()
 
 	if o.agent {

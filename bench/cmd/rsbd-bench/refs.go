@@ -51,6 +51,7 @@ func (r *runner) refMcast() error {
 		return fmt.Errorf("raw multicast reference: %w", err)
 	}
 	r.refLatency(sysMcast, "raw UDP multicast", c)
+	r.polled(sysMcast, func(ps string) { r.refLatency(ps, "raw UDP multicast (idle CPUs poll)", c) })
 	return nil
 }
 
@@ -87,6 +88,7 @@ func (r *runner) refRelay(sys string, unix bool) error {
 		return fmt.Errorf("%s reference: %w", what, err)
 	}
 	r.refLatency(sys, what, c)
+	r.polled(sys, func(ps string) { r.refLatency(ps, what+" (idle CPUs poll)", c) })
 	return nil
 }
 

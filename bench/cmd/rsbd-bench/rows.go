@@ -91,26 +91,35 @@ func (r *runner) throughputRows(add addFunc) {
 	}
 }
 
+// latencyRows adds the round trips as every system sleeps when idle, then
+// as measured with idle CPUs polling (idlepoll.go), when that ran.
 func (r *runner) latencyRows(add addFunc) {
+	r.latencySection(add, "latency", "")
+	r.latencySection(add, "latency, idle CPUs poll", pollSuffix)
+}
+
+func (r *runner) latencySection(add addFunc, section, suffix string) {
 	lat := func(c string, size int, metric, peer string, goal *report.Goal) report.Row {
-		return report.Row{Section: "latency", Case: c, Size: size, Metric: metric, Unit: report.UnitMicro, Peer: peer, Goal: goal}
+		return report.Row{Section: section, Case: c, Size: size, Metric: metric, Unit: report.UnitMicro, Peer: peer, Goal: goal}
 	}
 	const emb, d1, d1u, d2 = "embedded, peer to peer", "one daemon, socket clients", "one daemon, clients on its Unix socket", "two daemons, socket clients"
+	embS, udpS, mcS, ddsS := sysEmbedded+suffix, sysUDP+suffix, sysMcast+suffix, sysDDS+suffix
+	d1S, d1uS, d2S, natsS, relS, relUS := sysDaemon+suffix, sysDaemonU+suffix, sysDaemons+suffix, sysNATS+suffix, sysRelay+suffix, sysRelayU+suffix
 	for _, s := range latencySizes {
-		add(lat(emb, s, "RTT p50", peerUDP, le(1.2)), p50Key(sysEmbedded, s), p50Key(sysUDP, s))
-		add(lat(emb, s, "RTT p99", peerUDP, nil), p99Key(sysEmbedded, s), p99Key(sysUDP, s))
-		add(lat(emb, s, "RTT p50", peerMC, nil), p50Key(sysEmbedded, s), p50Key(sysMcast, s))
-		add(lat(emb, s, "RTT p50", peerDDS, nil), p50Key(sysEmbedded, s), p50Key(sysDDS, s))
-		add(lat(emb, s, "RTT p99", peerDDS, nil), p99Key(sysEmbedded, s), p99Key(sysDDS, s))
-		add(lat(d1, s, "RTT p50", peerNATS, le(0.5)), p50Key(sysDaemon, s), p50Key(sysNATS, s))
-		add(lat(d1, s, "RTT p99", peerNATS, nil), p99Key(sysDaemon, s), p99Key(sysNATS, s))
-		add(lat(d1, s, "RTT p50", peerTCP, nil), p50Key(sysDaemon, s), r.withPeerNote(p50Key(sysRelay, s), p50Key(sysNATS, s), "NATS"))
-		add(lat(d1, s, "RTT p99", peerTCP, nil), p99Key(sysDaemon, s), r.withPeerNote(p99Key(sysRelay, s), p99Key(sysNATS, s), "NATS"))
-		add(lat(d1u, s, "RTT p50", peerNATS, le(0.5)), p50Key(sysDaemonU, s), p50Key(sysNATS, s))
-		add(lat(d1u, s, "RTT p99", peerNATS, nil), p99Key(sysDaemonU, s), p99Key(sysNATS, s))
-		add(lat(d1u, s, "RTT p50", peerUnix, nil), p50Key(sysDaemonU, s), r.withPeerNote(p50Key(sysRelayU, s), p50Key(sysNATS, s), "NATS"))
-		add(lat(d2, s, "RTT p50", peerNATS, nil), p50Key(sysDaemons, s), p50Key(sysNATS, s))
-		add(lat(d2, s, "RTT p99", peerNATS, nil), p99Key(sysDaemons, s), p99Key(sysNATS, s))
+		add(lat(emb, s, "RTT p50", peerUDP, le(1.2)), p50Key(embS, s), p50Key(udpS, s))
+		add(lat(emb, s, "RTT p99", peerUDP, nil), p99Key(embS, s), p99Key(udpS, s))
+		add(lat(emb, s, "RTT p50", peerMC, nil), p50Key(embS, s), p50Key(mcS, s))
+		add(lat(emb, s, "RTT p50", peerDDS, nil), p50Key(embS, s), p50Key(ddsS, s))
+		add(lat(emb, s, "RTT p99", peerDDS, nil), p99Key(embS, s), p99Key(ddsS, s))
+		add(lat(d1, s, "RTT p50", peerNATS, le(0.5)), p50Key(d1S, s), p50Key(natsS, s))
+		add(lat(d1, s, "RTT p99", peerNATS, nil), p99Key(d1S, s), p99Key(natsS, s))
+		add(lat(d1, s, "RTT p50", peerTCP, nil), p50Key(d1S, s), r.withPeerNote(p50Key(relS, s), p50Key(natsS, s), "NATS"))
+		add(lat(d1, s, "RTT p99", peerTCP, nil), p99Key(d1S, s), r.withPeerNote(p99Key(relS, s), p99Key(natsS, s), "NATS"))
+		add(lat(d1u, s, "RTT p50", peerNATS, le(0.5)), p50Key(d1uS, s), p50Key(natsS, s))
+		add(lat(d1u, s, "RTT p99", peerNATS, nil), p99Key(d1uS, s), p99Key(natsS, s))
+		add(lat(d1u, s, "RTT p50", peerUnix, nil), p50Key(d1uS, s), r.withPeerNote(p50Key(relUS, s), p50Key(natsS, s), "NATS"))
+		add(lat(d2, s, "RTT p50", peerNATS, nil), p50Key(d2S, s), p50Key(natsS, s))
+		add(lat(d2, s, "RTT p99", peerNATS, nil), p99Key(d2S, s), p99Key(natsS, s))
 	}
 }
 
@@ -186,6 +195,7 @@ func (r *runner) methodNotes() []string {
 		"FAIL = a reliable run lost events (or broke); its rate does not count and its ratio is left out",
 		"windowed = end-to-end flow control outside the system under test: the subscriber reports its arrivals every quarter window over a UDP side channel and the publisher keeps at most a window of min(1000 events, 16 MiB) in flight; ddsperf is always flow-controlled by Cyclone's reliable KEEP_ALL writer",
 		fmt.Sprintf("scaling: one daemon, windowed; %d events of %d B spread round-robin over the scopes or listeners; listeners are socket subscriptions on distinct scopes, each announced by its own introspection Hello participant, with one connection each, all on one connection, or spread over a few; NATS subscribers (one connection and subject each) get the same workload; memory = live heap after GC divided by the count", r.p.scaleCount, r.p.scaleSize),
+		"latency, idle CPUs poll = every system's round trips again, right after its first series, while the bench holds a PM QoS request of 0 µs on /dev/cpu_dma_latency (what a host tuned for latency does): idle virtual CPUs poll instead of halting, so no hop waits for a halted CPU to wake; the request is dropped after each series",
 		"rsbd counters: deltas of the nodes' drop, NACK, repair and datagram counters over the run",
 	}
 }

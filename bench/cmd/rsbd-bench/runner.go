@@ -39,6 +39,8 @@ type runner struct {
 	figs    map[string]report.Figure
 	notes   []string
 	only    map[string]bool
+	// pollErr is why the polled round trips cannot run, once known.
+	pollErr error
 }
 
 func newRunner(o options) (*runner, error) {

@@ -130,6 +130,7 @@ func (r *runner) series(sys, label string, send, recv *agent.Process, procs []*a
 		}
 	}
 	r.latSeries(sys, label, send, recv)
+	r.polled(sys, func(ps string) { r.latSeries(ps, label+" (idle CPUs poll)", send, recv) })
 }
 
 func (r *runner) latSeries(sys, label string, ping, pong *agent.Process) {
@@ -346,6 +347,7 @@ func (r *runner) stageUDP() error {
 		return err
 	}
 	r.refLatency(sysUDP, "raw UDP", c)
+	r.polled(sysUDP, func(ps string) { r.refLatency(ps, "raw UDP (idle CPUs poll)", c) })
 	return r.refMcast()
 }
 
@@ -372,6 +374,14 @@ func (r *runner) stageDDS() error {
 		r.set(thrKey(sysDDS, size), f)
 		r.logThr("Cyclone DDS", size, f)
 	}
+	r.ddsLatency(dr, sysDDS, "")
+	r.polled(sysDDS, func(ps string) { r.ddsLatency(dr, ps, " (idle CPUs poll)") })
+	return nil
+}
+
+// ddsLatency runs ddsperf's ping-pong at every latency size, keyed by sys.
+func (r *runner) ddsLatency(dr *ddsperf.Runner, sys, what string) {
+	ctx := context.Background()
 	for _, size := range latencySizes {
 		l, err := dr.Latency(ctx, size, r.p.ddsLat)
 		note := fmt.Sprintf("median of %d 1-s windows, %d round trips", l.Windows, l.Count)
@@ -379,9 +389,8 @@ func (r *runner) stageDDS() error {
 		if err != nil {
 			p50, p99 = failed(err), failed(err)
 		}
-		r.set(p50Key(sysDDS, size), p50)
-		r.set(p99Key(sysDDS, size), p99)
-		r.logf("Cyclone DDS RTT %s: p50 %.1f µs, p99 %.1f µs", report.FormatSize(size), p50.Value, p99.Value)
+		r.set(p50Key(sys, size), p50)
+		r.set(p99Key(sys, size), p99)
+		r.logf("Cyclone DDS%s RTT %s: p50 %.1f µs, p99 %.1f µs", what, report.FormatSize(size), p50.Value, p99.Value)
 	}
-	return nil
 }
