@@ -13,7 +13,7 @@ import (
 // and waits for the peer to learn it. "subs" is how many subscriptions the
 // node already holds.
 func BenchmarkSubscribeWithPeer(b *testing.B) {
-	for _, held := range []int{0, 2000} {
+	for _, held := range []int{0, 2000, 10000} {
 		b.Run(fmt.Sprintf("held=%d", held), func(b *testing.B) {
 			n := startNodes(b, 2, nil)[0]
 			fn := func(*notification.Event) {}

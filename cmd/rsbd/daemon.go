@@ -98,6 +98,15 @@ func printConfig(w io.Writer, c *config.Config, parseErr error) int {
 // serve runs the node and the HTTP endpoints until a signal, then shuts
 // down. It returns the exit code.
 func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
+	if s.cpuLatency >= 0 {
+		hold, err := holdCPULatency(s.cpuLatency)
+		if err != nil {
+			log.Error("cannot hold the CPU latency request", "us", s.cpuLatency, "err", err)
+			return exitFailure
+		}
+		defer hold.Close()
+		log.Info("holding a CPU wake-up latency request", "us", s.cpuLatency, "device", cpuLatencyDevice)
+	}
 	reg := metrics.NewRegistry()
 	nd, err := node.New(s.node, reg)
 	if err != nil {

@@ -98,15 +98,24 @@ func TestPrintConfigShowsOrigins(t *testing.T) {
 func TestServeUntilSignal(t *testing.T) {
 	ready := filepath.Join(t.TempDir(), "ready.json")
 	sock := filepath.Join(t.TempDir(), "rsbd.sock")
+	// Where this test may write the PM QoS device, the daemon holds a
+	// request of 11 µs while it runs.
+	latArgs, latBefore := []string{}, -1
+	if h, err := holdCPULatency(0); err == nil {
+		h.Close()
+		if latBefore = currentCPULatency(t); latBefore > 11 {
+			latArgs = []string{"--cpu-latency", "11"}
+		}
+	}
 	pool := fmt.Sprintf("239.255.%d.0:%d", 20+rand.IntN(200), 20000+rand.IntN(10000))
 	signals := make(chan os.Signal, 2)
 	done := make(chan int, 1)
 	var stderr syncBuffer
 	go func() {
 		done <- run(process{
-			args: []string{"--socket-addr", "127.0.0.1:0", "--gossip-addr", "127.0.0.1:0", "--data-addr", "127.0.0.1:0",
+			args: append([]string{"--socket-addr", "127.0.0.1:0", "--gossip-addr", "127.0.0.1:0", "--data-addr", "127.0.0.1:0",
 				"--metrics-addr", "127.0.0.1:0", "--local", "--group-pool", pool, "--ready-file", ready, "--log-format", "json",
-				"--socket-path", sock},
+				"--socket-path", sock}, latArgs...),
 			stdout: io.Discard, stderr: &stderr, signals: signals, load: config.LoadOptions{Files: []string{}},
 		})
 	}()
@@ -128,6 +137,11 @@ func TestServeUntilSignal(t *testing.T) {
 	}
 	if info.Socket == "" || info.Metrics == "" || info.PID != os.Getpid() || info.SocketPath != sock {
 		t.Fatalf("ready file %+v", info)
+	}
+	if len(latArgs) > 0 {
+		if got := currentCPULatency(t); got != 11 {
+			t.Errorf("CPU latency request in force while serving: %d µs, want 11", got)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -158,6 +172,11 @@ func TestServeUntilSignal(t *testing.T) {
 	}
 	if _, err := os.Lstat(sock); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket file left behind: %v", err)
+	}
+	if len(latArgs) > 0 {
+		if got := currentCPULatency(t); got != latBefore {
+			t.Errorf("CPU latency request after exit: %d µs, want %d again", got, latBefore)
+		}
 	}
 	for _, msg := range []string{`"msg":"rsbd serving"`, `"msg":"shutting down","signal":"terminated"`, `"msg":"stopped"`} {
 		if !strings.Contains(stderr.String(), msg) {

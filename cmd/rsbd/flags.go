@@ -40,6 +40,7 @@ const (
 	keyShutdownFlush = "rsbd.shutdown.flush"
 	keyBarrier       = "rsbd.interest.barrier"
 	keySpinWait      = "rsbd.spin.wait"
+	keyCPULatency    = "rsbd.cpu.latency"
 	keyLogLevel      = "rsbd.log.level"
 	keyLogFormat     = "rsbd.log.format"
 	keyReadyFile     = "rsbd.ready.file"
@@ -93,6 +94,7 @@ var options = []option{
 	{"shutdown-flush", node.DefaultShutdownFlush.String(), "DURATION", "how long reliable streams may finish at shutdown"},
 	{"interest-barrier", node.DefaultInterestBarrier.String(), "DURATION", "how long a new listener waits for its interest to reach the peers"},
 	{"spin-wait", transport.DefaultSpinWait.String(), "DURATION", "how long a UDP reader polls for the answer to a reply before it sleeps (0: never)"},
+	{"cpu-latency", valueOff, "off|MICROSECONDS", "while running, ask that no CPU take longer to wake (0: idle CPUs poll instead of sleeping; halves round trips through a daemon on a VM, costs power; needs write access to " + cpuLatencyDevice + ")"},
 	{"log-level", "info", "debug|info|warn|error", "log level"},
 	{"log-format", logAuto, "auto|text|json", "log format (auto: text on a terminal, JSON otherwise)"},
 	{"ready-file", "", "PATH", "once serving, write the bound addresses to PATH as JSON"},

@@ -17,6 +17,12 @@ const (
 
 	// metricsCloseTimeout bounds the wait for scrapes in progress at exit.
 	metricsCloseTimeout = 2 * time.Second
+
+	// cpuLatencyDevice is the kernel's PM QoS interface for the CPU wake-up
+	// latency: a request lasts while its file stays open.
+	cpuLatencyDevice = "/dev/cpu_dma_latency"
+	// maxCPULatency bounds --cpu-latency (one second, in microseconds).
+	maxCPULatency = 1_000_000
 )
 
 // Exit codes.

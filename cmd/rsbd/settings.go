@@ -25,6 +25,7 @@ type settings struct {
 	node        node.Config
 	metricsAddr string // empty: no HTTP endpoints
 	readyFile   string // empty: no ready file
+	cpuLatency  int    // µs of the PM QoS request to hold; -1: none
 	logLevel    slog.Level
 	logFormat   string // logAuto, logText or logJSON
 }
@@ -103,6 +104,7 @@ func parseSettings(c *config.Config) (settings, error) {
 	s.node = r.nodeConfig()
 	s.metricsAddr = r.hostPort(config.KeyMetricsAddr, true)
 	s.readyFile = c.String(keyReadyFile, "")
+	s.cpuLatency = r.cpuLatency()
 	if err := s.logLevel.UnmarshalText([]byte(c.String(keyLogLevel, "info"))); err != nil {
 		r.fail(keyLogLevel, "debug, info, warn or error", nil)
 	}
@@ -247,6 +249,14 @@ func (r *reader) intRange(key string, lo, hi int) int {
 		return 0
 	}
 	return n
+}
+
+// cpuLatency reads --cpu-latency: "off" (-1) or microseconds.
+func (r *reader) cpuLatency() int {
+	if v := strings.TrimSpace(r.c.String(keyCPULatency, valueOff)); v == valueOff || v == "" {
+		return -1
+	}
+	return r.intRange(keyCPULatency, 0, maxCPULatency)
 }
 
 // hostPort reads a TCP listen address; with offOK, "off" (or empty) gives "".

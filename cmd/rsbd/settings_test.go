@@ -86,6 +86,14 @@ func TestDefaultsMatchTheNode(t *testing.T) {
 	if n.Transport.SpinWait != transport.DefaultSpinWait {
 		t.Errorf("spin wait %v, transport default %v", n.Transport.SpinWait, transport.DefaultSpinWait)
 	}
+	if s.cpuLatency != -1 {
+		t.Errorf("cpu latency %d by default, want -1 (no request)", s.cpuLatency)
+	}
+	for arg, want := range map[string]int{"off": -1, "0": 0, "50": 50, "1000000": 1_000_000} {
+		if got, _ := mustSettings(t, "", nil, "--cpu-latency", arg); got.cpuLatency != want {
+			t.Errorf("--cpu-latency %s gives %d, want %d", arg, got.cpuLatency, want)
+		}
+	}
 	if off, _ := mustSettings(t, "", nil, "--spin-wait", "0"); off.node.Transport.SpinWait >= 0 {
 		t.Errorf("--spin-wait 0 gives %v, want a negative (never polls)", off.node.Transport.SpinWait)
 	}
@@ -95,7 +103,7 @@ func TestEveryOptionHasItsKey(t *testing.T) {
 	keys := []string{config.KeySocketAddr, keySocketPath, config.KeyGossipAddr, config.KeyMetricsAddr, config.KeyJoin,
 		config.KeyMulticast, keyDataAddr, keyAdvertiseAddr, keyInterface, keyName, keyMaxDatagram,
 		keyMulticastTTL, keyGroupPool, keyGroupPoolSize, keyLocal, keySlowClient, keyDefaultInt,
-		keyQueueFrames, keyQueueBytes, keyMaxFrame, keyStallTimeout, keyParticipants, keyShutdownFlush, keyBarrier, keySpinWait, keyLogLevel,
+		keyQueueFrames, keyQueueBytes, keyMaxFrame, keyStallTimeout, keyParticipants, keyShutdownFlush, keyBarrier, keySpinWait, keyCPULatency, keyLogLevel,
 		keyLogFormat, keyReadyFile}
 	var got []string
 	for _, o := range options {
@@ -245,6 +253,9 @@ func TestBadValuesNameKeyAndOrigin(t *testing.T) {
 		{"flush", "", nil, []string{"--shutdown-flush", "-1s"}, "rsbd.shutdown.flush", "flag --shutdown-flush"},
 		{"barrier", "[rsbd.interest]\nbarrier = soon\n", nil, nil, "rsbd.interest.barrier", "rsb.conf:2"},
 		{"log level", "", nil, []string{"--log-level", "loud"}, "rsbd.log.level", "flag --log-level"},
+		{"cpu latency", "", nil, []string{"--cpu-latency", "-1"}, "rsbd.cpu.latency", "flag --cpu-latency"},
+		{"cpu latency word", "", []string{"RSB_RSBD_CPU_LATENCY=low"}, nil, "rsbd.cpu.latency", "env RSB_RSBD_CPU_LATENCY"},
+		{"cpu latency big", "[rsbd.cpu]\nlatency = 2000000\n", nil, nil, "rsbd.cpu.latency", "rsb.conf:2"},
 		{"log format", "", nil, []string{"--log-format", "xml"}, "rsbd.log.format", "flag --log-format"},
 		{"reliability", "", []string{"RSB_QUALITYOFSERVICE_RELIABILITY=MOSTLY"}, nil, "qualityofservice.reliability", "env"},
 		{"scope qos", "[rsbd.qos]\n/a/ = FAST\n", nil, nil, "/a/", "rsb.conf:2"},
