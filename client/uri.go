@@ -44,7 +44,8 @@ func ParseURI(s string) (URI, error) { return ParseURIDefault(s, DefaultURI()) }
 // ParseURIDefault parses an RSB bus URI, taking the host and port it leaves
 // out from def (a URI without scope names the root). The options host=H and
 // port=P override the authority part; path=PATH (an rsbd extension) names
-// the daemon's Unix socket, which the client then uses instead; server=0 and server=auto (RSB's client roles) are accepted, server=1
+// the daemon's Unix socket, which the client then uses instead (a URI that
+// names a host or port without path= drops def's path); server=0 and server=auto (RSB's client roles) are accepted, server=1
 // is refused because a client cannot serve (rsbd does); tcpnodelay and nodelay
 // are accepted and ignored (Go enables TCP_NODELAY); other options are
 // ignored. Errors wrap ErrBadURI.
@@ -72,8 +73,12 @@ func ParseURIDefault(s string, def URI) (URI, error) {
 			return URI{}, fmt.Errorf("%w: %q: %w", ErrBadURI, s, err)
 		}
 	}
-	if err := applyOptions(&out, u.Query()); err != nil {
+	q := u.Query()
+	if err := applyOptions(&out, q); err != nil {
 		return URI{}, fmt.Errorf("%w: %q: %w", ErrBadURI, s, err)
+	}
+	if (u.Host != "" || q.Has("host") || q.Has("port")) && !q.Has("path") {
+		out.Path = "" // a server named by host or port is reached over TCP
 	}
 	if p := u.EscapedPath(); p != "" {
 		sc, err := scope.Parse(p)

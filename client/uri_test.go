@@ -63,6 +63,27 @@ func TestParseURI(t *testing.T) {
 	}
 }
 
+// TestParseURIDefaultPath: a default's Unix socket stays unless the URI
+// names a server by host or port (and no path of its own).
+func TestParseURIDefaultPath(t *testing.T) {
+	def := DefaultURI()
+	def.Path = "/run/rsbd.sock"
+	for in, want := range map[string]string{
+		"socket:/a":                   "unix:/run/rsbd.sock",
+		"/a":                          "unix:/run/rsbd.sock",
+		"socket://h:1/a":              "h:1",
+		"socket:/a?port=7":            "localhost:7",
+		"socket:/a?host=h":            "h:55555",
+		"socket://h:1/a?path=/x.sock": "unix:/x.sock",
+		"socket:/a?server=0":          "unix:/run/rsbd.sock",
+	} {
+		u, err := ParseURIDefault(in, def)
+		if err != nil || u.Addr() != want {
+			t.Errorf("ParseURIDefault(%q) dials %q (%v), want %q", in, u.Addr(), err, want)
+		}
+	}
+}
+
 func TestResolveTarget(t *testing.T) {
 	for in, want := range map[string]string{
 		"":                    "localhost:55555",

@@ -21,6 +21,10 @@ const (
 	KeySocketHost   = "transport.socket.host"   // RSB socket transport host
 	KeySocketPort   = "transport.socket.port"   // RSB socket transport port
 	KeySocketServer = "transport.socket.server" // RSB socket transport server role: 0, 1, auto
+	// KeySocketPath is rsbd's extension of the socket transport: the Unix
+	// socket the daemon serves (its default for --socket-path) and the
+	// rsb tools connect to instead of host and port.
+	KeySocketPath = "transport.socket.path"
 )
 
 // NormalizeKey returns the canonical spelling of key: surrounding whitespace removed,

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/rsbd/rsbd/client"
@@ -85,8 +86,14 @@ type settings struct {
 }
 
 var loadSettings = sync.OnceValue(func() settings {
+	return settingsFrom(config.LoadOptions{Logger: slog.New(slog.DiscardHandler)})
+})
+
+// settingsFrom reads the tools' settings from the configuration o loads;
+// an unreadable configuration leaves the defaults.
+func settingsFrom(o config.LoadOptions) settings {
 	st := settings{uri: client.DefaultURI(), intro: true}
-	cfg, err := config.Load(config.LoadOptions{Logger: slog.New(slog.DiscardHandler)})
+	cfg, err := config.Load(o)
 	if err != nil {
 		return st
 	}
@@ -96,11 +103,14 @@ var loadSettings = sync.OnceValue(func() settings {
 	if p, err := strconv.Atoi(cfg.String(config.KeySocketPort, "")); err == nil && p > 0 && p < 65536 {
 		st.uri.Port = p
 	}
+	if p := strings.TrimSpace(cfg.String(config.KeySocketPath, "")); p != "" {
+		st.uri.Path = p
+	}
 	if on, err := cfg.Bool(keyIntrospection, true); err == nil {
 		st.intro = on
 	}
 	return st
-})
+}
 
 // defaultURI is the bus the tools use when no URI is given: the RSB
 // configuration's socket host and port, else the local daemon.

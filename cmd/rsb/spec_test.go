@@ -3,11 +3,13 @@ package main
 import (
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/rsbd/rsbd/client"
+	"github.com/rsbd/rsbd/config"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -229,5 +231,24 @@ func TestRunUsage(t *testing.T) {
 		if code := run(bg(), tc.args, stdio{in: strings.NewReader(""), out: io.Discard, err: io.Discard}); code != tc.code {
 			t.Errorf("run(%q) = %d, want %d", tc.args, code, tc.code)
 		}
+	}
+}
+
+// TestSettingsFromConfig: the tools take host, port and the daemon's Unix
+// socket from the RSB configuration.
+func TestSettingsFromConfig(t *testing.T) {
+	load := func(env ...string) settings {
+		return settingsFrom(config.LoadOptions{Files: []string{}, Env: env, Logger: slog.New(slog.DiscardHandler)})
+	}
+	if st := load(); st.uri != client.DefaultURI() || !st.intro {
+		t.Fatalf("defaults: %+v", st)
+	}
+	st := load("RSB_TRANSPORT_SOCKET_HOST=example.org", "RSB_TRANSPORT_SOCKET_PORT=4444",
+		"RSB_TRANSPORT_SOCKET_PATH=/run/rsbd.sock", "RSB_INTROSPECTION_ENABLED=0")
+	if st.uri.Host != "example.org" || st.uri.Port != 4444 || st.uri.Path != "/run/rsbd.sock" || st.intro {
+		t.Fatalf("from the environment: %+v", st)
+	}
+	if got := st.uri.Addr(); got != "unix:/run/rsbd.sock" {
+		t.Fatalf("the tools dial %q, want the Unix socket", got)
 	}
 }

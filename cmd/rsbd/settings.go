@@ -66,8 +66,17 @@ func defaults() map[string]string {
 // then listens where the RSB clients sharing its configuration connect.
 // transport.socket.host is not used for binding: RSB's own socket servers
 // bind every IPv4 interface whatever host they are configured with, and so
-// does rsbd. rsbd.socket.addr, set anywhere, wins.
+// does rsbd. rsbd.socket.addr, set anywhere, wins. Likewise
+// transport.socket.path (the tools' Unix socket) becomes the daemon's
+// socket path unless rsbd.socket.path is set.
 func socketFromRSB(c *config.Config) error {
+	if path, ok := c.Get(config.KeySocketPath); ok {
+		if own, _ := c.Get(keySocketPath); own.Origin.Source == config.SourceDefault {
+			if err := c.Set(keySocketPath, strings.TrimSpace(path.String), config.KeySocketPath+" ("+path.Origin.String()+")"); err != nil {
+				return err
+			}
+		}
+	}
 	addr, _ := c.Get(config.KeySocketAddr)
 	port, ok := c.Get(config.KeySocketPort)
 	if !ok || addr.Origin.Source != config.SourceDefault {

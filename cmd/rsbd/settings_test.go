@@ -213,6 +213,29 @@ func TestRSBSocketPort(t *testing.T) {
 	})
 }
 
+// TestRSBSocketPath: transport.socket.path, which the rsb tools read, is
+// the daemon's socket path unless rsbd.socket.path says otherwise.
+func TestRSBSocketPath(t *testing.T) {
+	s, c := mustSettings(t, "[transport.socket]\npath = /run/rsbd.sock\n", nil)
+	if s.node.SocketPath != "/run/rsbd.sock" {
+		t.Fatalf("socket path %q, want transport.socket.path's", s.node.SocketPath)
+	}
+	if v, _ := c.Get(keySocketPath); !strings.Contains(v.Origin.String(), "transport.socket.path") {
+		t.Fatalf("origin %q does not name transport.socket.path", v.Origin)
+	}
+	s, _ = mustSettings(t, "[transport.socket]\npath = /run/a.sock\n[rsbd.socket]\npath = /run/b.sock\n", nil)
+	if s.node.SocketPath != "/run/b.sock" {
+		t.Fatalf("socket path %q, want rsbd.socket.path's", s.node.SocketPath)
+	}
+	s, _ = mustSettings(t, "", []string{"RSB_TRANSPORT_SOCKET_PATH=/run/a.sock"}, "--socket-path", "/run/c.sock")
+	if s.node.SocketPath != "/run/c.sock" {
+		t.Fatalf("socket path %q, want the flag's", s.node.SocketPath)
+	}
+	if s, _ = mustSettings(t, "", nil); s.node.SocketPath != "" {
+		t.Fatalf("socket path %q by default, want none", s.node.SocketPath)
+	}
+}
+
 func TestQoSFromRSBKeysAndScopes(t *testing.T) {
 	file := "[rsbd.qos]\n/robot/arm/ = RELIABLE\n/camera/ = UNORDERED,UNRELIABLE\n"
 	env := []string{"RSB_QUALITYOFSERVICE_RELIABILITY=UNRELIABLE", "RSB_QUALITYOFSERVICE_ORDERING=ORDERED"}
