@@ -183,15 +183,15 @@ func decodeAddrPort(b []byte) (netip.AddrPort, []byte, error) {
 // groupsAscending reports whether ids are strictly ascending.
 func groupsAscending(ids []GroupID) bool {
 	for i := 1; i < len(ids); i++ {
-		if compareIDs(ids[i-1], ids[i]) >= 0 {
+		if CompareIDs(ids[i-1], ids[i]) >= 0 {
 			return false
 		}
 	}
 	return true
 }
 
-// compareIDs orders group ids bytewise.
-func compareIDs(a, b GroupID) int {
+// CompareIDs orders group ids as SortGroups does (byte-wise ascending).
+func CompareIDs(a, b GroupID) int {
 	if c := cmp.Compare(binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(b[:8])); c != 0 {
 		return c
 	}
@@ -202,7 +202,7 @@ func compareIDs(a, b GroupID) int {
 // (a prefix of ids): the canonical order PeerState.Groups requires.
 func SortGroups(ids []GroupID) []GroupID {
 	if len(ids) < sortKeysMin {
-		slices.SortFunc(ids, compareIDs)
+		slices.SortFunc(ids, CompareIDs)
 		return slices.Compact(ids)
 	}
 	// Compare as two words each, converted once rather than per compare.

@@ -157,7 +157,7 @@ func BenchmarkDecodePeerState(b *testing.B) {
 	}
 }
 
-// TestSortGroupsOrder: SortGroups orders ids as compareIDs does and drops
+// TestSortGroupsOrder: SortGroups orders ids as CompareIDs does and drops
 // repeats, on both sides of the length where it switches to word keys,
 // including ids that differ only in their second word.
 func TestSortGroupsOrder(t *testing.T) {

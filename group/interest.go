@@ -278,7 +278,7 @@ func (in *Interest) diff(addr PeerAddr, from, to []GroupID) {
 		case j == len(to):
 			c = -1
 		default:
-			c = compareIDs(from[i], to[j])
+			c = CompareIDs(from[i], to[j])
 		}
 		switch {
 		case c < 0:

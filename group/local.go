@@ -19,7 +19,8 @@ type LocalSet struct {
 	refs    map[GroupID]int
 	version uint64
 	// sorted is the set in ascending order as of version sortedAt, kept by
-	// Set (whose callers pass sorted ids) so that Snapshot need not sort.
+	// Set (whose callers pass sorted ids), Add and Remove so that Snapshot
+	// need not sort. Snapshot hands out copies: it is changed in place.
 	sorted   []GroupID
 	sortedAt uint64
 }
@@ -52,6 +53,10 @@ func (l *LocalSet) Add(id GroupID) (bool, error) {
 	}
 	l.refs[id] = 1
 	l.version++
+	l.keepSorted(l.version-1, func(s []GroupID) []GroupID {
+		i, _ := slices.BinarySearchFunc(s, id, CompareIDs)
+		return slices.Insert(s, i, id)
+	})
 	return true, nil
 }
 
@@ -70,6 +75,12 @@ func (l *LocalSet) Remove(id GroupID) bool {
 	}
 	delete(l.refs, id)
 	l.version++
+	l.keepSorted(l.version-1, func(s []GroupID) []GroupID {
+		if i, ok := slices.BinarySearchFunc(s, id, CompareIDs); ok {
+			return slices.Delete(s, i, i+1)
+		}
+		return s
+	})
 	return true
 }
 
@@ -101,6 +112,16 @@ func (l *LocalSet) Set(ids []GroupID) (bool, error) {
 	// Sorting ids already in order (as the node passes them) is linear.
 	l.sorted, l.sortedAt = SortGroups(slices.Clone(ids)), l.version
 	return true, nil
+}
+
+// keepSorted applies change to the sorted snapshot when it was current at
+// version prev (the version before this change), so that Snapshot need
+// not sort again after a single Add or Remove. Called with mu held.
+func (l *LocalSet) keepSorted(prev uint64, change func([]GroupID) []GroupID) {
+	if l.sortedAt != prev {
+		return
+	}
+	l.sorted, l.sortedAt = change(l.sorted), l.version
 }
 
 // Contains reports whether group id is in the set.

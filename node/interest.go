@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"maps"
 	"net/netip"
 	"slices"
 	"sync"
@@ -17,9 +18,18 @@ import (
 )
 
 // wantedSet maps the groups local sinks want to their scopes, read
-// lock-free by the socket readers and the engine.
+// lock-free by the socket readers and the engine. Writers (serialized by
+// interestMu) replace immutable maps: store a whole new base, add a group
+// into a small extra map copied on each add and folded into the base once
+// it holds about √n groups, so adding n groups one by one copies O(n√n)
+// entries rather than O(n²).
 type wantedSet struct {
-	p atomic.Pointer[map[datagram.GroupID]scope.Scope]
+	p atomic.Pointer[wantedMaps]
+}
+
+// wantedMaps is one immutable version of the wanted set.
+type wantedMaps struct {
+	base, extra map[datagram.GroupID]scope.Scope
 }
 
 // store makes scopes, whose group ids are ids (in the same order), the
@@ -29,17 +39,38 @@ func (w *wantedSet) store(scopes []scope.Scope, ids []datagram.GroupID) {
 	for i, s := range scopes {
 		m[ids[i]] = s
 	}
-	w.p.Store(&m)
+	w.p.Store(&wantedMaps{base: m})
+}
+
+// add adds group id of scope sc.
+func (w *wantedSet) add(id datagram.GroupID, sc scope.Scope) {
+	cur := w.p.Load()
+	if len(cur.extra)*len(cur.extra) >= len(cur.base)+wantedExtraMin*wantedExtraMin {
+		m := make(map[datagram.GroupID]scope.Scope, len(cur.base)+len(cur.extra)+1)
+		maps.Copy(m, cur.base)
+		maps.Copy(m, cur.extra)
+		m[id] = sc
+		w.p.Store(&wantedMaps{base: m})
+		return
+	}
+	extra := make(map[datagram.GroupID]scope.Scope, len(cur.extra)+1)
+	maps.Copy(extra, cur.extra)
+	extra[id] = sc
+	w.p.Store(&wantedMaps{base: cur.base, extra: extra})
 }
 
 func (w *wantedSet) has(id datagram.GroupID) bool {
-	_, ok := (*w.p.Load())[id]
+	_, ok := w.scopeOf(id)
 	return ok
 }
 
 // scopeOf returns the wanted scope whose group is id.
 func (w *wantedSet) scopeOf(id datagram.GroupID) (scope.Scope, bool) {
-	s, ok := (*w.p.Load())[id]
+	m := w.p.Load()
+	if s, ok := m.extra[id]; ok {
+		return s, true
+	}
+	s, ok := m.base[id]
 	return s, ok
 }
 
@@ -124,6 +155,9 @@ func (n *Node) updateInterest() bool {
 	n.interestMu.Lock()
 	defer n.interestMu.Unlock()
 	now := time.Now()
+	// The generations first: a change racing with the derivation makes the
+	// next addInterest take this path again.
+	n.lastIdx = lastIndex{ok: true, sinkGen: n.sinks.gen.Load(), sockGen: n.sockGeneration(), fast: n.lastIdx.fast}
 	cur := n.localScopes() // minimal already
 	narrowed := false
 	curSet := newScopeSet(cur)
@@ -296,8 +330,11 @@ func covered(scopes []scope.Scope, s scope.Scope) bool {
 // for their confirmations (bounded by InterestBarrier). Events a client
 // publishes after announcing a listener therefore find the peers already
 // sending that listener's groups (an RPC reply, for instance).
-func (n *Node) interestBarrier() {
-	changed := n.updateInterest()
+func (n *Node) interestBarrier() { n.confirmInterest(n.updateInterest()) }
+
+// confirmInterest is the waiting half of interestBarrier, after an update
+// of the interest that changed the announced groups or not.
+func (n *Node) confirmInterest(changed bool) {
 	v := n.mem.LocalVersion()
 	if !changed && n.confirmed.Load() >= v {
 		return
@@ -318,13 +355,7 @@ func (n *Node) updateJoins(joined map[netip.AddrPort]bool, ids []datagram.GroupI
 		want[n.pool.Addr(id)] = true
 	}
 	for a := range want {
-		if !joined[a] {
-			if err := n.conn.Join(a); err != nil {
-				n.log.Error("cannot join multicast group", "addr", a, "err", err)
-				continue
-			}
-			joined[a] = true
-		}
+		n.joinAddr(joined, a)
 	}
 	for a := range joined {
 		if !want[a] {
@@ -334,6 +365,23 @@ func (n *Node) updateJoins(joined map[netip.AddrPort]bool, ids []datagram.GroupI
 			delete(joined, a)
 		}
 	}
+}
+
+// joinGroup joins the pool address of id unless it is joined already.
+func (n *Node) joinGroup(joined map[netip.AddrPort]bool, id datagram.GroupID) {
+	n.joinAddr(joined, n.pool.Addr(id))
+}
+
+// joinAddr joins pool address a unless it is joined already.
+func (n *Node) joinAddr(joined map[netip.AddrPort]bool, a netip.AddrPort) {
+	if joined[a] {
+		return
+	}
+	if err := n.conn.Join(a); err != nil {
+		n.log.Error("cannot join multicast group", "addr", a, "err", err)
+		return
+	}
+	joined[a] = true
 }
 
 // memberLoop frees the streams of peers that leave or fail. It exits when

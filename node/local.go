@@ -147,7 +147,7 @@ func (n *Node) recordCapacity() int {
 // remote. The returned function cancels the subscription.
 func (n *Node) Subscribe(sc scope.Scope, fn Handler, opts ...SubscribeOption) (cancel func()) {
 	id := n.sinks.add(sc, fn, opts)
-	n.interestBarrier()
+	n.confirmInterest(n.addInterest(sc))
 	return func() {
 		if n.sinks.remove(sc, id) {
 			n.signalInterest()

@@ -59,6 +59,7 @@ type Node struct {
 	interestMu  sync.Mutex
 	lastGroups  []datagram.GroupID
 	lastScopes  []scope.Scope
+	lastIdx     lastIndex                     // lastScopes indexed for addInterest
 	linger      map[scope.Scope]lingerEntry   // narrowed-away scopes still received
 	lingering   atomic.Pointer[[]scope.Scope] // the scopes in linger; nil when none
 	helloGen    atomic.Uint64                 // socket interest generation the last Hello barrier covered

@@ -207,6 +207,11 @@ func TestClusterFailureAndLeave(t *testing.T) {
 	c := startNode(t, "c", 3, []group.GroupID{gid("/c/")}, a)
 	d := startNode(t, "d", 4, nil, a)
 	waitFor(t, "c's interest at a and b", func() bool { return knows(a, c, gid("/c/")) && knows(b, c, gid("/c/")) })
+	// Every member known everywhere first: a loaded machine may take a while
+	// to gossip d's join to b, and a leave needs the join before it.
+	for _, m := range []*testNode{a, b} {
+		waitEvent(t, m, EventJoin, d)
+	}
 
 	// c stops without leaving: the others detect the failure.
 	start := time.Now()

@@ -1,0 +1,178 @@
+package node
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"slices"
+	"testing"
+
+	"github.com/rsbd/rsbd/group"
+	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/scope"
+	"github.com/rsbd/rsbd/transport/datagram"
+)
+
+// checkInterest compares what the node announces, receives and joins with
+// a derivation of its interest from scratch: the minimal scopes of its
+// subscriptions (and socket clients), their groups, plus the lingering
+// scopes' groups among those received.
+func checkInterest(t *testing.T, n *Node, step string) {
+	t.Helper()
+	n.interestMu.Lock()
+	defer n.interestMu.Unlock()
+	cur := n.localScopes()
+	if !sameScopes(cur, n.lastScopes) {
+		t.Fatalf("%s: announced scopes %v, derived %v", step, n.lastScopes, cur)
+	}
+	ids := group.SortGroups(unsortedGroupIDs(cur))
+	if !slices.Equal(ids, n.lastGroups) {
+		t.Fatalf("%s: announced groups differ from the derived ones (%d vs %d)", step, len(n.lastGroups), len(ids))
+	}
+	if got := n.mem.LocalGroups(); !slices.Equal(got, ids) {
+		t.Fatalf("%s: membership announces %d groups, derived %d", step, len(got), len(ids))
+	}
+	want := map[datagram.GroupID]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	for s := range n.linger {
+		want[group.ID(s)] = true
+	}
+	m := n.wanted.p.Load()
+	got := map[datagram.GroupID]bool{}
+	for id := range m.base {
+		got[id] = true
+	}
+	for id := range m.extra {
+		got[id] = true
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%s: receiving %d groups, want %d", step, len(got), len(want))
+	}
+	addrs := map[netip.AddrPort]bool{}
+	for id := range want {
+		if !n.wanted.has(id) {
+			t.Fatalf("%s: group %x not received", step, id)
+		}
+		addrs[n.pool.Addr(id)] = true
+	}
+	for a := range addrs {
+		if !n.joined[a] {
+			t.Fatalf("%s: pool address %v not joined", step, a)
+		}
+	}
+}
+
+func sameScopes(a, b []scope.Scope) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.SortFunc(a, compareScopes)
+	slices.SortFunc(b, compareScopes)
+	return slices.Equal(a, b)
+}
+
+// TestAddInterestMatchesFullDerivation subscribes and cancels random
+// scopes of a small tree (new leaves, scopes covering announced ones,
+// repeats, cancels that narrow) and checks after every step that the
+// node's interest is what deriving it from scratch gives, and that most
+// subscriptions took the fast path.
+func TestAddInterestMatchesFullDerivation(t *testing.T) {
+	n := startNodes(t, 2, func(_ int, c *Config) { c.SocketAddr = "off" })[0]
+	rng := rand.New(rand.NewPCG(1, 2))
+	fn := func(*notification.Event) {}
+	type sub struct {
+		sc     scope.Scope
+		cancel func()
+	}
+	var subs []sub
+	randomScope := func() scope.Scope {
+		s := "/"
+		for d := rng.IntN(4); d >= 0; d-- {
+			s += fmt.Sprintf("c%d/", rng.IntN(6))
+		}
+		return scope.MustParse(s)
+	}
+	for i := range 600 {
+		if len(subs) > 0 && rng.IntN(5) == 0 {
+			k := rng.IntN(len(subs))
+			subs[k].cancel()
+			subs = slices.Delete(subs, k, k+1)
+			// A cancel reaches the interest through the interest loop.
+			waitFor(t, 10e9, "the cancel applied", func() bool {
+				n.interestMu.Lock()
+				defer n.interestMu.Unlock()
+				return sameScopes(n.localScopes(), n.lastScopes)
+			})
+			checkInterest(t, n, fmt.Sprintf("step %d: cancel", i))
+			continue
+		}
+		sc := randomScope()
+		subs = append(subs, sub{sc, n.Subscribe(sc, fn)})
+		checkInterest(t, n, fmt.Sprintf("step %d: subscribe %s", i, sc))
+	}
+	n.interestMu.Lock()
+	fast := n.lastIdx.fast
+	n.interestMu.Unlock()
+	if fast < 100 {
+		t.Fatalf("only %d subscriptions took the fast path", fast)
+	}
+	t.Logf("%d of the subscriptions took the fast path", fast)
+}
+
+// TestAddInterestLeavesSocketChangesToFullDerivation: a socket client's
+// Hello between subscriptions changes the interest outside the
+// subscriptions: the next subscription derives the interest again.
+func TestAddInterestLeavesSocketChangesToFullDerivation(t *testing.T) {
+	n := startNodes(t, 1, nil)[0]
+	c := dialSocket(t, n)
+	if err := c.Send(helloBody(t, 1, "/sock/a/")); err != nil {
+		t.Fatal(err)
+	}
+	fn := func(*notification.Event) {}
+	defer n.Subscribe(scope.MustParse("/emb/a/"), fn)()
+	waitFor(t, 10e9, "the socket listener known", func() bool {
+		in := n.SocketInterest()
+		return !in.All && in.Matches(scope.MustParse("/sock/a/"))
+	})
+	defer n.Subscribe(scope.MustParse("/emb/b/"), fn)()
+	checkInterest(t, n, "after the Hello")
+	for _, want := range []string{"/sock/a/", "/emb/a/", "/emb/b/"} {
+		if !slices.Contains(n.lastScopes, scope.MustParse(want)) {
+			t.Fatalf("announced scopes %v lack %s", n.lastScopes, want)
+		}
+	}
+}
+
+// TestTryAddFallsBackOnOtherChanges: the fast path declines when anything
+// but the one subscription changed since the interest was last derived.
+func TestTryAddFallsBackOnOtherChanges(t *testing.T) {
+	n := startNodes(t, 1, nil)[0]
+	fn := func(*notification.Event) {}
+	n.updateInterest()
+	a, b := scope.MustParse("/two/a/"), scope.MustParse("/two/b/")
+	n.sinks.add(a, fn, nil)
+	n.sinks.add(b, fn, nil)
+	n.interestMu.Lock()
+	r := n.tryAdd(b)
+	n.interestMu.Unlock()
+	if r != addFallback {
+		t.Fatalf("two subscriptions since the derivation: tryAdd gave %v, want the fallback", r)
+	}
+
+	n.updateInterest()
+	c := dialSocket(t, n)
+	n.interestMu.Lock() // the interest loop waits while the socket interest changes
+	gen := n.sockGeneration()
+	if err := c.Send(helloBody(t, 1, "/sock/a/")); err != nil {
+		n.interestMu.Unlock()
+		t.Fatal(err)
+	}
+	waitFor(t, 10e9, "the Hello learnt", func() bool { return n.sockGeneration() != gen })
+	sc := scope.MustParse("/three/")
+	n.sinks.add(sc, fn, nil)
+	r = n.tryAdd(sc)
+	n.interestMu.Unlock()
+	if r != addFallback {
+		t.Fatalf("socket interest changed since the derivation: tryAdd gave %v, want the fallback", r)
+	}
+}
