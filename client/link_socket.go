@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -103,7 +103,12 @@ func (l *socketLink) publish(ctx context.Context, ev *notification.Event) error 
 func (l *socketLink) attach(s sink) func() { return l.sinks.add(s) }
 
 func (l *socketLink) transportURL() string {
-	return SchemeSocket + "://" + net.JoinHostPort(l.uri.Host, strconv.Itoa(l.uri.Port))
+	u := l.uri
+	u.Scope = scope.Root
+	if u.Path == "" {
+		return strings.TrimSuffix(u.String(), "/") // socket://host:port, as before
+	}
+	return u.String() // socket://host:port/?path=PATH
 }
 
 // close ends the connection in order and waits for the reader goroutine.

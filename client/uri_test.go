@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/rsbd/rsbd/scope"
 )
 
 func TestParseURI(t *testing.T) {
@@ -135,4 +137,20 @@ func FuzzParseURI(f *testing.F) {
 			t.Fatalf("round trip of %q: %+v -> %q -> %+v, %v", s, u, u.String(), back, err)
 		}
 	})
+}
+
+// TestSocketTransportURL: introspection names a TCP link by host and port
+// and a Unix-socket link by its path as well.
+func TestSocketTransportURL(t *testing.T) {
+	tcp := &socketLink{uri: URI{Scheme: SchemeSocket, Host: "h", Port: 1, Scope: scope.MustParse("/a/")}}
+	if got := tcp.transportURL(); got != "socket://h:1" {
+		t.Errorf("TCP link: %q", got)
+	}
+	unix := &socketLink{uri: URI{Scheme: SchemeSocket, Host: "localhost", Port: 55555, Path: "/run/rsbd.sock"}}
+	if got := unix.transportURL(); got != "socket://localhost:55555/?path=%2Frun%2Frsbd.sock" {
+		t.Errorf("Unix link: %q", got)
+	}
+	if u, err := ParseURI(unix.transportURL()); err != nil || u.Addr() != "unix:/run/rsbd.sock" {
+		t.Errorf("the Unix link's URL parses to %v, %v", u, err)
+	}
 }
