@@ -22,7 +22,7 @@ import (
 func exampleNode() node.Config {
 	pool := group.DefaultConfig()
 	pool.PoolBase = netip.AddrFrom4([4]byte{239, 255, byte(rand.IntN(200) + 20), 0})
-	pool.PoolPort = uint16(20000 + rand.IntN(30000))
+	pool.PoolPort = uint16(20000 + rand.IntN(12000))
 	return node.Config{
 		SocketAddr:   "127.0.0.1:0",
 		GossipAddr:   "127.0.0.1:0",

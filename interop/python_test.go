@@ -45,7 +45,7 @@ func startNodes(t *testing.T, k int) []*node.Node {
 	t.Helper()
 	pool := group.DefaultConfig()
 	pool.PoolBase = netip.AddrFrom4([4]byte{239, 255, byte(rand.IntN(200) + 20), 0})
-	pool.PoolPort = uint16(20000 + rand.IntN(30000))
+	pool.PoolPort = uint16(20000 + rand.IntN(12000))
 	var nodes []*node.Node
 	for i := 0; i < k; i++ {
 		c := node.Config{

@@ -85,19 +85,19 @@ func (n *Node) tryAdd(sc scope.Scope) addResult {
 		x.ok = false // a hash collision: leave it to the full derivation
 		return addFallback
 	}
-	if err := n.mem.AddLocalGroup(id); err != nil {
-		n.log.Error("cannot announce interest", "groups", len(n.lastGroups)+1, "err", err)
-		x.ok = false
-		return addFallback
-	}
-	// Receive first (join), then announce, as updateInterest does: the
-	// announcement above only becomes a push once the caller's barrier runs,
-	// and gossip needs longer than the lines below.
+	// Receive first (join), then announce, as updateInterest does: a peer
+	// may send on the group as soon as it hears of it.
 	n.wanted.add(id, sc)
 	if !n.cfg.Unicast {
 		n.joinGroup(n.joined, id)
 	}
 	n.m.MulticastGroups.Set(float64(len(n.joined)))
+	if err := n.mem.AddLocalGroup(id); err != nil {
+		// The set is full: the full derivation logs it as well and leaves
+		// what is received as derived, as here.
+		x.ok = false
+		return addFallback
+	}
 	n.lastScopes = append(n.lastScopes, sc)
 	n.lastGroups = slices.Insert(n.lastGroups, j, id)
 	x.set[sc] = struct{}{}

@@ -34,11 +34,12 @@ func Logger() *slog.Logger {
 }
 
 // PrivatePool returns a multicast pool with a random 239.255.x.0 base and
-// port.
+// port; the port lies below Linux's ephemeral range (32768–60999), where
+// another socket could hold it.
 func PrivatePool() group.Config {
 	c := group.DefaultConfig()
 	c.PoolBase = netip.AddrFrom4([4]byte{239, 255, byte(rand.IntN(200) + 20), 0})
-	c.PoolPort = uint16(20000 + rand.IntN(30000))
+	c.PoolPort = uint16(20000 + rand.IntN(12000))
 	return c
 }
 

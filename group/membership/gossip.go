@@ -187,6 +187,11 @@ func (m *Membership) publish() {
 		m.queue.QueueBroadcast(&broadcast{name: m.name, msg: msg})
 		return
 	}
+	m.signalPush()
+}
+
+// signalPush wakes the push loop.
+func (m *Membership) signalPush() {
 	select {
 	case m.pushSignal <- struct{}{}:
 	default: // a push is already due; it will send the newest state
@@ -212,6 +217,10 @@ func (m *Membership) pushLoop() {
 			case <-m.stop:
 				return
 			default:
+			}
+			if m.direct.covers(n.Name, own.state.Version) {
+				m.stats.pushesSkipped.Add(1)
+				continue // PushLocal sends this state to n itself
 			}
 			if err := m.ml.SendReliable(n, own.msg); err != nil {
 				m.stats.pushErrors.Add(1)

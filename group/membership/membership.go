@@ -72,7 +72,8 @@ type Membership struct {
 	pending    map[string]group.PeerState
 	numMembers atomic.Int64
 
-	acks      pushAcks   // confirmations of pushed states (PushLocal)
+	acks      pushAcks // confirmations of pushed states (PushLocal)
+	direct    directPushes
 	pubMu     sync.Mutex // serializes publishing of the local state
 	published uint64
 	ownState  atomic.Pointer[ownState]
@@ -162,6 +163,7 @@ func newMembership(cfg Config, local LocalState) (*Membership, error) {
 	}
 	m.dataAddr.Store(&local.DataAddr)
 	m.acks.version = map[string]uint64{}
+	m.direct.version = map[string]uint64{}
 	m.acks.changed = make(chan struct{})
 	return m, nil
 }

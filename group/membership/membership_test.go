@@ -408,3 +408,37 @@ func TestPushLocal(t *testing.T) {
 		t.Fatal("PushLocal returned before b applied the state")
 	}
 }
+
+// TestPushLocalLargeStateSentOnce: a state too large for a broadcast goes
+// to each peer once per PushLocal: the push loop, woken by the same
+// change, leaves the peers PushLocal sends it to.
+func TestPushLocalLargeStateSentOnce(t *testing.T) {
+	cfg := LocalConfig()
+	cfg.GossipInterval, cfg.PushPullInterval = time.Hour, time.Hour
+	cfg.NodeName = "a"
+	a := startNodeConfig(t, cfg, 1, nil)
+	cfg.NodeName = "b"
+	b := startNodeConfig(t, cfg, 2, nil, a)
+	waitFor(t, "a sees b", func() bool { return len(a.Members()) == 1 })
+	var ids []group.GroupID
+	for i := range 2 * MaxBroadcastBytes / 16 {
+		ids = append(ids, gid(fmt.Sprintf("/large/%d/", i)))
+	}
+	if _, err := a.local.Set(group.SortGroups(ids)); err != nil {
+		t.Fatal(err)
+	}
+	before := a.Stats()
+	if n, err := a.PushLocal(context.Background()); err != nil || n != 1 {
+		t.Fatalf("PushLocal reached %d members: %v", n, err)
+	}
+	if !knows(b, a, group.SortGroups(ids)...) {
+		t.Fatal("PushLocal returned before b applied the state")
+	}
+	waitFor(t, "the push loop to pass b over", func() bool {
+		st := a.Stats()
+		return st.PushesSkipped > before.PushesSkipped && st.Pushes > before.Pushes
+	})
+	if got := a.Stats().Pushes - before.Pushes; got != 1 {
+		t.Fatalf("%d pushes of the state to b, want 1", got)
+	}
+}

@@ -16,6 +16,41 @@ type pushAcks struct {
 	changed chan struct{}     // closed and replaced on every confirmation
 }
 
+// directPushes remembers, per member, the newest local state version
+// PushLocal is sending or has sent straight to it, so that the push loop
+// does not send the same large state a second time.
+type directPushes struct {
+	mu      sync.Mutex
+	version map[string]uint64 // member name -> version pushed directly
+}
+
+// note records that version v goes straight to targets; at most maxPeers
+// members are remembered (one more is simply pushed twice).
+func (d *directPushes) note(targets []*memberlist.Node, v uint64, maxPeers int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, n := range targets {
+		if _, ok := d.version[n.Name]; !ok && len(d.version) >= maxPeers {
+			continue
+		}
+		d.version[n.Name] = max(d.version[n.Name], v)
+	}
+}
+
+// forget drops the record of name (its direct push failed).
+func (d *directPushes) forget(name string) {
+	d.mu.Lock()
+	delete(d.version, name)
+	d.mu.Unlock()
+}
+
+// covers reports whether version v went to name directly.
+func (d *directPushes) covers(name string, v uint64) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.version[name] >= v
+}
+
 // ackSlots bounds the acknowledgements being sent at once, so a flood of pushes
 // cannot pile up goroutines; a push that finds it full gets no ack and its
 // sender times out.
@@ -28,6 +63,10 @@ var ackSlots = make(chan struct{}, MaxAckSends)
 // barrier). It returns how many members confirmed, and ctx's error when some
 // did not in time.
 func (m *Membership) PushLocal(ctx context.Context) (int, error) {
+	targets := m.peerNodes()
+	// Noted before publishing: the push loop, which publish may wake for a
+	// large state, then leaves these targets to this push.
+	m.direct.note(targets, m.local.Version(), m.maxPeers)
 	m.publish()
 	own := m.ownState.Load()
 	if own == nil {
@@ -35,12 +74,13 @@ func (m *Membership) PushLocal(ctx context.Context) (int, error) {
 	}
 	msg := slices.Clone(own.msg)
 	msg[0] = msgStatePush
-	targets := m.peerNodes()
 	for _, n := range targets {
 		go func() {
 			if err := m.ml.SendReliable(n, msg); err != nil {
 				m.stats.pushErrors.Add(1)
 				m.log.Debug("membership: interest push failed", "node", n.Name, "err", err)
+				m.direct.forget(n.Name)
+				m.signalPush() // the push loop tries again
 				return
 			}
 			m.stats.pushes.Add(1)

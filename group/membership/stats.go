@@ -29,8 +29,9 @@ type Stats struct {
 	// TableTruncated counts peers left out of a push/pull state for size.
 	TableTruncated uint64
 	// Pushes and PushErrors count TCP pushes of local states (large ones,
-	// and PushLocal's).
-	Pushes, PushErrors uint64
+	// and PushLocal's). PushesSkipped counts members the push loop left to
+	// a PushLocal sending them the same state.
+	Pushes, PushErrors, PushesSkipped uint64
 	// EventsDropped counts member events that found the Events queue full.
 	EventsDropped uint64
 	// Conflicts counts node names claimed from two addresses.
@@ -44,7 +45,7 @@ type Stats struct {
 type counters struct {
 	applied, stale, departed, wrongInstance, rejected, pending, pendingDropped atomic.Uint64
 	malformed, unknownMsgs, metaInvalid, tableTruncated, pushes, pushErrors    atomic.Uint64
-	eventsDropped, conflicts, ackDrops                                         atomic.Uint64
+	eventsDropped, conflicts, ackDrops, pushesSkipped                          atomic.Uint64
 }
 
 // Stats returns a snapshot of the counters.
@@ -57,5 +58,6 @@ func (m *Membership) Stats() Stats {
 		MalformedMsgs: c.malformed.Load(), UnknownMsgs: c.unknownMsgs.Load(), MetaInvalid: c.metaInvalid.Load(),
 		TableTruncated: c.tableTruncated.Load(), Pushes: c.pushes.Load(), PushErrors: c.pushErrors.Load(),
 		EventsDropped: c.eventsDropped.Load(), Conflicts: c.conflicts.Load(), AckDrops: c.ackDrops.Load(),
+		PushesSkipped: c.pushesSkipped.Load(),
 	}
 }

@@ -143,11 +143,12 @@ func (r *runner) fail(err error, keys ...string) {
 	}
 }
 
-// randomPool returns a multicast pool private to one run.
+// randomPool returns a multicast pool private to one run, its port below
+// Linux's ephemeral range (32768–60999), where another socket could hold it.
 func randomPool() bus.NodeConfig {
 	return bus.NodeConfig{
 		PoolBase: fmt.Sprintf("239.255.%d.0", 20+rand.IntN(200)),
-		PoolPort: uint16(20000 + rand.IntN(30000)),
+		PoolPort: uint16(20000 + rand.IntN(12000)),
 	}
 }
 

@@ -89,7 +89,7 @@ func TestUDPEchoRoundTrip(t *testing.T) {
 func TestSocketThroughDaemon(t *testing.T) {
 	d, err := NewEmbedded(NodeConfig{
 		PoolBase: fmt.Sprintf("239.255.%d.0", 20+rand.IntN(200)),
-		PoolPort: uint16(20000 + rand.IntN(30000)),
+		PoolPort: uint16(20000 + rand.IntN(12000)),
 		Socket:   true,
 	})
 	if err != nil {
@@ -145,7 +145,7 @@ func TestSocketThroughDaemon(t *testing.T) {
 func TestSocketInlineReply(t *testing.T) {
 	d, err := NewEmbedded(NodeConfig{
 		PoolBase: fmt.Sprintf("239.255.%d.0", 20+rand.IntN(200)),
-		PoolPort: uint16(20000 + rand.IntN(30000)),
+		PoolPort: uint16(20000 + rand.IntN(12000)),
 		Socket:   true,
 	})
 	if err != nil {
