@@ -72,7 +72,11 @@ func connect(t *testing.T, d *daemon, name string, dialer *net.Dialer) *client {
 	if dialer == nil {
 		dialer = &net.Dialer{}
 	}
-	nc, err := dialer.DialContext(ctx, "tcp", d.info.Socket)
+	network, addr := "tcp", d.info.Socket
+	if d.info.SocketPath != "" && d.netns != "" {
+		network, addr = "unix", d.info.SocketPath // the daemon's loopback is its namespace's
+	}
+	nc, err := dialer.DialContext(ctx, network, addr)
 	if err != nil {
 		t.Fatalf("%s: dial %s: %v", name, d.name, err)
 	}

@@ -48,11 +48,11 @@ func TestThreeDaemons(t *testing.T) {
 
 // threeDaemons is the cluster and the clients of TestThreeDaemons.
 type threeDaemons struct {
-	pub                    *client // on A, announces nothing
-	bA, bABC, bX, bQ       *client // on B: listeners on /a/, /a/b/c/, /x/, /qos/
-	cA, cABC               *client // on C: listeners on /a/, /a/b/c/
-	routed                 []*client
-	formed, firstDelivered time.Duration
+	pub              *client // on A, announces nothing
+	bA, bABC, bX, bQ *client // on B: listeners on /a/, /a/b/c/, /x/, /qos/
+	cA, cABC         *client // on C: listeners on /a/, /a/b/c/
+	routed           []*client
+	firstDelivered   time.Duration
 }
 
 func testThreeDaemons(t *testing.T, multicast bool) {
@@ -71,8 +71,29 @@ func testThreeDaemons(t *testing.T, multicast bool) {
 			t.Fatalf("A's configuration lacks %q:\n%s", line, conf)
 		}
 	}
+	formed := c.waitPeers(20 * time.Second)
+	td := threeDaemonClients(t, a, b, cc)
+	t.Logf("cluster formed in %v, first event delivered %v later", formed.Round(time.Millisecond), td.firstDelivered.Round(time.Millisecond))
+
+	checkRouting(t, td)
+	checkBigEvent(t, td)
+	checkQoS(t, td)
+	for _, d := range c.daemons {
+		m := d.metrics()
+		if joined := m["rsbd_joined_multicast_groups"]; (joined > 0) != multicast {
+			t.Errorf("%s joined %v multicast groups with multicast=%v", d.name, joined, multicast)
+		}
+		t.Logf("%s: data sent %v received %v, nacks %v, repairs %v, losses %v", d.name,
+			m[`rsbd_sent_datagrams_total{kind="data"}`], m[`rsbd_received_datagrams_total{kind="data"}`],
+			m[`rsbd_sent_datagrams_total{kind="nack"}`], m["rsbd_repairs_sent_total"],
+			m[`rsbd_loss_reports_total{reason="trail"}`]+m[`rsbd_loss_reports_total{reason="gone"}`]+m[`rsbd_loss_reports_total{reason="retries"}`])
+	}
+}
+
+// threeDaemonClients connects the clients of TestThreeDaemons to daemons
+// a, b and cc, announces the listeners and waits until events reach them.
+func threeDaemonClients(t *testing.T, a, b, cc *daemon) *threeDaemons {
 	var td threeDaemons
-	td.formed = c.waitPeers(20 * time.Second)
 	td.pub = dial(t, a, "A/pub")
 	td.bA, td.bABC, td.bX, td.bQ = dial(t, b, "B/a"), dial(t, b, "B/abc"), dial(t, b, "B/x"), dial(t, b, "B/qos")
 	td.cA, td.cABC = dial(t, cc, "C/a"), dial(t, cc, "C/abc")
@@ -88,21 +109,7 @@ func testThreeDaemons(t *testing.T, multicast bool) {
 	for _, q := range qosClasses {
 		waitRoute(t, 20*time.Second, td.pub, q.scope, td.bQ)
 	}
-	t.Logf("cluster formed in %v, first event delivered %v later", td.formed.Round(time.Millisecond), td.firstDelivered.Round(time.Millisecond))
-
-	checkRouting(t, &td)
-	checkBigEvent(t, &td)
-	checkQoS(t, &td)
-	for _, d := range c.daemons {
-		m := d.metrics()
-		if joined := m["rsbd_joined_multicast_groups"]; (joined > 0) != multicast {
-			t.Errorf("%s joined %v multicast groups with multicast=%v", d.name, joined, multicast)
-		}
-		t.Logf("%s: data sent %v received %v, nacks %v, repairs %v, losses %v", d.name,
-			m[`rsbd_sent_datagrams_total{kind="data"}`], m[`rsbd_received_datagrams_total{kind="data"}`],
-			m[`rsbd_sent_datagrams_total{kind="nack"}`], m["rsbd_repairs_sent_total"],
-			m[`rsbd_loss_reports_total{reason="trail"}`]+m[`rsbd_loss_reports_total{reason="gone"}`]+m[`rsbd_loss_reports_total{reason="retries"}`])
-	}
+	return &td
 }
 
 // checkRouting: an event on /a/b/c/ reaches the listeners on /a/ and

@@ -34,11 +34,13 @@ const (
 
 // readyInfo is the ready file rsbd writes once serving (--ready-file).
 type readyInfo struct {
-	PID     int    `json:"pid"`
-	Socket  string `json:"socket"`
-	Gossip  string `json:"gossip"`
-	Data    string `json:"data"`
-	Metrics string `json:"metrics"`
+	PID    int    `json:"pid"`
+	Socket string `json:"socket"`
+	// SocketPath is the daemon's Unix socket (--socket-path), if any.
+	SocketPath string `json:"socket_path"`
+	Gossip     string `json:"gossip"`
+	Data       string `json:"data"`
+	Metrics    string `json:"metrics"`
 }
 
 // cluster is the daemons of one test, sharing a multicast pool no other
@@ -69,17 +71,22 @@ type opts struct {
 	env  []string // extra environment, e.g. RSB_QUALITYOFSERVICE_ORDERING=ORDERED
 	conf string   // content of the daemon's rsb.conf (RSB_CONFIG_FILES)
 	solo bool     // do not join the cluster's first daemon
+	// netns, if set, runs the daemon in that network namespace on its
+	// interface eth0 with address ip, reached by its clients through its
+	// Unix socket (its loopback is the namespace's own).
+	netns, ip string
 }
 
 // daemon is one rsbd process of a test.
 type daemon struct {
-	t    *testing.T
-	name string
-	dir  string
-	args []string
-	env  []string
-	logs *logBuffer
-	info readyInfo
+	t     *testing.T
+	name  string
+	dir   string
+	netns string // network namespace the daemon runs in; "" for the test's
+	args  []string
+	env   []string
+	logs  *logBuffer
+	info  readyInfo
 
 	mu       sync.Mutex
 	witnessC *client // see witness; reset when the process restarts
@@ -92,10 +99,16 @@ type daemon struct {
 // the fast local memberlist profile, joined to the cluster's first daemon.
 func (c *cluster) start(name string, o opts) *daemon {
 	c.t.Helper()
-	d := &daemon{t: c.t, name: name, dir: c.t.TempDir(), logs: &logBuffer{}}
+	d := &daemon{t: c.t, name: name, dir: c.t.TempDir(), netns: o.netns, logs: &logBuffer{}}
 	d.args = []string{"--local", "--name", name, "--group-pool", c.pool,
 		"--socket-addr", "127.0.0.1:0", "--gossip-addr", "127.0.0.1:0", "--data-addr", "127.0.0.1:0",
 		"--metrics-addr", "127.0.0.1:0", "--ready-file", filepath.Join(d.dir, "ready.json"), "--log-format", "json"}
+	if o.netns != "" {
+		d.args = []string{"--local", "--name", name, "--group-pool", c.pool, "--interface", "eth0",
+			"--socket-addr", "off", "--socket-path", filepath.Join(d.dir, "rsbd.sock"),
+			"--gossip-addr", o.ip + ":7946", "--data-addr", o.ip + ":0", "--advertise-addr", o.ip + ":7946",
+			"--metrics-addr", "off", "--ready-file", filepath.Join(d.dir, "ready.json"), "--log-format", "json"}
+	}
 	if len(c.daemons) > 0 && !o.solo {
 		d.args = append(d.args, "--join", c.daemons[0].info.Gossip)
 	}
@@ -118,6 +131,9 @@ func (d *daemon) run(args []string) {
 	ready := filepath.Join(d.dir, "ready.json")
 	os.Remove(ready)
 	cmd := exec.Command(rsbdBin, args...)
+	if d.netns != "" {
+		cmd = exec.Command("ip", append([]string{"netns", "exec", d.netns, rsbdBin}, args...)...)
+	}
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = d.dir, d.env, d.logs, d.logs
 	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {

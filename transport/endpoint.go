@@ -114,7 +114,7 @@ func (e *Endpoint) setupSending() error {
 		level = slog.LevelWarn // raise net.core.rmem_max / wmem_max
 	}
 	e.log.Log(context.Background(), level, "rsbd transport open", "local", e.local,
-		"interface", e.ifi.Name, "ttl", e.cfg.TTL, "requested_buffer", e.cfg.SocketBuffer,
+		"interface", e.ifi.Name, "max_datagram", e.cfg.MaxDatagram, "ttl", e.cfg.TTL, "requested_buffer", e.cfg.SocketBuffer,
 		"rcvbuf", rcv, "sndbuf", snd, "err", err)
 	return nil
 }
