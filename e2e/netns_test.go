@@ -39,7 +39,17 @@ func newNetLab(t *testing.T) *netLab {
 		t.Skipf("cannot make a network namespace: %v: %s", err, out)
 	}
 	t.Cleanup(l.teardown)
-	l.run("sw", "ip", "link", "add", "br0", "type", "bridge", "mcast_snooping", "0")
+	// A kernel without bridges or veth pairs cannot host the lab: skip.
+	for _, args := range [][]string{
+		{"ip", "link", "add", "br0", "type", "bridge", "mcast_snooping", "0"},
+		{"ip", "link", "add", "probe0", "type", "veth", "peer", "name", "probe1"},
+		{"ip", "link", "del", "probe0"},
+	} {
+		cmd := exec.Command("ip", append([]string{"netns", "exec", l.ns("sw")}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Skipf("%s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
 	l.run("sw", "ip", "link", "set", "br0", "up")
 	return l
 }
