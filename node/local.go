@@ -161,13 +161,12 @@ func (n *Node) Subscribe(sc scope.Scope, fn Handler, opts ...SubscribeOption) (c
 // when dec is set (see bodyDecoder), else into a fresh copy. cache, when
 // set, is the delivering goroutine's cache of the last scope's matches.
 func (n *Node) deliverSinks(body []byte, sc scope.Scope, dec *bodyDecoder, ev *notification.Event, cache *matchCache) int {
-	var supers [8]scope.Scope
 	var found [8]*subscription
 	var subs []*subscription
 	if cache != nil {
 		subs = cache.matching(n.sinks, sc)
 	} else {
-		subs, _ = n.sinks.matching(found[:0], supers[:0], sc)
+		subs = n.sinks.matching(found[:0], sc)
 	}
 	if len(subs) == 0 {
 		return 0

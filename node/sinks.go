@@ -153,23 +153,22 @@ func (t *sinkTable) lossHandlers(dst []LossHandler, sc scope.Scope) []LossHandle
 
 // matching appends to dst the subscriptions whose scope is sc or one of its
 // super-scopes, super-scopes first, each scope's in the order they were
-// added. supers is returned as it came (the table needs no scratch space).
-func (t *sinkTable) matching(dst []*subscription, supers []scope.Scope, sc scope.Scope) ([]*subscription, []scope.Scope) {
+// added.
+func (t *sinkTable) matching(dst []*subscription, sc scope.Scope) []*subscription {
 	t.mu.RLock()
 	dst = t.idx.matching(dst, sc)
 	t.mu.RUnlock()
-	return dst, supers
+	return dst
 }
 
 // matchCache remembers the subscriptions matching the last scope delivered
 // (network events mostly come in runs on one scope) until the table
 // changes. It belongs to one goroutine.
 type matchCache struct {
-	valid  bool
-	gen    uint64
-	sc     scope.Scope
-	subs   []*subscription
-	supers []scope.Scope
+	valid bool
+	gen   uint64
+	sc    scope.Scope
+	subs  []*subscription
 }
 
 // borrowedOnly reports whether every subscription of subs borrows its
@@ -192,7 +191,7 @@ func (c *matchCache) matching(t *sinkTable, sc scope.Scope) []*subscription {
 	}
 	// A change after reading gen makes the next call look again.
 	c.gen = t.gen.Load()
-	c.subs, c.supers = t.matching(c.subs[:0], c.supers, sc)
+	c.subs = t.matching(c.subs[:0], sc)
 	c.sc, c.valid = sc, true
 	return c.subs
 }

@@ -63,7 +63,7 @@ func TestSinkTableMatchesLinearScan(t *testing.T) {
 		for range 4 {
 			sc := randomScope(r)
 			want := linearMatching(live, sc)
-			got, _ := tab.matching(nil, nil, sc)
+			got := tab.matching(nil, sc)
 			cached := cache.matching(tab, sc)
 			if len(got) != len(want) || len(cached) != len(want) {
 				t.Fatalf("step %d, %s: %d matches, cache %d, want %d", step, sc, len(got), len(cached), len(want))
@@ -102,7 +102,7 @@ func TestSinkTableCancelFrees(t *testing.T) {
 	if tab.idx.used != 2500 || len(tab.idx.slots) < 2500 {
 		t.Fatalf("index holds %d scopes in %d slots, want 2500", tab.idx.used, len(tab.idx.slots))
 	}
-	if got, _ := tab.matching(nil, nil, scope.MustParse("/s/7/x/")); len(got) != 2 {
+	if got := tab.matching(nil, scope.MustParse("/s/7/x/")); len(got) != 2 {
 		t.Fatalf("%d matches for /s/7/x/, want 2", len(got))
 	}
 	rand.New(rand.NewPCG(3, 4)).Shuffle(len(subs), func(i, j int) { subs[i], subs[j] = subs[j], subs[i] })
@@ -137,10 +137,10 @@ func TestSinkTableDeepScopes(t *testing.T) {
 	deep := "/" + strings.Repeat("d/", maxIndexDepth+5)
 	deeper := deep + "e/f/"
 	tab.add(scope.MustParse(deep), fn, nil)
-	if got, _ := tab.matching(nil, nil, scope.MustParse(deeper)); len(got) != 1 {
+	if got := tab.matching(nil, scope.MustParse(deeper)); len(got) != 1 {
 		t.Fatalf("%d matches below the deep scope, want 1", len(got))
 	}
-	if got, _ := tab.matching(nil, nil, scope.MustParse("/"+strings.Repeat("d/", maxIndexDepth+1))); len(got) != 0 {
+	if got := tab.matching(nil, scope.MustParse("/"+strings.Repeat("d/", maxIndexDepth+1))); len(got) != 0 {
 		t.Fatalf("%d matches above the deep scope, want 0", len(got))
 	}
 }

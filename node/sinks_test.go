@@ -16,7 +16,7 @@ func TestMatchCache(t *testing.T) {
 	check := func(sc string, want int) {
 		t.Helper()
 		s := scope.MustParse(sc)
-		direct, _ := tab.matching(nil, nil, s)
+		direct := tab.matching(nil, s)
 		got := c.matching(tab, s)
 		if len(got) != want || len(direct) != want {
 			t.Fatalf("%s: cache %d, table %d subscriptions, want %d", sc, len(got), len(direct), want)
