@@ -23,6 +23,18 @@ type LocalSet struct {
 	// need not sort. Snapshot hands out copies: it is changed in place.
 	sorted   []GroupID
 	sortedAt uint64
+	// history lists the changes of the set in version order, for Delta:
+	// it covers every change after version historyFrom (bounded by
+	// maxLocalHistory entries; the oldest versions go first).
+	history     []localChange
+	historyFrom uint64
+}
+
+// localChange is one group added to or removed from the set at a version.
+type localChange struct {
+	version uint64
+	id      GroupID
+	added   bool
 }
 
 // NewLocalSet returns an empty set at version 1 bounded by
@@ -53,6 +65,7 @@ func (l *LocalSet) Add(id GroupID) (bool, error) {
 	}
 	l.refs[id] = 1
 	l.version++
+	l.record(localChange{version: l.version, id: id, added: true})
 	l.keepSorted(l.version-1, func(s []GroupID) []GroupID {
 		i, _ := slices.BinarySearchFunc(s, id, CompareIDs)
 		return slices.Insert(s, i, id)
@@ -75,6 +88,7 @@ func (l *LocalSet) Remove(id GroupID) bool {
 	}
 	delete(l.refs, id)
 	l.version++
+	l.record(localChange{version: l.version, id: id})
 	l.keepSorted(l.version-1, func(s []GroupID) []GroupID {
 		if i, ok := slices.BinarySearchFunc(s, id, CompareIDs); ok {
 			return slices.Delete(s, i, i+1)
@@ -104,14 +118,78 @@ func (l *LocalSet) Set(ids []GroupID) (bool, error) {
 			break
 		}
 	}
-	l.refs = next
 	if same {
+		l.refs = next
 		return false, nil
 	}
 	l.version++
+	l.recordSet(next)
+	l.refs = next
 	// Sorting ids already in order (as the node passes them) is linear.
 	l.sorted, l.sortedAt = SortGroups(slices.Clone(ids)), l.version
 	return true, nil
+}
+
+// record appends c to the history, dropping its oldest versions past
+// maxLocalHistory changes. Called with mu held.
+func (l *LocalSet) record(c localChange) {
+	l.history = append(l.history, c)
+	if len(l.history) <= maxLocalHistory {
+		return
+	}
+	// Drop whole versions: a delta from a version needs all its changes.
+	cut := len(l.history) - maxLocalHistory
+	for cut < len(l.history) && l.history[cut].version == l.history[cut-1].version {
+		cut++
+	}
+	l.historyFrom = l.history[cut-1].version
+	l.history = slices.Delete(l.history, 0, cut)
+}
+
+// recordSet records the changes from l.refs to next at the current
+// version. Called with mu held, before l.refs is replaced.
+func (l *LocalSet) recordSet(next map[GroupID]int) {
+	for id := range l.refs {
+		if _, ok := next[id]; !ok {
+			l.record(localChange{version: l.version, id: id})
+		}
+	}
+	for id := range next {
+		if _, ok := l.refs[id]; !ok {
+			l.record(localChange{version: l.version, id: id, added: true})
+		}
+	}
+}
+
+// Delta returns the change of the set from version base to version v (at
+// most the current one): the groups added and removed, each ascending. It
+// reports false when the history no longer reaches back to base or v is
+// not a version in (base, current].
+func (l *LocalSet) Delta(base, v uint64) (added, removed []GroupID, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if base < l.historyFrom || v <= base || v > l.version {
+		return nil, nil, false
+	}
+	net := map[GroupID]bool{} // id -> added (true) or removed (false) since base
+	for _, c := range l.history {
+		if c.version <= base || c.version > v {
+			continue
+		}
+		if was, ok := net[c.id]; ok && was != c.added {
+			delete(net, c.id) // back where it was at base
+			continue
+		}
+		net[c.id] = c.added
+	}
+	for id, a := range net {
+		if a {
+			added = append(added, id)
+		} else {
+			removed = append(removed, id)
+		}
+	}
+	return SortGroups(added), SortGroups(removed), true
 }
 
 // keepSorted applies change to the sorted snapshot when it was current at

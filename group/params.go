@@ -33,6 +33,10 @@ const (
 	// decoder rejects more, and MaxGroupsPerPeer may not exceed it. At 16 bytes
 	// per group an encoded state stays at about 1 MiB.
 	MaxEncodedGroups = 1 << 16
+	// maxLocalHistory bounds the changes a LocalSet remembers for deltas
+	// (16 384 changes of 32 bytes, 512 KiB): a member that confirmed an
+	// older version gets the whole state instead.
+	maxLocalHistory = 16 << 10
 	// DefaultMaxGroupsPerPeer bounds the groups one peer (or this node) may want.
 	DefaultMaxGroupsPerPeer = MaxEncodedGroups
 	// MaxTombstones is how many departed instance ids an Interest table

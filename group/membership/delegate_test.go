@@ -239,8 +239,11 @@ func TestPublishSmallAndLarge(t *testing.T) {
 	}
 	m.publish()
 	own := m.ownState.Load()
-	if len(own.msg) <= MaxBroadcastBytes || len(m.pushSignal) != 1 {
-		t.Fatalf("large state (%d bytes) not signalled for push", len(own.msg))
+	if own.size <= MaxBroadcastBytes || len(m.pushSignal) != 1 {
+		t.Fatalf("large state (%d bytes) not signalled for push", own.size)
+	}
+	if len(own.msg()) != own.size || len(own.pushMsg()) != own.size || own.pushMsg()[0] != msgStatePush {
+		t.Fatalf("encodings of %d and %d bytes, announced %d", len(own.msg()), len(own.pushMsg()), own.size)
 	}
 	if got := (*delegate)(m).GetBroadcasts(2, 1400); len(got) != 1 {
 		t.Fatalf("GetBroadcasts = %d messages", len(got))

@@ -27,6 +27,14 @@
 // members not known yet are held in a small bounded buffer until their
 // membership arrives.
 //
+// PushLocal (the node's interest barrier) sends the current state straight
+// to every member and waits for each to confirm it. A member that confirmed
+// an earlier version of a large state gets only the groups added and
+// removed since (group.PeerDelta, from the LocalSet's bounded history); a
+// member holding any other version asks for the whole state, which it then
+// gets and confirms. The push loop leaves out the members PushLocal is
+// sending a state to.
+//
 // Interest returns the table read-only; it is what the publish path asks
 // whether any peer wants a group and, in unicast mode, which peers.
 //

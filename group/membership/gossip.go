@@ -41,6 +41,12 @@ func (d *delegate) NotifyMsg(b []byte) {
 	case b[0] == msgStateAck:
 		m.onAck(b[1:])
 		return
+	case b[0] == msgStateDelta:
+		m.onDelta(b[1:])
+		return
+	case b[0] == msgStateNeedFull:
+		m.onNeedFull(b[1:])
+		return
 	case b[0] != msgState:
 		m.stats.unknownMsgs.Add(1)
 		return
@@ -176,15 +182,15 @@ func (m *Membership) publish() {
 	if st.Version <= m.published {
 		return // a concurrent call already published this or a newer version
 	}
-	msg, err := appendStateMsg(nil, m.name, &st)
-	if err != nil {
-		m.log.Error("membership: cannot encode local interest", "err", err)
+	if len(st.Groups) > group.MaxEncodedGroups {
+		m.log.Error("membership: cannot encode local interest", "groups", len(st.Groups), "limit", group.MaxEncodedGroups)
 		return
 	}
 	m.published = st.Version
-	m.ownState.Store(&ownState{state: st, msg: msg})
-	if len(msg) <= MaxBroadcastBytes {
-		m.queue.QueueBroadcast(&broadcast{name: m.name, msg: msg})
+	own := &ownState{state: st, name: m.name, size: 2 + len(m.name) + st.EncodedLen()}
+	m.ownState.Store(own)
+	if own.size <= MaxBroadcastBytes {
+		m.queue.QueueBroadcast(&broadcast{name: m.name, msg: own.msg()})
 		return
 	}
 	m.signalPush()
@@ -209,7 +215,7 @@ func (m *Membership) pushLoop() {
 		case <-m.pushSignal:
 		}
 		own := m.ownState.Load()
-		if own == nil || len(own.msg) <= MaxBroadcastBytes {
+		if own == nil || own.size <= MaxBroadcastBytes {
 			continue
 		}
 		for _, n := range m.peerNodes() {
@@ -222,7 +228,7 @@ func (m *Membership) pushLoop() {
 				m.stats.pushesSkipped.Add(1)
 				continue // PushLocal sends this state to n itself
 			}
-			if err := m.ml.SendReliable(n, own.msg); err != nil {
+			if err := m.ml.SendReliable(n, own.pushMsg()); err != nil {
 				m.stats.pushErrors.Add(1)
 				m.log.Debug("membership: interest push failed", "node", n.Name, "err", err)
 				continue

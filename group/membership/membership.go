@@ -89,10 +89,34 @@ type Membership struct {
 	wg         sync.WaitGroup
 }
 
-// ownState is the latest published local state and its encodings.
+// ownState is the latest published local state and its encodings, made
+// on first use: with deltas, most versions of a large state are never
+// sent whole.
 type ownState struct {
 	state group.PeerState
-	msg   []byte // msgState
+	name  string // this node's, which the messages carry
+	size  int    // the length of either message
+	once  sync.Once
+	enc   []byte // msgState
+	push  []byte // the same as msgStatePush: the receiver confirms it
+}
+
+// msg returns the state as a msgState.
+func (o *ownState) msg() []byte { o.encode(); return o.enc }
+
+// pushMsg returns the state as a msgStatePush.
+func (o *ownState) pushMsg() []byte { o.encode(); return o.push }
+
+func (o *ownState) encode() {
+	o.once.Do(func() {
+		// publish checked the group count; the groups come sorted and the
+		// name was checked at start, so encoding cannot fail.
+		o.enc, _ = appendStateMsg(make([]byte, 0, o.size), o.name, &o.state)
+		o.push = slices.Clone(o.enc)
+		if len(o.push) > 0 {
+			o.push[0] = msgStatePush
+		}
+	})
 }
 
 // New starts memberlist with cfg and the local node's state, and joins the

@@ -3,10 +3,12 @@ package membership
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/memberlist"
+
+	"github.com/rsbd/rsbd/transport/datagram"
 )
 
 // pushAcks tracks which members confirmed which version of the local state.
@@ -72,9 +74,8 @@ func (m *Membership) PushLocal(ctx context.Context) (int, error) {
 	if own == nil {
 		return 0, nil
 	}
-	msg := slices.Clone(own.msg)
-	msg[0] = msgStatePush
 	for _, n := range targets {
+		msg := m.pushFor(n.Name, own)
 		go func() {
 			if err := m.ml.SendReliable(n, msg); err != nil {
 				m.stats.pushErrors.Add(1)
@@ -120,24 +121,35 @@ func (m *Membership) onPush(b []byte) {
 		return
 	}
 	m.apply(name, st)
-	ack, err := appendAckMsg(nil, m.name, st.Instance, st.Version)
+	m.confirm(name, st.Instance, st.Version)
+}
+
+// confirm acknowledges version of instance's state to its owner name.
+func (m *Membership) confirm(name string, instance datagram.InstanceID, version uint64) {
+	ack, err := appendAckMsg(nil, m.name, instance, version)
 	if err != nil {
 		return
 	}
-	owner := m.peerNode(name)
-	if owner == nil {
+	m.sendTo(name, ack, ackSlots, &m.stats.ackDrops)
+}
+
+// sendTo sends msg to member name over TCP on a goroutine holding one of
+// slots; with every slot taken the message is dropped and counted.
+func (m *Membership) sendTo(name string, msg []byte, slots chan struct{}, drops *atomic.Uint64) {
+	node := m.peerNode(name)
+	if node == nil {
 		return
 	}
 	select {
-	case ackSlots <- struct{}{}:
+	case slots <- struct{}{}:
 	default:
-		m.stats.ackDrops.Add(1)
+		drops.Add(1)
 		return
 	}
 	go func() {
-		defer func() { <-ackSlots }()
-		if err := m.ml.SendReliable(owner, ack); err != nil {
-			m.log.Debug("membership: interest ack failed", "node", name, "err", err)
+		defer func() { <-slots }()
+		if err := m.ml.SendReliable(node, msg); err != nil {
+			m.log.Debug("membership: message to member failed", "node", name, "kind", msg[0], "err", err)
 		}
 	}()
 }

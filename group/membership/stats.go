@@ -39,6 +39,12 @@ type Stats struct {
 	// AckDrops counts pushed states applied but not confirmed because
 	// MaxAckSends confirmations were already being sent.
 	AckDrops uint64
+	// DeltasSent counts PushLocal's deltas instead of whole states;
+	// DeltasApplied those received and applied; DeltaMisses those received
+	// that did not start from the state held (the whole state was asked
+	// for); FullOnRequest the whole states sent because a member asked, and
+	// FullDrops those requests dropped with MaxAckSends already under way.
+	DeltasSent, DeltasApplied, DeltaMisses, FullOnRequest, FullDrops uint64
 }
 
 // counters are the live counters behind Stats.
@@ -46,6 +52,7 @@ type counters struct {
 	applied, stale, departed, wrongInstance, rejected, pending, pendingDropped atomic.Uint64
 	malformed, unknownMsgs, metaInvalid, tableTruncated, pushes, pushErrors    atomic.Uint64
 	eventsDropped, conflicts, ackDrops, pushesSkipped                          atomic.Uint64
+	deltasSent, deltasApplied, deltaMisses, fullOnRequest, fullDrops           atomic.Uint64
 }
 
 // Stats returns a snapshot of the counters.
@@ -59,5 +66,7 @@ func (m *Membership) Stats() Stats {
 		TableTruncated: c.tableTruncated.Load(), Pushes: c.pushes.Load(), PushErrors: c.pushErrors.Load(),
 		EventsDropped: c.eventsDropped.Load(), Conflicts: c.conflicts.Load(), AckDrops: c.ackDrops.Load(),
 		PushesSkipped: c.pushesSkipped.Load(),
+		DeltasSent:    c.deltasSent.Load(), DeltasApplied: c.deltasApplied.Load(), DeltaMisses: c.deltaMisses.Load(),
+		FullOnRequest: c.fullOnRequest.Load(), FullDrops: c.fullDrops.Load(),
 	}
 }

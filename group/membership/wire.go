@@ -35,6 +35,15 @@ const (
 	// node's name, the state owner's instance (16) and the state's version
 	// (8, big-endian).
 	msgStateAck byte = 5
+	// msgStateDelta is PushLocal's change of the sender's state since a
+	// version the receiver confirmed: name length (1), name, and a delta
+	// encoded by group.AppendPeerDelta. The receiver applies it to exactly
+	// that version and confirms with a msgStateAck, or answers with a
+	// msgStateNeedFull.
+	msgStateDelta byte = 6
+	// msgStateNeedFull asks a delta's sender for its whole state: name
+	// length (1), the asking node's name, the sender's instance (16).
+	msgStateNeedFull byte = 7
 )
 
 // metaFormat is the first byte of the node metadata; bump it for an
@@ -153,6 +162,54 @@ func decodeStateMsg(b []byte) (string, group.PeerState, error) {
 		return "", group.PeerState{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	return name, st, nil
+}
+
+// appendDeltaMsg appends a msgStateDelta for peer name with delta d.
+func appendDeltaMsg(dst []byte, name string, d *group.PeerDelta) ([]byte, error) {
+	if name == "" || len(name) > MaxNodeNameLen {
+		return dst, fmt.Errorf("%w: node name of %d bytes", ErrMalformed, len(name))
+	}
+	dst = append(dst, msgStateDelta, byte(len(name)))
+	dst = append(dst, name...)
+	return group.AppendPeerDelta(dst, d)
+}
+
+// decodeDeltaMsg decodes the body of a msgStateDelta (after the kind byte).
+func decodeDeltaMsg(b []byte) (string, group.PeerDelta, error) {
+	name, rest, err := decodeName(b)
+	if err != nil {
+		return "", group.PeerDelta{}, err
+	}
+	d, err := group.DecodePeerDelta(rest)
+	if err != nil {
+		return "", group.PeerDelta{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	return name, d, nil
+}
+
+// appendNeedFullMsg appends a msgStateNeedFull from node name about the
+// state of instance.
+func appendNeedFullMsg(dst []byte, name string, instance datagram.InstanceID) ([]byte, error) {
+	if name == "" || len(name) > MaxNodeNameLen {
+		return dst, fmt.Errorf("%w: node name of %d bytes", ErrMalformed, len(name))
+	}
+	dst = append(dst, msgStateNeedFull, byte(len(name)))
+	dst = append(dst, name...)
+	return append(dst, instance[:]...), nil
+}
+
+// decodeNeedFullMsg decodes the body of a msgStateNeedFull.
+func decodeNeedFullMsg(b []byte) (string, datagram.InstanceID, error) {
+	var inst datagram.InstanceID
+	name, rest, err := decodeName(b)
+	if err != nil {
+		return "", inst, err
+	}
+	if len(rest) != len(inst) {
+		return "", inst, fmt.Errorf("%w: need-full of %d bytes after the name", ErrMalformed, len(rest))
+	}
+	copy(inst[:], rest)
+	return name, inst, nil
 }
 
 // appendAckMsg appends a msgStateAck from node name for the state version

@@ -177,7 +177,7 @@ func TestTableRoundTripAndBudget(t *testing.T) {
 	}
 }
 
-// FuzzDecodeMessage feeds arbitrary bytes to the decoders of both user
+// FuzzDecodeMessage feeds arbitrary bytes to the decoders of the user
 // message kinds; they must never panic and must only accept what they can
 // account for.
 func FuzzDecodeMessage(f *testing.F) {
@@ -192,6 +192,11 @@ func FuzzDecodeMessage(f *testing.F) {
 	f.Add([]byte{msgState, 200})
 	bye, _ := appendLeavingMsg(nil, "n", datagram.InstanceID{5})
 	f.Add(bye)
+	d := group.PeerDelta{Base: 1, Version: 3, Instance: datagram.InstanceID{1}, Added: []group.GroupID{gid("/g/")}, Removed: []group.GroupID{gid("/f/")}}
+	delta, _ := appendDeltaMsg(nil, "n", &d)
+	f.Add(delta)
+	need, _ := appendNeedFullMsg(nil, "m", datagram.InstanceID{1})
+	f.Add(need)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) == 0 {
 			return
@@ -211,6 +216,22 @@ func FuzzDecodeMessage(f *testing.F) {
 				again, err := appendLeavingMsg(nil, name, inst)
 				if err != nil || !bytes.Equal(again, b) {
 					t.Fatalf("leaving message not canonical: %v", err)
+				}
+			}
+		case msgStateDelta:
+			name, d, err := decodeDeltaMsg(b[1:])
+			if err == nil {
+				again, err := appendDeltaMsg(nil, name, &d)
+				if err != nil || !bytes.Equal(again, b) {
+					t.Fatalf("delta message not canonical: %v", err)
+				}
+			}
+		case msgStateNeedFull:
+			name, inst, err := decodeNeedFullMsg(b[1:])
+			if err == nil {
+				again, err := appendNeedFullMsg(nil, name, inst)
+				if err != nil || !bytes.Equal(again, b) {
+					t.Fatalf("need-full message not canonical: %v", err)
 				}
 			}
 		case msgTable:
