@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
@@ -174,5 +175,37 @@ func TestTryAddFallsBackOnOtherChanges(t *testing.T) {
 	n.interestMu.Unlock()
 	if r != addFallback {
 		t.Fatalf("socket interest changed since the derivation: tryAdd gave %v, want the fallback", r)
+	}
+}
+
+// TestSubscribeBarrierWithDeltas: with an interest too large for a
+// broadcast, each new Subscribe reaches the peer as a delta and is still a
+// barrier: an event the peer publishes right after Subscribe returns
+// arrives.
+func TestSubscribeBarrierWithDeltas(t *testing.T) {
+	nodes := startNodes(t, 2, func(_ int, c *Config) { c.SocketAddr = "off" })
+	a, b := nodes[0], nodes[1]
+	fn := func(*notification.Event) {}
+	for i := range 200 {
+		defer a.Subscribe(scope.MustParse(fmt.Sprintf("/held/%d/", i)), fn)()
+	}
+	before := a.mem.Stats().DeltasSent
+	for i := range 30 {
+		var got collector
+		sc := fmt.Sprintf("/dz/%d/", i)
+		defer a.Subscribe(scope.MustParse(sc), got.handle)()
+		if err := b.Publish(context.Background(), testEvent(sc, uint32(i), []byte("x"))); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 10e9, "event "+sc, func() bool { return got.len() == 1 })
+	}
+	if sent := a.mem.Stats().DeltasSent - before; sent < 30 {
+		t.Fatalf("%d of the 30 Subscribes reached the peer as deltas", sent)
+	}
+	// A push/pull exchange may hand the peer a version it never confirmed,
+	// and the next delta then misses (and the whole state follows); most
+	// must apply.
+	if st := b.mem.Stats(); st.DeltasApplied < 25 {
+		t.Fatalf("the peer applied %d deltas and missed %d", st.DeltasApplied, st.DeltaMisses)
 	}
 }

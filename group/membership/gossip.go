@@ -3,6 +3,7 @@ package membership
 import (
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/hashicorp/memberlist"
 
@@ -213,6 +214,14 @@ func (m *Membership) pushLoop() {
 		case <-m.stop:
 			return
 		case <-m.pushSignal:
+		}
+		// A change the node makes known at once (its interest barrier)
+		// is followed by PushLocal within microseconds: give it the time
+		// to claim its members, which this loop then leaves out.
+		select {
+		case <-m.stop:
+			return
+		case <-time.After(pushLoopDelay):
 		}
 		own := m.ownState.Load()
 		if own == nil || own.size <= MaxBroadcastBytes {

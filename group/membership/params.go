@@ -32,6 +32,11 @@ const (
 	// once; a push beyond it is applied but not confirmed (its sender times
 	// out and relies on gossip).
 	MaxAckSends = 64
+	// pushLoopDelay is how long after a change of a large local state the
+	// push loop sends it: long enough for the PushLocal that follows a
+	// change made at once to claim its members (which then get a delta, not
+	// the whole state twice), short against gossip's own pace.
+	pushLoopDelay = 20 * time.Millisecond
 	// MaxPushPullBytes bounds the interest table sent in one push/pull
 	// exchange (memberlist refuses more than 20 MiB of state). Peers that do
 	// not fit are left out and counted; they converge through broadcasts.
