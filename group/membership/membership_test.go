@@ -389,13 +389,7 @@ func TestClusterEncryptedAndLabelled(t *testing.T) {
 // a new interest known to every peer by the time it returns: it waits for
 // each peer's confirmation.
 func TestPushLocal(t *testing.T) {
-	cfg := LocalConfig()
-	cfg.GossipInterval, cfg.PushPullInterval = time.Hour, time.Hour
-	cfg.NodeName = "a"
-	a := startNodeConfig(t, cfg, 1, nil)
-	cfg.NodeName = "b"
-	b := startNodeConfig(t, cfg, 2, nil, a)
-	waitFor(t, "a sees b", func() bool { return len(a.Members()) == 1 })
+	a, b := startPair(t)
 	g := gid("/pushed/")
 	if _, err := a.local.Add(g); err != nil {
 		t.Fatal(err)
@@ -413,25 +407,16 @@ func TestPushLocal(t *testing.T) {
 // to each peer once per PushLocal: the push loop, woken by the same
 // change, leaves the peers PushLocal sends it to.
 func TestPushLocalLargeStateSentOnce(t *testing.T) {
-	cfg := LocalConfig()
-	cfg.GossipInterval, cfg.PushPullInterval = time.Hour, time.Hour
-	cfg.NodeName = "a"
-	a := startNodeConfig(t, cfg, 1, nil)
-	cfg.NodeName = "b"
-	b := startNodeConfig(t, cfg, 2, nil, a)
-	waitFor(t, "a sees b", func() bool { return len(a.Members()) == 1 })
-	var ids []group.GroupID
-	for i := range 2 * MaxBroadcastBytes / 16 {
-		ids = append(ids, gid(fmt.Sprintf("/large/%d/", i)))
-	}
-	if _, err := a.local.Set(group.SortGroups(ids)); err != nil {
+	a, b := startPair(t)
+	ids := largeGroups("large", 2*MaxBroadcastBytes/16)
+	if _, err := a.local.Set(ids); err != nil {
 		t.Fatal(err)
 	}
 	before := a.Stats()
 	if n, err := a.PushLocal(context.Background()); err != nil || n != 1 {
 		t.Fatalf("PushLocal reached %d members: %v", n, err)
 	}
-	if !knows(b, a, group.SortGroups(ids)...) {
+	if !knows(b, a, ids...) {
 		t.Fatal("PushLocal returned before b applied the state")
 	}
 	waitFor(t, "the push loop to pass b over", func() bool {
