@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/bench/internal/report"
 	"github.com/rsbd/rsbd/bench/internal/workload"
 )
 
@@ -48,5 +49,25 @@ func TestWindowFor(t *testing.T) {
 		if got := windowFor(size); got != want {
 			t.Errorf("windowFor(%d) = %d, want %d", size, got, want)
 		}
+	}
+}
+
+// TestMedianRun: the median run is the figure, its note lists every run;
+// a failed run fails the step.
+func TestMedianRun(t *testing.T) {
+	runs := []report.Figure{{Value: 3e6, Note: "c"}, {Value: 1e6, Note: "a"}, {Value: 2e6, Note: "b"}}
+	got := medianRun(runs)
+	if got.Value != 2e6 || !strings.Contains(got.Note, "median of 3 runs") || !strings.HasSuffix(got.Note, "b") {
+		t.Fatalf("median %v %q", got.Value, got.Note)
+	}
+	if runs[0].Value != 3e6 {
+		t.Fatal("medianRun reordered its input")
+	}
+	runs[1] = report.Figure{Failed: true, Status: "lost 3 events"}
+	if got := medianRun(runs); !got.Failed || got.Status != "lost 3 events" {
+		t.Fatalf("with a failed run: %+v", got)
+	}
+	if got := medianRun(runs[:1]); got.Value != 3e6 || got.Note != "c" {
+		t.Fatalf("one run: %+v", got)
 	}
 }

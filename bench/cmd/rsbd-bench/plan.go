@@ -24,6 +24,9 @@ type plan struct {
 	// scaleSize bytes are measured at each (scaleCount/10 warm-up).
 	scopes, listeners     []int
 	scaleCount, scaleSize int
+	// scaleReps is how many times each rsbd scaling step runs (the scope
+	// steps interleaved); its figure is the median run.
+	scaleReps int
 	// sharedListeners are the steps of listeners multiplexed over one
 	// socket connection (RSB clients put all of a process's participants
 	// on one); spreadConns carries the largest listener step over that
@@ -50,6 +53,7 @@ func fullPlan() plan {
 		listeners:  []int{1, 100, 1_000},
 		scaleCount: 1_000_000,
 		scaleSize:  64,
+		scaleReps:  3,
 		idleSubs:   10_000,
 
 		sharedListeners: []int{100, 1_000},
@@ -69,5 +73,6 @@ func quickPlan() plan {
 	p.ddsThr, p.ddsLat = 3*time.Second, 3*time.Second
 	p.limit = 20 * time.Second
 	p.scaleCount = 50_000
+	p.scaleReps = 1
 	return p
 }

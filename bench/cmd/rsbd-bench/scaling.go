@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rsbd/rsbd/bench/internal/agent"
@@ -58,6 +60,29 @@ func topicsOf(prefix string, k int) []string {
 	return ts
 }
 
+// medianRun returns the run of median rate, its note listing every run's
+// rate; a failed run (lost events, an error) is the figure instead, as a
+// reliable run that loses events is a failure, not a slow run.
+func medianRun(runs []report.Figure) report.Figure {
+	for _, f := range runs {
+		if f.Failed {
+			return f
+		}
+	}
+	if len(runs) == 1 {
+		return runs[0]
+	}
+	sorted := slices.Clone(runs)
+	slices.SortFunc(sorted, func(a, b report.Figure) int { return cmp.Compare(a.Value, b.Value) })
+	med := sorted[len(sorted)/2]
+	rates := make([]string, len(runs))
+	for i, f := range runs {
+		rates[i] = report.FormatCount(f.Value)
+	}
+	med.Note = fmt.Sprintf("median of %d runs (%s msg/s); the median run: %s", len(runs), strings.Join(rates, ", "), med.Note)
+	return med
+}
+
 // stageScaling measures one daemon with many scopes and many listeners and
 // the memory of an idle subscription.
 func (r *runner) stageScaling() error {
@@ -84,20 +109,28 @@ func (r *runner) stageScaling() error {
 		return err
 	}
 	r.idleMemory(d)
-	for _, k := range r.p.scopes {
-		fig, ok := r.throughput(thrRun{
-			label: fmt.Sprintf("scopes %d", k), send: p, recv: d, procs: []*agent.Process{d},
-			topics: topicsOf(fmt.Sprintf("/bench/sc/%05d/", k), k),
-			size:   r.p.scaleSize, n: r.p.scaleCount, warm: r.p.scaleCount / 10,
-			window: windowFor(r.p.scaleSize),
-		})
-		r.set(scopesKey(k), fig)
-		r.logThr(fmt.Sprintf("%d scopes", k), r.p.scaleSize, fig)
-		if !ok {
-			err := errors.New("skipped: an earlier run left the sender stuck")
-			r.failScaling(err)
-			return err
+	// The scope steps run interleaved, scaleReps rounds, so that a slow
+	// moment of the machine spoils one run of one step, not a ratio.
+	runs := map[int][]report.Figure{}
+	for rep := range r.p.scaleReps {
+		for _, k := range r.p.scopes {
+			fig, ok := r.throughput(thrRun{
+				label: fmt.Sprintf("scopes %d", k), send: p, recv: d, procs: []*agent.Process{d},
+				topics: topicsOf(fmt.Sprintf("/bench/sc/%05d/", k), k),
+				size:   r.p.scaleSize, n: r.p.scaleCount, warm: r.p.scaleCount / 10,
+				window: windowFor(r.p.scaleSize),
+			})
+			runs[k] = append(runs[k], fig)
+			r.logThr(fmt.Sprintf("%d scopes (round %d of %d)", k, rep+1, r.p.scaleReps), r.p.scaleSize, fig)
+			if !ok {
+				err := errors.New("skipped: an earlier run left the sender stuck")
+				r.failScaling(err)
+				return err
+			}
 		}
+	}
+	for _, k := range r.p.scopes {
+		r.set(scopesKey(k), medianRun(runs[k]))
 	}
 	for _, l := range r.listenerLayouts() {
 		if err := r.listenerStep(d, p, rd.Socket, l); err != nil {
@@ -169,9 +202,16 @@ func (r *runner) listenerStep(d, p *agent.Process, addr string, l listenerLayout
 			}
 		}
 	}
-	fig, ok := r.throughput(t)
-	r.set(l.key, fig)
-	r.logThr(l.what, r.p.scaleSize, fig)
+	var runs []report.Figure
+	ok := true
+	for rep := 0; rep < r.p.scaleReps && ok; rep++ {
+		var fig report.Figure
+		fig, ok = r.throughput(t)
+		t.armed = nil // the memory figure comes from the first run
+		runs = append(runs, fig)
+		r.logThr(fmt.Sprintf("%s (run %d of %d)", l.what, rep+1, r.p.scaleReps), r.p.scaleSize, fig)
+	}
+	r.set(l.key, medianRun(runs))
 	if l.mem && m1.HeapAlloc > 0 {
 		per := (float64(m1.HeapAlloc) - float64(m0.HeapAlloc)) / float64(l.k)
 		r.set(memListenerKey, report.Figure{Value: per,
