@@ -117,22 +117,11 @@ func DecodePeerState(b []byte) (PeerState, error) {
 		return PeerState{}, err
 	}
 	st.Addr = addr
-	if len(rest) < 4 {
-		return PeerState{}, fmt.Errorf("%w: truncated group count", ErrMalformed)
+	if st.Groups, rest, err = decodeGroupList(rest); err != nil {
+		return PeerState{}, err
 	}
-	n := binary.BigEndian.Uint32(rest)
-	rest = rest[4:]
-	if n > MaxEncodedGroups {
-		return PeerState{}, fmt.Errorf("%w: %d groups, limit %d", ErrMalformed, n, MaxEncodedGroups)
-	}
-	if uint64(len(rest)) != uint64(n)*uint64(len(GroupID{})) {
-		return PeerState{}, fmt.Errorf("%w: %d group bytes for %d groups", ErrMalformed, len(rest), n)
-	}
-	if n > 0 {
-		st.Groups = make([]GroupID, n)
-		for i := range st.Groups {
-			copy(st.Groups[i][:], rest[i*len(GroupID{}):])
-		}
+	if len(rest) != 0 {
+		return PeerState{}, fmt.Errorf("%w: %d bytes after the groups", ErrMalformed, len(rest))
 	}
 	if !groupsAscending(st.Groups) {
 		return PeerState{}, fmt.Errorf("%w: groups not strictly ascending", ErrMalformed)
