@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -189,7 +190,7 @@ func (r *runner) startProfiles(t thrRun) func() {
 		return func() {}
 	}
 	var started []*agent.Process
-	for _, p := range t.procs {
+	for _, p := range profiled(t, r.o.profileClients) {
 		name := fmt.Sprintf("%s-%d-%s.pprof", strings.ReplaceAll(t.label, " ", "_"), t.size, p.Name())
 		path := filepath.Join(r.o.profileDir, name)
 		if err := p.Do("profile", addrArgs{Addr: path}, setupTimeout, nil); err != nil {
@@ -205,6 +206,22 @@ func (r *runner) startProfiles(t thrRun) func() {
 			}
 		}
 	}
+}
+
+// profiled lists the processes of a run to profile: its rsbd processes,
+// and with clients its sender and receiver when they are other processes;
+// none for a peer's run.
+func profiled(t thrRun, clients bool) []*agent.Process {
+	ps := slices.Clone(t.procs)
+	if !clients || len(ps) == 0 { // a peer's run has no rsbd process
+		return ps
+	}
+	for _, p := range []*agent.Process{t.send, t.recv} {
+		if p != nil && !slices.Contains(ps, p) {
+			ps = append(ps, p)
+		}
+	}
+	return ps
 }
 
 // latRun is one ping-pong measurement.

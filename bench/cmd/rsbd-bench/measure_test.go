@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/bench/internal/agent"
 	"github.com/rsbd/rsbd/bench/internal/report"
 	"github.com/rsbd/rsbd/bench/internal/workload"
 )
@@ -69,5 +70,25 @@ func TestMedianRun(t *testing.T) {
 	}
 	if got := medianRun(runs[:1]); got.Value != 3e6 || got.Note != "c" {
 		t.Fatalf("one run: %+v", got)
+	}
+}
+
+func TestProfiled(t *testing.T) {
+	d, pub, sub := &agent.Process{}, &agent.Process{}, &agent.Process{}
+	run := thrRun{send: pub, recv: sub, procs: []*agent.Process{d}}
+	if got := profiled(run, false); len(got) != 1 || got[0] != d {
+		t.Fatalf("without clients: %v, want the daemon alone", got)
+	}
+	if got := profiled(run, true); len(got) != 3 || got[0] != d || got[1] != pub || got[2] != sub {
+		t.Fatalf("with clients: %v, want daemon, publisher, subscriber", got)
+	}
+	// A daemon that is also the receiver is profiled once.
+	run = thrRun{send: pub, recv: d, procs: []*agent.Process{d}}
+	if got := profiled(run, true); len(got) != 2 || got[0] != d || got[1] != pub {
+		t.Fatalf("receiving daemon: %v, want daemon and publisher", got)
+	}
+	// The peers' runs (no rsbd process) are never profiled.
+	if got := profiled(thrRun{send: pub, recv: sub}, true); len(got) != 0 {
+		t.Fatalf("peer run: %v, want none", got)
 	}
 }
