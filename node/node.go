@@ -119,6 +119,7 @@ func (n *Node) start() error {
 	}
 	n.registerCollectors()
 	n.registerTransportCollector()
+	n.registerMembershipCollector()
 	n.wg.Add(4)
 	go func() { defer n.wg.Done(); n.eng.run() }()
 	go func() { defer n.wg.Done(); n.deliveryLoop() }()

@@ -1,0 +1,76 @@
+package node
+
+import (
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/scope"
+)
+
+// membershipValues gathers n's membership families: family name, then
+// label value ("" for an unlabelled family) to value.
+func membershipValues(t *testing.T, n *Node) map[string]map[string]float64 {
+	t.Helper()
+	mfs, err := n.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]float64{}
+	for _, mf := range mfs {
+		for _, f := range membershipFamilies {
+			if mf.GetName() != f.name {
+				continue
+			}
+			out[f.name] = map[string]float64{}
+			for _, m := range mf.GetMetric() {
+				out[f.name][labelValue(m, f.label)] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out
+}
+
+func labelValue(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+// TestMembershipMetrics: every membership family is exported with each of
+// its label values, the values are the membership counters, and a peer's
+// Subscribe shows as states applied (or deltas) on the other node and as
+// a push on the subscriber.
+func TestMembershipMetrics(t *testing.T) {
+	nodes := startNodes(t, 2, nil)
+	a, b := nodes[0], nodes[1]
+	defer b.Subscribe(scope.MustParse("/metrics/members/"), func(*notification.Event) {})()
+
+	got := membershipValues(t, a)
+	for _, f := range membershipFamilies {
+		if len(got[f.name]) != len(f.values) {
+			t.Fatalf("%s: %v, want %d values", f.name, got[f.name], len(f.values))
+		}
+	}
+	st := a.mem.Stats()
+	for _, f := range membershipFamilies {
+		for _, v := range f.values {
+			// Counters only grow: the scrape came first.
+			if g, now := got[f.name][v.label], float64(v.value(st)); g > now {
+				t.Errorf("%s{%s=%q} = %v, above the counter's %v", f.name, f.label, v.label, g, now)
+			}
+		}
+	}
+	waitFor(t, 10*time.Second, "the peer's state applied", func() bool {
+		v := membershipValues(t, a)
+		return v["rsbd_membership_states_total"]["applied"]+v["rsbd_membership_deltas_total"]["applied"] > 0
+	})
+	if v := membershipValues(t, b); v["rsbd_membership_pushes_total"]["sent"] == 0 {
+		t.Fatalf("subscriber's pushes: %v", v["rsbd_membership_pushes_total"])
+	}
+}
