@@ -61,3 +61,39 @@ func TestBackloggedWithin(t *testing.T) {
 		t.Fatal("a huge reserve must still leave a quarter of the bound")
 	}
 }
+
+// TestHeavyQueueCount: the count of queues near a backlog threshold, which
+// lets BackloggedWithin skip looking at every connection, rises with a
+// client that does not read and falls back to zero when that client is
+// gone; a client that keeps up never raises it.
+func TestHeavyQueueCount(t *testing.T) {
+	cfg := quietConfig()
+	cfg.QueueBytes = 1 << 20
+	srv, addr := startSmallBufServer(t, cfg, HandlerFunc(func(ConnID, Frame) {}))
+	reader := dial(t, addr)
+	slow := dialSlow(t, addr)
+	waitFor(t, "connections routed", func() bool { return len(srv.Connections()) == 2 })
+	body := notification(t, "/b/", "bytes", bytes.Repeat([]byte("x"), 16<<10), 1)
+	sc := scope.MustParse("/b/")
+	for range 8 { // 128 KiB: below every floor
+		srv.Deliver(body, sc, 0)
+		recv(t, reader)
+	}
+	if n := srv.heavyQueues.Load(); n != 0 {
+		t.Fatalf("%d heavy queues while both queues are short", n)
+	}
+	waitFor(t, "the slow client's queue at a quarter of its bound", func() bool {
+		srv.Deliver(body, sc, 0)
+		recv(t, reader)
+		return srv.heavyQueues.Load() == 1
+	})
+	if !srv.BackloggedWithin(1 << 30) {
+		t.Fatal("not backlogged with the whole bound reserved")
+	}
+	_ = slow.Close()
+	waitFor(t, "the slow client gone", func() bool { return len(srv.Connections()) == 1 })
+	waitFor(t, "no heavy queue", func() bool { return srv.heavyQueues.Load() == 0 })
+	if srv.BackloggedWithin(1 << 30) {
+		t.Fatal("backlogged with no heavy queue")
+	}
+}

@@ -59,6 +59,7 @@ func (s *Server) startConn(nc net.Conn) {
 		c.raw, _ = sc.SyscallConn()
 	}
 	growUnixBuffer(nc)
+	c.q.heavy = &s.heavyQueues
 	c.log = s.log.With("conn", uint64(c.id), "remote", c.remote.String())
 	c.match.Store(newMatcher(c.parts.interest()))
 	s.conns[c.id] = c
@@ -409,6 +410,7 @@ func (c *conn) finish(orderly, published bool) {
 		c.abort(DisconnectReadError)
 	}
 	c.q.waitIdle()
+	c.q.detach()
 	_ = c.nc.Close()
 	reason := DisconnectReason(c.reason.Load() - 1)
 	if reason < 0 {

@@ -1,6 +1,9 @@
 package rsbsocket
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // pushResult is the outcome of offering a frame to a send queue.
 type pushResult int
@@ -53,6 +56,11 @@ type sendQueue struct {
 	owned   bool          // an owner writes: a writer goroutine or a flushing reader
 	final   bool          // the final drain of a flushing close is claimed
 	idle    chan struct{} // while waitIdle waits: closed once no owner is left
+	// heavy, if set, counts the server's queues at or above their backlog
+	// floor (backlogFloorLocked);
+	// isHeavy says whether this queue is counted.
+	heavy   *atomic.Int64
+	isHeavy bool
 }
 
 // queueLimits are a send queue's bounds and watermarks.
@@ -97,6 +105,41 @@ func (q *sendQueue) addLocked(body []byte) {
 	q.pending = append(q.pending, body)
 	q.frames++
 	q.bytes += len(body)
+	q.noteLocked()
+}
+
+// backlogFloorLocked reports whether the queue is at or above the lowest
+// backlog threshold BackloggedWithin may apply (its frame watermark, or
+// the lesser of its byte watermark and a quarter of its byte bound): a
+// server none of whose queues is there has no backlog, whatever the
+// reserve.
+func (q *sendQueue) backlogFloorLocked() bool {
+	return q.frames >= q.lim.highFrames || q.bytes >= min(q.lim.highBytes, q.lim.maxBytes/4)
+}
+
+// noteLocked keeps the server's count of heavy queues current after the
+// queue's depth changed.
+func (q *sendQueue) noteLocked() {
+	if h := q.backlogFloorLocked(); h != q.isHeavy && q.heavy != nil {
+		q.isHeavy = h
+		if h {
+			q.heavy.Add(1)
+		} else {
+			q.heavy.Add(-1)
+		}
+	}
+}
+
+// detach takes the queue out of the server's count of heavy queues, for a
+// connection that is gone.
+func (q *sendQueue) detach() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.isHeavy {
+		q.heavy.Add(-1)
+		q.isHeavy = false
+	}
+	q.heavy = nil
 }
 
 // push offers body to the queue up to its bounds, without waiting. When it
@@ -289,6 +332,7 @@ func (q *sendQueue) release(frames, bytes int) {
 	q.mu.Lock()
 	q.frames -= frames
 	q.bytes -= bytes
+	q.noteLocked()
 	if q.room != nil && q.frames < q.lim.highFrames && q.bytes < q.lim.highBytes {
 		close(q.room)
 		q.room = nil
@@ -319,6 +363,7 @@ func (q *sendQueue) close(flush bool) (discarded, discardedBytes int) {
 		q.pending = q.pending[:0]
 		q.frames -= discarded
 		q.bytes -= discardedBytes
+		q.noteLocked()
 	}
 	q.mu.Unlock()
 	return discarded, discardedBytes

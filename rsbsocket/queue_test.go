@@ -1,6 +1,9 @@
 package rsbsocket
 
-import "testing"
+import (
+	"sync/atomic"
+	"testing"
+)
 
 func TestSendQueueBounds(t *testing.T) {
 	q := newSendQueue(3, 10)
@@ -187,5 +190,48 @@ func TestSendQueueOfferWatermarks(t *testing.T) {
 	}
 	if res, _ := q.offer(make([]byte, 10)); res != pushClosed {
 		t.Fatalf("offer after close = %v", res)
+	}
+}
+
+// TestQueueHeavyCount: a queue counts itself heavy from its backlog floor
+// (a quarter of its byte bound here, below the high watermark) or its
+// frame watermark, and uncounts itself when it drains, is discarded or is
+// detached.
+func TestQueueHeavyCount(t *testing.T) {
+	var heavy atomic.Int64
+	q := newSendQueue(8, 1000) // high watermark 6 frames, 750 bytes; floor 250 bytes
+	q.heavy = &heavy
+	q.push(make([]byte, 200))
+	if heavy.Load() != 0 {
+		t.Fatal("heavy below the floor")
+	}
+	q.push(make([]byte, 50))
+	if heavy.Load() != 1 {
+		t.Fatal("not heavy at the floor")
+	}
+	q.push(make([]byte, 10)) // already counted: counted once
+	if heavy.Load() != 1 {
+		t.Fatalf("counted %d times", heavy.Load())
+	}
+	q.release(2, 250)
+	if heavy.Load() != 0 {
+		t.Fatal("still heavy after draining")
+	}
+	for range 6 { // the frame watermark
+		q.push(make([]byte, 1))
+	}
+	if heavy.Load() != 1 {
+		t.Fatal("not heavy at the frame watermark")
+	}
+	q.close(false)
+	if heavy.Load() != 0 {
+		t.Fatal("still heavy after the queue was discarded")
+	}
+	q2 := newSendQueue(8, 1000)
+	q2.heavy = &heavy
+	q2.push(make([]byte, 500))
+	q2.detach()
+	if heavy.Load() != 0 || q2.heavy != nil {
+		t.Fatal("still counted after detach")
 	}
 }

@@ -87,11 +87,14 @@ type Server struct {
 	log      *slog.Logger
 	stats    counters
 	nextID   atomic.Uint64
-	interGen atomic.Uint64              // counts interest changes; see InterestGeneration
-	routes   atomic.Pointer[[]*conn]    // connections past the handshake, for Deliver
-	index    atomic.Pointer[routeIndex] // routes by interest, rebuilt with routes and on interest changes
-	addr     atomic.Pointer[net.Addr]
-	done     chan struct{} // closed by Close or Shutdown
+	interGen atomic.Uint64 // counts interest changes; see InterestGeneration
+	// heavyQueues counts the send queues at or above their backlog floor,
+	// so that BackloggedWithin looks at the connections only when one is.
+	heavyQueues atomic.Int64
+	routes      atomic.Pointer[[]*conn]    // connections past the handshake, for Deliver
+	index       atomic.Pointer[routeIndex] // routes by interest, rebuilt with routes and on interest changes
+	addr        atomic.Pointer[net.Addr]
+	done        chan struct{} // closed by Close or Shutdown
 
 	mu        sync.Mutex
 	closed    bool
@@ -408,6 +411,9 @@ func (s *Server) Backlogged() bool { return s.BackloggedWithin(0) }
 // counts as backlogged once fewer than reserve bytes are left below its
 // byte bound (and at its high watermark at the latest).
 func (s *Server) BackloggedWithin(reserve int) bool {
+	if s.heavyQueues.Load() == 0 {
+		return false // no queue is near any threshold: no need to look
+	}
 	for _, c := range *s.routes.Load() {
 		frames, bytes, stalled := c.q.depth()
 		limit := min(c.q.lim.highBytes, max(c.q.lim.maxBytes-reserve, c.q.lim.maxBytes/4))
