@@ -78,23 +78,25 @@ func (s *agentState) ops() map[string]agent.Op {
 	for name, op := range map[string]agent.Op{
 		"node":        s.opNode,
 		"members":     s.opMembers,
-		"socket":      s.opSocket,
+		"socket":      dialOp(s, s.dialSocket),
 		"nats-server": s.opNATSServer,
-		"nats":        s.opNATS,
-		"recv":        s.opRecv,
-		"send":        s.opSend,
-		"go":          s.opGo,
-		"abort":       s.opAbort,
-		"ackto":       s.opAckTo,
-		"pong":        s.opPong,
-		"unpong":      s.opUnpong,
-		"ping":        s.opPing,
-		"idle-subs":   s.opIdleSubs,
-		"hold":        s.opHoldListeners,
-		"drops":       s.opDrops,
-		"memstats":    s.opMemstats,
-		"profile":     s.opProfile,
-		"unprofile":   s.opUnprofile,
+		"nats": dialOp(s, func(_ context.Context, a addrArgs) (*bus.NATS, error) {
+			return bus.DialNATSConns(a.Addr, a.Conns)
+		}),
+		"recv":      s.opRecv,
+		"send":      s.opSend,
+		"go":        s.opGo,
+		"abort":     s.opAbort,
+		"ackto":     s.opAckTo,
+		"pong":      s.opPong,
+		"unpong":    s.opUnpong,
+		"ping":      s.opPing,
+		"idle-subs": s.opIdleSubs,
+		"hold":      s.opHoldListeners,
+		"drops":     s.opDrops,
+		"memstats":  s.opMemstats,
+		"profile":   s.opProfile,
+		"unprofile": s.opUnprofile,
 	} {
 		ops[name] = op
 	}
@@ -191,19 +193,15 @@ func (s *agentState) opMembers(context.Context, json.RawMessage, agent.Progress)
 	return len(s.emb.Node().Members()), nil
 }
 
-func (s *agentState) opSocket(ctx context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
-	a, err := args[addrArgs](raw)
-	if err != nil {
-		return nil, err
-	}
+// dialSocket dials the daemon's socket for the socket operation.
+func (s *agentState) dialSocket(ctx context.Context, a addrArgs) (*bus.Socket, error) {
 	ep, err := bus.DialSocket(ctx, a.Addr, a.Conns)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		s.mu.Lock()
+		s.sockAddr = a.Addr
+		s.mu.Unlock()
 	}
-	s.mu.Lock()
-	s.sockAddr = a.Addr
-	s.mu.Unlock()
-	return nil, s.setEndpoint(ep)
+	return ep, err
 }
 
 func (s *agentState) opNATSServer(context.Context, json.RawMessage, agent.Progress) (any, error) {
@@ -215,18 +213,6 @@ func (s *agentState) opNATSServer(context.Context, json.RawMessage, agent.Progre
 	s.nats = srv
 	s.mu.Unlock()
 	return addrResult{Addr: url}, nil
-}
-
-func (s *agentState) opNATS(_ context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
-	a, err := args[addrArgs](raw)
-	if err != nil {
-		return nil, err
-	}
-	ep, err := bus.DialNATSConns(a.Addr, a.Conns)
-	if err != nil {
-		return nil, err
-	}
-	return nil, s.setEndpoint(ep)
 }
 
 func (s *agentState) opRecv(ctx context.Context, raw json.RawMessage, progress agent.Progress) (any, error) {

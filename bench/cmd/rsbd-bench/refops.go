@@ -13,13 +13,21 @@ import (
 // multicast ping-pong, and the TCP relay.
 func (s *agentState) refOps() map[string]agent.Op {
 	return map[string]agent.Op{
-		"udp-echo":   s.opUDPEcho,
-		"udp":        s.opUDP,
-		"mcast-echo": s.opMcastEcho,
-		"mcast":      s.opMcast,
-		"tcp-relay":  s.opTCPRelay,
-		"tcp-echo":   s.opTCPEcho,
-		"tcp":        s.opTCP,
+		"udp-echo": s.opUDPEcho,
+		"udp": dialOp(s, func(_ context.Context, a addrArgs) (*bus.UDPClient, error) {
+			return bus.DialUDP(a.Addr)
+		}),
+		"mcast-echo": serveOp(s, func(a addrArgs) (*bus.McastEcho, error) {
+			return bus.StartMcastEcho(a.Addr, a.Group) // joins Addr, echoes to Group
+		}),
+		"mcast": dialOp(s, func(_ context.Context, a addrArgs) (*bus.McastClient, error) {
+			return bus.DialMcast(a.Addr, a.Group) // sends to the echo at Addr, listens on Group
+		}),
+		"tcp-relay": serveOp(s, func(a relayArgs) (*bus.TCPRelay, error) { return bus.StartTCPRelay(a.Unix) }),
+		"tcp-echo":  serveOp(s, func(a addrArgs) (*bus.TCPEcho, error) { return bus.StartTCPEcho(a.Addr) }),
+		"tcp": dialOp(s, func(_ context.Context, a addrArgs) (*bus.TCPClient, error) {
+			return bus.DialTCP(a.Addr)
+		}),
 	}
 }
 
@@ -46,89 +54,44 @@ func (s *agentState) opUDPEcho(context.Context, json.RawMessage, agent.Progress)
 	return addrResult{Addr: e.Addr()}, nil
 }
 
-func (s *agentState) opUDP(_ context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
-	a, err := args[addrArgs](raw)
-	if err != nil {
-		return nil, err
+// dialOp returns an operation that decodes its arguments as A, dials an
+// endpoint with them and makes it the agent's; an endpoint the agent
+// cannot take (it has one) is closed again.
+func dialOp[A any, E bus.Endpoint](s *agentState, dial func(context.Context, A) (E, error)) agent.Op {
+	return func(ctx context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
+		a, err := args[A](raw)
+		if err != nil {
+			return nil, err
+		}
+		ep, err := dial(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.setEndpoint(ep); err != nil {
+			_ = ep.Close()
+			return nil, err
+		}
+		return nil, nil
 	}
-	ep, err := bus.DialUDP(a.Addr)
-	if err != nil {
-		return nil, err
-	}
-	return nil, s.setEndpoint(ep)
 }
 
-// opMcastEcho joins the group in Addr and echoes to the group in Group.
-func (s *agentState) opMcastEcho(_ context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
-	a, err := args[addrArgs](raw)
-	if err != nil {
-		return nil, err
+// serveOp returns an operation that decodes its arguments as A, starts a
+// reference's server side with them and keeps it until the agent ends;
+// its result is the server's address when it has one.
+func serveOp[A any, R io.Closer](s *agentState, start func(A) (R, error)) agent.Op {
+	return func(_ context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
+		a, err := args[A](raw)
+		if err != nil {
+			return nil, err
+		}
+		r, err := start(a)
+		if err != nil {
+			return nil, err
+		}
+		s.keepRef(r)
+		if ad, ok := any(r).(interface{ Addr() string }); ok {
+			return addrResult{Addr: ad.Addr()}, nil
+		}
+		return nil, nil
 	}
-	e, err := bus.StartMcastEcho(a.Addr, a.Group)
-	if err != nil {
-		return nil, err
-	}
-	s.keepRef(e)
-	return addrResult{Addr: e.Addr()}, nil
-}
-
-// opMcast makes a multicast pinger that sends to the echo at Addr and
-// listens on Group.
-func (s *agentState) opMcast(_ context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
-	a, err := args[addrArgs](raw)
-	if err != nil {
-		return nil, err
-	}
-	ep, err := bus.DialMcast(a.Addr, a.Group)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.setEndpoint(ep); err != nil {
-		_ = ep.Close()
-		return nil, err
-	}
-	return nil, nil
-}
-
-// opTCPRelay starts the relay, on a Unix socket if Unix is set.
-func (s *agentState) opTCPRelay(_ context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
-	a, err := args[relayArgs](raw)
-	if err != nil {
-		return nil, err
-	}
-	r, err := bus.StartTCPRelay(a.Unix)
-	if err != nil {
-		return nil, err
-	}
-	s.keepRef(r)
-	return addrResult{Addr: r.Addr()}, nil
-}
-
-func (s *agentState) opTCPEcho(_ context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
-	a, err := args[addrArgs](raw)
-	if err != nil {
-		return nil, err
-	}
-	e, err := bus.StartTCPEcho(a.Addr)
-	if err != nil {
-		return nil, err
-	}
-	s.keepRef(e)
-	return nil, nil
-}
-
-func (s *agentState) opTCP(_ context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
-	a, err := args[addrArgs](raw)
-	if err != nil {
-		return nil, err
-	}
-	ep, err := bus.DialTCP(a.Addr)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.setEndpoint(ep); err != nil {
-		_ = ep.Close()
-		return nil, err
-	}
-	return nil, nil
 }
