@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/internal/syncbuf"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
 )
@@ -85,7 +85,7 @@ type daemon struct {
 	netns string // network namespace the daemon runs in; "" for the test's
 	args  []string
 	env   []string
-	logs  *logBuffer
+	logs  *syncbuf.Buffer
 	info  readyInfo
 
 	mu       sync.Mutex
@@ -99,7 +99,7 @@ type daemon struct {
 // the fast local memberlist profile, joined to the cluster's first daemon.
 func (c *cluster) start(name string, o opts) *daemon {
 	c.t.Helper()
-	d := &daemon{t: c.t, name: name, dir: c.t.TempDir(), netns: o.netns, logs: &logBuffer{}}
+	d := &daemon{t: c.t, name: name, dir: c.t.TempDir(), netns: o.netns, logs: &syncbuf.Buffer{}}
 	d.args = []string{"--local", "--name", name, "--group-pool", c.pool,
 		"--socket-addr", "127.0.0.1:0", "--gossip-addr", "127.0.0.1:0", "--data-addr", "127.0.0.1:0",
 		"--metrics-addr", "127.0.0.1:0", "--ready-file", filepath.Join(d.dir, "ready.json"), "--log-format", "json"}
@@ -157,11 +157,11 @@ func (d *daemon) run(args []string) {
 		}
 		select {
 		case <-exited:
-			d.t.Fatalf("%s exited before it was ready (%v):\n%s", d.name, d.err, d.logs.tail(logTailLines))
+			d.t.Fatalf("%s exited before it was ready (%v):\n%s", d.name, d.err, d.logs.Tail(logTailLines))
 		case <-time.After(pollEvery):
 		}
 		if time.Now().After(deadline) {
-			d.t.Fatalf("%s not ready after %v:\n%s", d.name, startTimeout, d.logs.tail(logTailLines))
+			d.t.Fatalf("%s not ready after %v:\n%s", d.name, startTimeout, d.logs.Tail(logTailLines))
 		}
 	}
 }
@@ -250,7 +250,7 @@ func (d *daemon) cleanup() {
 		d.wait(stopTimeout)
 	}
 	if d.t.Failed() {
-		d.t.Logf("--- last log lines of %s:\n%s", d.name, d.logs.tail(logTailLines))
+		d.t.Logf("--- last log lines of %s:\n%s", d.name, d.logs.Tail(logTailLines))
 	}
 }
 
@@ -320,33 +320,6 @@ func (c *cluster) waitPeers(timeout time.Duration) time.Duration {
 		}
 		return true
 	})
-}
-
-// logBuffer collects a daemon's output.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// tail returns the last n lines.
-func (l *logBuffer) tail(n int) string {
-	lines := strings.Split(strings.TrimRight(l.String(), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // waitFor polls cond until it holds, failing the test after timeout; it

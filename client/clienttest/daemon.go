@@ -1,7 +1,6 @@
 package clienttest
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/internal/syncbuf"
 )
 
 var (
@@ -70,7 +71,7 @@ type Daemon struct {
 	PID int `json:"pid"`
 
 	cmd    *exec.Cmd
-	logs   *syncBuffer
+	logs   *syncbuf.Buffer
 	exited chan struct{}
 }
 
@@ -137,7 +138,7 @@ func startDaemon(t testing.TB, bin string, args []string) *Daemon {
 		t.Fatal(err)
 	}
 	ready := filepath.Join(dir, "ready.json")
-	d := &Daemon{logs: &syncBuffer{}, exited: make(chan struct{})}
+	d := &Daemon{logs: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	d.cmd = exec.Command(bin, append(args, "--ready-file", ready)...)
 	d.cmd.Dir = dir
 	d.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "RSB_CONFIG_FILES=" + conf}
@@ -177,24 +178,4 @@ func (d *Daemon) stop(t testing.TB) {
 	if t.Failed() {
 		t.Logf("rsbd %s logs:\n%s", d.SocketAddr, d.logs)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a process's concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-// Write appends p.
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// String returns what was written, trimmed.
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.TrimSpace(s.b.String())
 }

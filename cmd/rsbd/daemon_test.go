@@ -14,38 +14,20 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rsbd/rsbd/config"
+	"github.com/rsbd/rsbd/internal/syncbuf"
 	"github.com/rsbd/rsbd/rsbsocket"
 )
-
-// syncBuffer is a bytes.Buffer safe for the daemon's and the test's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // runArgs runs the daemon in-process with args and env and no
 // configuration files; signals feeds it.
 func runArgs(t *testing.T, signals chan os.Signal, env []string, args ...string) (int, string, string) {
 	t.Helper()
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	code := run(process{args: args, environ: env, stdout: &stdout, stderr: &stderr, signals: signals,
 		load: config.LoadOptions{Files: []string{}}})
 	return code, stdout.String(), stderr.String()
@@ -110,7 +92,7 @@ func TestServeUntilSignal(t *testing.T) {
 	pool := fmt.Sprintf("239.255.%d.0:%d", 20+rand.IntN(200), 20000+rand.IntN(10000))
 	signals := make(chan os.Signal, 2)
 	done := make(chan int, 1)
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	go func() {
 		done <- run(process{
 			args: append([]string{"--socket-addr", "127.0.0.1:0", "--gossip-addr", "127.0.0.1:0", "--data-addr", "127.0.0.1:0",
