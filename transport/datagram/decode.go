@@ -93,19 +93,30 @@ func decodeHeader(b []byte, d *Datagram) error {
 	return nil
 }
 
-func decodeRecords(body []byte, d *Datagram) error {
+// readCount reads the item count that starts a records or ranges body and
+// checks it against limit and the bytes left, each item taking at least
+// minSize of them; it returns the count and the items' bytes.
+func readCount(body []byte, limit, minSize int) (int, []byte, error) {
 	if len(body) < countSize {
-		return ErrShort
+		return 0, nil, ErrShort
 	}
 	count := int(be.Uint16(body))
 	body = body[countSize:]
 	switch {
 	case count == 0:
-		return ErrEmpty
-	case count > MaxRecords:
-		return ErrTooMany
-	case count*(RecordOverhead+1) > len(body):
-		return ErrShort
+		return 0, nil, ErrEmpty
+	case count > limit:
+		return 0, nil, ErrTooMany
+	case count*minSize > len(body):
+		return 0, nil, ErrShort
+	}
+	return count, body, nil
+}
+
+func decodeRecords(body []byte, d *Datagram) error {
+	count, body, err := readCount(body, MaxRecords, RecordOverhead+1)
+	if err != nil {
+		return err
 	}
 	recs := d.Records[:0]
 	if cap(recs) < count {
@@ -148,19 +159,11 @@ func decodeHeartbeat(body []byte, d *Datagram) error {
 }
 
 func decodeRanges(body []byte, d *Datagram) error {
-	if len(body) < countSize {
-		return ErrShort
+	count, body, err := readCount(body, MaxNackRanges, rangeSize)
+	if err != nil {
+		return err
 	}
-	count := int(be.Uint16(body))
-	body = body[countSize:]
-	switch {
-	case count == 0:
-		return ErrEmpty
-	case count > MaxNackRanges:
-		return ErrTooMany
-	case count*rangeSize > len(body):
-		return ErrShort
-	case count*rangeSize < len(body):
+	if count*rangeSize < len(body) {
 		return ErrTrailing
 	}
 	rs := d.Ranges[:0]
