@@ -3,6 +3,7 @@ package rsbsocket
 import (
 	"errors"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -16,12 +17,21 @@ type flushState struct {
 	bytes   int
 }
 
-// add notes a frame of n bytes forwarded to c.
+// add notes a frame of n bytes forwarded to c. A target is noted once
+// while the flush may still write on the reader's goroutine (up to
+// directTargetsMax targets, found by a scan), so frames that alternate
+// between a few targets do not pass for many; past that, only a repeat of
+// the last target is left out (a flush starts a writer once per target).
 func (f *flushState) add(c *conn, n int) {
-	if k := len(f.targets); k == 0 || f.targets[k-1] != c {
-		f.targets = append(f.targets, c)
-	}
 	f.bytes += n
+	k := len(f.targets)
+	if k > 0 && f.targets[k-1] == c {
+		return
+	}
+	if k <= directTargetsMax && slices.Contains(f.targets, c) {
+		return
+	}
+	f.targets = append(f.targets, c)
 }
 
 // due reports whether the reader has forwarded enough since its last flush

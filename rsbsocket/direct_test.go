@@ -182,3 +182,36 @@ func TestDeliverBatchManyTargets(t *testing.T) {
 		t.Fatalf("writer starts %d, direct writes %d", st.WriterStarts, st.DirectWrites)
 	}
 }
+
+// TestFlushStateNotesTargetsOnce: frames alternating between a few targets
+// note each once, so a flush to them still writes on the reader's own
+// goroutine; past directTargetsMax targets the list only grows.
+func TestFlushStateNotesTargetsOnce(t *testing.T) {
+	var f flushState
+	cs := make([]*conn, directTargetsMax+4)
+	for i := range cs {
+		cs[i] = &conn{}
+	}
+	for range 50 { // round-robin over three targets
+		for _, c := range cs[:3] {
+			f.add(c, 10)
+		}
+	}
+	if len(f.targets) != 3 || f.bytes != 1500 {
+		t.Fatalf("%d targets, %d bytes; want 3 and 1500", len(f.targets), f.bytes)
+	}
+	for _, c := range cs[:directTargetsMax] {
+		f.add(c, 1)
+	}
+	if len(f.targets) != directTargetsMax {
+		t.Fatalf("%d targets, want %d", len(f.targets), directTargetsMax)
+	}
+	for range 2 {
+		for _, c := range cs {
+			f.add(c, 1)
+		}
+	}
+	if len(f.targets) <= directTargetsMax {
+		t.Fatalf("%d targets for %d distinct ones: the flush would write them on the reader", len(f.targets), len(cs))
+	}
+}
