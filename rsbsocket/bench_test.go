@@ -154,3 +154,73 @@ func BenchmarkRelayRoundTrip(b *testing.B) {
 	_ = pong.Close()
 	<-done
 }
+
+// BenchmarkRelayFanOut measures 64-byte frames from one publisher (batches
+// of 64, as in BenchmarkRelay) to every one of subs subscriber connections
+// (each interested in everything), so the publisher's reader forwards each
+// frame to all of them in turn. frames/s counts published frames.
+func BenchmarkRelayFanOut(b *testing.B) {
+	for _, subs := range []int{1, 2, 4, 16} {
+		b.Run(fmt.Sprintf("subs=%d", subs), func(b *testing.B) { benchFanOut(b, subs) })
+	}
+}
+
+func benchFanOut(b *testing.B, subs int) {
+	s, addr := startServer(b, quietConfig(), nil)
+	pub := dial(b, addr)
+	connOf(b, s, pub)
+	body := notification(b, "/bench/fanout/", "bytes", bytes.Repeat([]byte{'p'}, 64), 0)
+	const window, batchSize = 1024, 64
+	credits := make([]chan struct{}, subs)
+	done := make(chan error, subs)
+	for k := range subs {
+		sub := dial(b, addr)
+		connOf(b, s, sub)
+		credits[k] = make(chan struct{}, window)
+		for range window {
+			credits[k] <- struct{}{}
+		}
+		go func() {
+			for i := 0; i < b.N; i++ {
+				_ = sub.SetReadDeadline(time.Now().Add(testTimeout))
+				if _, err := sub.Recv(); err != nil {
+					done <- err
+					return
+				}
+				credits[k] <- struct{}{}
+			}
+			done <- nil
+		}()
+	}
+	frames := make([][]byte, 0, batchSize)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		for _, c := range credits {
+			<-c
+		}
+		frames = append(frames, body)
+		if len(frames) == batchSize || len(credits[0]) == 0 || i == b.N-1 {
+			if err := pub.SendMany(frames); err != nil {
+				b.Fatal(err)
+			}
+			frames = frames[:0]
+		}
+	}
+	for range subs {
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "frames/s")
+	st := s.Stats()
+	b.ReportMetric(float64(st.DirectWrites)/float64(b.N), "directwrites/frame")
+	b.ReportMetric(float64(st.WriterStarts)/float64(b.N), "writerstarts/frame")
+	if d := st.Drops[DropQueueFull]; d != 0 {
+		b.Fatalf("%d frames dropped", d)
+	}
+}
