@@ -102,8 +102,9 @@ func FuzzPacker(f *testing.F) {
 	f.Fuzz(func(t *testing.T, limit16 uint16, mult uint8, ops []byte) {
 		limit := int(limit16)
 		p, err := NewPacker(limit)
-		if err != nil {
-			if DataCapacity(limit) >= 1 {
+		valid := DataCapacity(limit) >= 1 && limit <= MaxDatagramSize
+		if err != nil || !valid {
+			if valid || !errors.Is(err, ErrTooLarge) {
 				t.Fatalf("NewPacker(%d): %v", limit, err)
 			}
 			return
