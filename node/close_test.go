@@ -1,0 +1,80 @@
+package node
+
+import (
+	"bytes"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/scope"
+)
+
+// TestCloseLeavesNoGoroutines: two joined nodes that carried events
+// (small and fragmented) between an embedded subscriber and socket clients
+// leave no goroutine behind once the clients and the nodes are closed; an
+// embedding program can start and stop nodes for as long as it runs.
+func TestCloseLeavesNoGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	func() {
+		pool := testPool()
+		a, err := New(testConfig(t, pool), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		cb := testConfig(t, pool)
+		cb.Join = []string{a.GossipAddr().String()}
+		b, err := New(cb, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		waitFor(t, 10*time.Second, "cluster formed", func() bool { return len(a.Members()) == 1 })
+
+		var got collector
+		cancel := b.Subscribe(scope.MustParse("/leak/"), got.handle)
+		sub := dialSocket(t, b)
+		if err := sub.Send(helloBody(t, 1, "/leak/")); err != nil {
+			t.Fatal(err)
+		}
+		pub := dialSocket(t, a)
+		waitFor(t, 10*time.Second, "interest gossiped", func() bool { return a.interest().Wanted(groupID("/leak/")) })
+		big := bytes.Repeat([]byte("x"), 3<<20)
+		for i, data := range [][]byte{[]byte("small"), big} {
+			body, err := notification.Marshal(testEvent("/leak/x/", uint32(i), data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := pub.Send(body); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitFor(t, 10*time.Second, "both events at b", func() bool { return got.len() == 2 })
+		cancel()
+		_ = sub.Close()
+		_ = pub.Close()
+	}()
+	deadline := time.Now().Add(15 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			t.Fatalf("%d goroutines after Close, %d before:\n%s", runtime.NumGoroutine(), before, ours(string(buf)))
+		}
+		tm := time.NewTimer(10 * time.Millisecond)
+		<-tm.C
+	}
+}
+
+// ours keeps the goroutine dumps that are not the test runner's.
+func ours(dump string) string {
+	var keep []string
+	for _, g := range strings.Split(dump, "\n\n") {
+		if !strings.Contains(g, "testing.(*T).Run") && !strings.Contains(g, "testing.tRunner") {
+			keep = append(keep, g)
+		}
+	}
+	return strings.Join(keep, "\n\n")
+}
