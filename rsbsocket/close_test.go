@@ -1,0 +1,79 @@
+package rsbsocket
+
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rsbd/rsbd/scope"
+)
+
+// TestCloseLeavesNoGoroutines: a server with a publisher, a subscriber that
+// reads and one that does not (a writer goroutine blocked on its socket,
+// publishers waiting for its room) leaves no goroutine behind after Close,
+// or after a Shutdown whose context ends while the stuck client still
+// holds frames.
+func TestCloseLeavesNoGoroutines(t *testing.T) {
+	for _, orderly := range []bool{false, true} {
+		name := "close"
+		if orderly {
+			name = "shutdown"
+		}
+		t.Run(name, func(t *testing.T) {
+			before := runtime.NumGoroutine()
+			cfg := quietConfig()
+			cfg.QueueBytes = 1 << 20
+			srv, addr := startSmallBufServer(t, cfg, HandlerFunc(func(ConnID, Frame) {}))
+			reader := dial(t, addr)
+			stuck := dialSlow(t, addr)
+			pub := dial(t, addr)
+			waitFor(t, "connections routed", func() bool { return len(srv.Connections()) == 3 })
+			body := notification(t, "/c/", "bytes", bytes.Repeat([]byte("x"), 16<<10), 1)
+			sc := scope.MustParse("/c/")
+			waitFor(t, "the stuck client's backlog", func() bool {
+				srv.Deliver(body, sc, 0)
+				recv(t, reader)
+				return srv.BackloggedWithin(1 << 30)
+			})
+			for range 8 { // frames the publisher's reader forwards, waiting for room
+				if err := pub.Send(body); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if orderly {
+				ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+				defer cancel()
+				_ = srv.Shutdown(ctx)
+			} else {
+				_ = srv.Close()
+			}
+			for _, c := range []*ClientConn{reader, stuck, pub} {
+				_ = c.Close()
+			}
+			deadline := time.Now().Add(15 * time.Second)
+			for runtime.NumGoroutine() > before {
+				if time.Now().After(deadline) {
+					buf := make([]byte, 1<<20)
+					buf = buf[:runtime.Stack(buf, true)]
+					t.Fatalf("%d goroutines after closing, %d before:\n%s", runtime.NumGoroutine(), before, notRunner(string(buf)))
+				}
+				tm := time.NewTimer(5 * time.Millisecond)
+				<-tm.C
+			}
+		})
+	}
+}
+
+// notRunner keeps the goroutine dumps that are not the test runner's.
+func notRunner(dump string) string {
+	var keep []string
+	for _, g := range strings.Split(dump, "\n\n") {
+		if !strings.Contains(g, "testing.tRunner") && !strings.Contains(g, "testing.(*T).Run") {
+			keep = append(keep, g)
+		}
+	}
+	return strings.Join(keep, "\n\n")
+}
