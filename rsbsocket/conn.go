@@ -1,8 +1,6 @@
 package rsbsocket
 
 import (
-	"bufio"
-	"encoding/binary"
 	"errors"
 	"io"
 	"log/slog"
@@ -130,57 +128,6 @@ func (c *conn) publish() {
 	s.interestChanged()
 }
 
-// readLoop reads, checks, forwards and hands on frames until the client's
-// EOF (orderly is then true) or an error.
-//
-// A run of introspection frames that change the client's participants (a
-// client announcing many listeners at once) is learnt as a whole: their
-// interest takes effect once, before the Handler sees the first of them,
-// and the Handler gets them, in order, before any later frame. A client
-// announcing N participants thus costs N interest updates only when it
-// sends them one at a time.
-func (c *conn) readLoop() (orderly bool) {
-	s := c.srv
-	r := connReader{src: c.nc, r: bufio.NewReaderSize(c.nc, readBufferMin)}
-	run := 0 // introspection frames learnt in a row
-	for {
-		body, err := r.next(s.cfg.MaxFrameSize)
-		if err != nil {
-			c.handOn(nil)
-			return c.readFailed(err)
-		}
-		f, err := ParseFrame(body)
-		if err != nil {
-			c.handOn(nil)
-			s.stats.drop(DropMalformed, 1)
-			c.setReason(DisconnectMalformed)
-			c.log.Warn("closing connection: frame is not a notification", "err", err, "size", len(body))
-			return false
-		}
-		s.stats.framesIn.Add(1)
-		s.stats.bytesIn.Add(uint64(len(body)))
-		learnt := c.learn(&f)
-		s.forward(c, body, f.Scope)
-		if learnt {
-			c.held = append(c.held, f)
-			if run++; run == heldGrowAfter {
-				r.grow() // announcing many participants: read more at once
-			}
-			if r.ready() && len(c.held) < heldFramesMax && !c.flushing.due() {
-				continue // the next frame is buffered: learn it too
-			}
-			c.handOn(nil)
-			continue
-		}
-		run = 0
-		if !r.ready() || c.flushing.due() {
-			// Before the reader may block: on the socket or in the Handler.
-			c.flushTargets()
-		}
-		c.handOn(&f)
-	}
-}
-
 // handOn applies what the held introspection frames taught, flushes the
 // forwarded frames and hands the held frames, then f (when not nil), to the
 // Handler.
@@ -202,53 +149,6 @@ func (c *conn) handOn(f *Frame) {
 	if cap(c.held) > keepTargetsCap {
 		c.held = nil
 	}
-}
-
-// connReader reads a connection's frames. Its buffer starts small, so that
-// an idle client costs little, and grows once the client has sent enough
-// small frames to be busy (readUpgradeBytes). Large bodies bypass the buffer
-// whatever its size.
-type connReader struct {
-	src   io.Reader // the connection
-	r     *bufio.Reader
-	small int // bytes of small frames read through the small buffer; -1 once grown
-}
-
-// ready reports whether a whole frame is buffered, so that the next call of
-// next returns without reading from the connection.
-func (cr *connReader) ready() bool {
-	n := cr.r.Buffered()
-	if n < headerSize {
-		return false
-	}
-	h, err := cr.r.Peek(headerSize)
-	return err == nil && n-headerSize >= int(binary.LittleEndian.Uint32(h))
-}
-
-// next reads one frame body.
-func (cr *connReader) next(maxSize int) ([]byte, error) {
-	body, err := ReadFrame(cr.r, maxSize, nil)
-	if err != nil || cr.small < 0 || len(body)+headerSize >= readBufferSize {
-		return body, err
-	}
-	cr.small += len(body) + headerSize
-	if cr.small >= readUpgradeBytes {
-		cr.grow()
-	}
-	return body, nil
-}
-
-// grow moves to the large buffer, for a client that is busy.
-func (cr *connReader) grow() {
-	if cr.small < 0 {
-		return
-	}
-	// What the small buffer still holds is read through it first.
-	src := cr.src
-	if cr.r.Buffered() > 0 {
-		src = cr.r
-	}
-	cr.r, cr.small = bufio.NewReaderSize(src, readBufferSize), -1
 }
 
 // readFailed classifies a read error; it reports whether it was a clean EOF.

@@ -1,0 +1,150 @@
+package rsbsocket
+
+import (
+	"bufio"
+	"encoding/binary"
+	"io"
+
+	"golang.org/x/sys/unix"
+)
+
+// readState is what a connection's reader keeps between the runs of
+// frames it handles: on the heap, so that the reader waits for a light
+// connection's next frame in a shallow frame (waitReadable) and an idle
+// connection's goroutine stack can shrink to its minimum.
+type readState struct {
+	r   connReader
+	run int // introspection frames learnt in a row
+	// event says the last frame was an event, not introspection: the
+	// client publishes, and its next frame may well come at once.
+	event bool
+}
+
+// readLoop reads, checks, forwards and hands on frames until the client's
+// EOF (orderly is then true) or an error. A connection that has sent
+// nothing yet or introspection last (a listening client, which then stays
+// silent), still reading through its small buffer, waits for its next frame
+// in waitReadable, so that its stack can shrink while it idles; a client
+// that publishes blocks in its read, without waitReadable's extra system
+// call.
+func (c *conn) readLoop() (orderly bool) {
+	st := &readState{r: connReader{src: c.nc, r: bufio.NewReaderSize(c.nc, readBufferMin)}}
+	for {
+		if c.raw != nil && !st.event && st.r.small >= 0 && st.r.r.Buffered() == 0 {
+			c.waitReadable()
+		}
+		if done, orderly := c.readRun(st); done {
+			return orderly
+		}
+	}
+}
+
+// waitReadable returns once the connection has data, has ended or failed
+// (its next read then says which), or is closed. It checks with a
+// non-blocking peek, so data the socket already holds is never waited for.
+func (c *conn) waitReadable() {
+	var b [1]byte
+	_ = c.raw.Read(func(fd uintptr) bool {
+		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		return err != unix.EAGAIN
+	})
+}
+
+// readRun reads, checks, forwards and hands on frames until its buffer is
+// empty (it reads at least one frame, which may block) or the connection
+// ended: done is then true, and orderly after the client's EOF.
+//
+// A run of introspection frames that change the client's participants (a
+// client announcing many listeners at once) is learnt as a whole: their
+// interest takes effect once, before the Handler sees the first of them,
+// and the Handler gets them, in order, before any later frame. A client
+// announcing N participants thus costs N interest updates only when it
+// sends them one at a time.
+func (c *conn) readRun(st *readState) (done, orderly bool) {
+	s, r := c.srv, &st.r
+	for first := true; first || r.r.Buffered() > 0; first = false {
+		body, err := r.next(s.cfg.MaxFrameSize)
+		if err != nil {
+			c.handOn(nil)
+			return true, c.readFailed(err)
+		}
+		f, err := ParseFrame(body)
+		if err != nil {
+			c.handOn(nil)
+			s.stats.drop(DropMalformed, 1)
+			c.setReason(DisconnectMalformed)
+			c.log.Warn("closing connection: frame is not a notification", "err", err, "size", len(body))
+			return true, false
+		}
+		s.stats.framesIn.Add(1)
+		s.stats.bytesIn.Add(uint64(len(body)))
+		learnt := c.learn(&f)
+		st.event = !learnt
+		s.forward(c, body, f.Scope)
+		if learnt {
+			c.held = append(c.held, f)
+			if st.run++; st.run == heldGrowAfter {
+				r.grow() // announcing many participants: read more at once
+			}
+			if r.ready() && len(c.held) < heldFramesMax && !c.flushing.due() {
+				continue // the next frame is buffered: learn it too
+			}
+			c.handOn(nil)
+			continue
+		}
+		st.run = 0
+		if !r.ready() || c.flushing.due() {
+			// Before the reader may block: on the socket or in the Handler.
+			c.flushTargets()
+		}
+		c.handOn(&f)
+	}
+	return false, false
+}
+
+// connReader reads a connection's frames. Its buffer starts small, so that
+// an idle client costs little, and grows once the client has sent enough
+// small frames to be busy (readUpgradeBytes). Large bodies bypass the buffer
+// whatever its size.
+type connReader struct {
+	src   io.Reader // the connection
+	r     *bufio.Reader
+	small int // bytes of small frames read through the small buffer; -1 once grown
+}
+
+// ready reports whether a whole frame is buffered, so that the next call of
+// next returns without reading from the connection.
+func (cr *connReader) ready() bool {
+	n := cr.r.Buffered()
+	if n < headerSize {
+		return false
+	}
+	h, err := cr.r.Peek(headerSize)
+	return err == nil && n-headerSize >= int(binary.LittleEndian.Uint32(h))
+}
+
+// next reads one frame body.
+func (cr *connReader) next(maxSize int) ([]byte, error) {
+	body, err := ReadFrame(cr.r, maxSize, nil)
+	if err != nil || cr.small < 0 || len(body)+headerSize >= readBufferSize {
+		return body, err
+	}
+	cr.small += len(body) + headerSize
+	if cr.small >= readUpgradeBytes {
+		cr.grow()
+	}
+	return body, nil
+}
+
+// grow moves to the large buffer, for a client that is busy.
+func (cr *connReader) grow() {
+	if cr.small < 0 {
+		return
+	}
+	// What the small buffer still holds is read through it first.
+	src := cr.src
+	if cr.r.Buffered() > 0 {
+		src = cr.r
+	}
+	cr.r, cr.small = bufio.NewReaderSize(src, readBufferSize), -1
+}
