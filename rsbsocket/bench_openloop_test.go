@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"runtime"
 	"sync/atomic"
@@ -99,9 +100,10 @@ func BenchmarkIdleConnMemory(b *testing.B) {
 }
 
 // idleConnMemory measures what n idle connections add to the heap and the
-// stacks of a fresh server.
+// stacks of a fresh server, which logs as the daemon does by default (text,
+// level Info).
 func idleConnMemory(b *testing.B, n int) (heap, stack float64) {
-	s, err := NewServer(quietConfig(), nil)
+	s, err := NewServer(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package rsbsocket
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -21,7 +22,7 @@ type conn struct {
 	srv        *Server
 	nc         net.Conn
 	remote     net.Addr
-	log        *slog.Logger
+	log        atomic.Pointer[slog.Logger] // built on first use: see logAt
 	q          *sendQueue
 	match      atomic.Pointer[matcher]
 	parts      *participants   // owned by the reader
@@ -58,7 +59,6 @@ func (s *Server) startConn(nc net.Conn) {
 	}
 	growUnixBuffer(nc)
 	c.q.heavy = &s.heavyQueues
-	c.log = s.log.With("conn", uint64(c.id), "remote", c.remote.String())
 	c.match.Store(newMatcher(c.parts.interest()))
 	s.conns[c.id] = c
 	s.wg.Add(1)
@@ -92,7 +92,7 @@ func (c *conn) serve() {
 	if err := c.handshake(); err != nil {
 		c.setReason(classifyWriteError(err))
 		c.srv.stats.drop(DropHandshake, 1)
-		c.log.Info("handshake failed", "err", err)
+		c.logAt(slog.LevelInfo, "handshake failed", "err", err)
 		c.finish(false, false)
 		return
 	}
@@ -124,7 +124,7 @@ func (c *conn) publish() {
 		s.rebuildRoutesLocked()
 	}
 	s.mu.Unlock()
-	c.log.Debug("client connected")
+	c.logAt(slog.LevelDebug, "client connected")
 	s.interestChanged()
 }
 
@@ -161,14 +161,14 @@ func (c *conn) readFailed(err error) bool {
 	case errors.Is(err, ErrFrameTooLarge):
 		s.stats.drop(DropFrameTooLarge, 1)
 		c.setReason(DisconnectFrameTooLarge)
-		c.log.Warn("closing connection: frame too large", "err", err)
+		c.logAt(slog.LevelWarn, "closing connection: frame too large", "err", err)
 	case errors.Is(err, ErrEmptyFrame):
 		s.stats.drop(DropMalformed, 1)
 		c.setReason(DisconnectMalformed)
-		c.log.Warn("closing connection: empty frame")
+		c.logAt(slog.LevelWarn, "closing connection: empty frame")
 	default:
 		if c.setReason(DisconnectReadError) {
-			c.log.Info("read failed", "err", err)
+			c.logAt(slog.LevelInfo, "read failed", "err", err)
 		}
 	}
 	return false
@@ -199,7 +199,7 @@ func (c *conn) applyInterest() {
 	}
 	c.match.Store(newMatcher(in))
 	c.srv.reindex()
-	c.log.Debug("interest changed", "all", in.All, "scopes", len(in.Scopes))
+	c.logAt(slog.LevelDebug, "interest changed", "all", in.All, "scopes", len(in.Scopes))
 	c.srv.interestChanged()
 }
 
@@ -248,11 +248,11 @@ func (c *conn) settle(res pushResult, body []byte) bool {
 	}
 	if s.cfg.SlowClientPolicy == SlowClientDisconnect {
 		if c.setReason(DisconnectSlowClient) {
-			c.log.Warn("closing connection: " + why)
+			c.logAt(slog.LevelWarn, "closing connection: "+why)
 		}
 		c.abort(DisconnectSlowClient)
 	} else if !c.warnedFull.Swap(true) {
-		c.log.Warn(why + ", dropping frames for this client")
+		c.logAt(slog.LevelWarn, why+", dropping frames for this client")
 	}
 	return false
 }
@@ -324,7 +324,7 @@ func (c *conn) finish(orderly, published bool) {
 		}
 		s.interestChanged()
 	}
-	c.log.Debug("client disconnected", "reason", reason.String())
+	c.logAt(slog.LevelDebug, "client disconnected", "reason", reason.String())
 }
 
 // classifyWriteError maps a write error to a disconnect reason.
@@ -334,4 +334,22 @@ func classifyWriteError(err error) DisconnectReason {
 		return DisconnectTimeout
 	}
 	return DisconnectWriteError
+}
+
+// logAt logs msg at level with the connection's id and remote address. The
+// connection's logger is built on the first message its level lets through,
+// so that the many connections that never log hold none.
+func (c *conn) logAt(level slog.Level, msg string, args ...any) {
+	ctx := context.Background()
+	if !c.srv.log.Enabled(ctx, level) {
+		return
+	}
+	l := c.log.Load()
+	if l == nil {
+		l = c.srv.log.With("conn", uint64(c.id), "remote", c.remote.String())
+		if !c.log.CompareAndSwap(nil, l) {
+			l = c.log.Load()
+		}
+	}
+	l.Log(ctx, level, msg, args...)
 }

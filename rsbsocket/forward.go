@@ -1,6 +1,7 @@
 package rsbsocket
 
 import (
+	"log/slog"
 	"time"
 
 	"github.com/rsbd/rsbd/scope"
@@ -80,7 +81,7 @@ func (r *conn) waitRoom(c *conn, body []byte, deadline time.Time) bool {
 	res, newly := c.q.stall(body)
 	if newly {
 		s.stats.stalls.Add(1)
-		c.log.Debug("client stalled", "stall_timeout", s.cfg.StallTimeout)
+		c.logAt(slog.LevelDebug, "client stalled", "stall_timeout", s.cfg.StallTimeout)
 	}
 	return c.settle(res, body)
 }

@@ -1,6 +1,9 @@
 package rsbsocket
 
-import "time"
+import (
+	"log/slog"
+	"time"
+)
 
 // handoff is what a flushing reader passes to the writer goroutine it
 // starts: the unwritten rest of a frame run the socket took only partly
@@ -141,7 +144,7 @@ func (c *conn) wrote(n, bytes int) {
 func (c *conn) writeFailed(err error, rest [][]byte) error {
 	reason := classifyWriteError(err)
 	if c.setReason(reason) {
-		c.log.Info("write failed, closing connection", "err", err)
+		c.logAt(slog.LevelInfo, "write failed, closing connection", "err", err)
 	}
 	bytes := 0
 	for _, b := range rest {
@@ -169,6 +172,6 @@ func (c *conn) closeWrite() {
 		return
 	}
 	if err := cw.CloseWrite(); err != nil {
-		c.log.Debug("shutdown of sending side failed", "err", err)
+		c.logAt(slog.LevelDebug, "shutdown of sending side failed", "err", err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/binary"
 	"io"
+	"log/slog"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,7 +20,17 @@ type readState struct {
 	// event says the last frame was an event, not introspection: the
 	// client publishes, and its next frame may well come at once.
 	event bool
+	// ready is waitReadable's check, made once per connection (a closure
+	// made per wait would be allocated per wait); peek is its buffer.
+	ready func(fd uintptr) bool
+	peek  [1]byte
 }
+
+// smallReaders holds the small read buffers of connections that wait
+// idle: a listening connection takes one when a frame comes and gives it
+// back once it has read everything, so that thousands of idle listeners
+// hold no read buffer.
+var smallReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferMin) }}
 
 // readLoop reads, checks, forwards and hands on frames until the client's
 // EOF (orderly is then true) or an error. A connection that has sent
@@ -28,26 +40,36 @@ type readState struct {
 // that publishes blocks in its read, without waitReadable's extra system
 // call.
 func (c *conn) readLoop() (orderly bool) {
-	st := &readState{r: connReader{src: c.nc, r: bufio.NewReaderSize(c.nc, readBufferMin)}}
+	st := &readState{r: connReader{src: c.nc}}
+	st.ready = peekReady(&st.peek)
+	defer st.r.release()
 	for {
-		if c.raw != nil && !st.event && st.r.small >= 0 && st.r.r.Buffered() == 0 {
-			c.waitReadable()
+		if c.raw != nil && !st.event && st.r.small >= 0 && st.r.empty() {
+			st.r.release()
+			c.waitReadable(st.ready)
 		}
+		st.r.take()
 		if done, orderly := c.readRun(st); done {
 			return orderly
 		}
 	}
 }
 
-// waitReadable returns once the connection has data, has ended or failed
-// (its next read then says which), or is closed. It checks with a
-// non-blocking peek, so data the socket already holds is never waited for.
-func (c *conn) waitReadable() {
-	var b [1]byte
-	_ = c.raw.Read(func(fd uintptr) bool {
-		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+// peekReady returns the check of waitReadable: a non-blocking peek into
+// buf that reports true unless the socket has nothing (EAGAIN).
+func peekReady(buf *[1]byte) func(fd uintptr) bool {
+	return func(fd uintptr) bool {
+		_, _, err := unix.Recvfrom(int(fd), buf[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
 		return err != unix.EAGAIN
-	})
+	}
+}
+
+// waitReadable returns once ready(fd) reports the connection has data, has
+// ended or failed (its next read then says which), or the connection is
+// closed. ready is a non-blocking check, so data the socket already holds
+// is never waited for.
+func (c *conn) waitReadable(ready func(fd uintptr) bool) {
+	_ = c.raw.Read(ready)
 }
 
 // readRun reads, checks, forwards and hands on frames until its buffer is
@@ -73,7 +95,7 @@ func (c *conn) readRun(st *readState) (done, orderly bool) {
 			c.handOn(nil)
 			s.stats.drop(DropMalformed, 1)
 			c.setReason(DisconnectMalformed)
-			c.log.Warn("closing connection: frame is not a notification", "err", err, "size", len(body))
+			c.logAt(slog.LevelWarn, "closing connection: frame is not a notification", "err", err, "size", len(body))
 			return true, false
 		}
 		s.stats.framesIn.Add(1)
@@ -110,6 +132,27 @@ type connReader struct {
 	src   io.Reader // the connection
 	r     *bufio.Reader
 	small int // bytes of small frames read through the small buffer; -1 once grown
+}
+
+// empty reports whether nothing is buffered.
+func (cr *connReader) empty() bool { return cr.r == nil || cr.r.Buffered() == 0 }
+
+// take gives the reader a small buffer from the pool when it has none.
+func (cr *connReader) take() {
+	if cr.r == nil {
+		r := smallReaders.Get().(*bufio.Reader)
+		r.Reset(cr.src)
+		cr.r = r
+	}
+}
+
+// release returns an empty small buffer to the pool; a grown one is kept.
+func (cr *connReader) release() {
+	if cr.r != nil && cr.small >= 0 && cr.r.Buffered() == 0 {
+		cr.r.Reset(nil)
+		smallReaders.Put(cr.r)
+		cr.r = nil
+	}
 }
 
 // ready reports whether a whole frame is buffered, so that the next call of

@@ -36,7 +36,7 @@ func rawPair(t *testing.T) (*conn, net.Conn) {
 // waitReturns runs waitReadable and reports whether it returned within d.
 func waitReturns(c *conn, d time.Duration) bool {
 	done := make(chan struct{})
-	go func() { c.waitReadable(); close(done) }()
+	go func() { c.waitReadable(peekReady(new([1]byte))); close(done) }()
 	select {
 	case <-done:
 		return true
@@ -73,7 +73,7 @@ func TestWaitReadable(t *testing.T) {
 	t.Run("waits, then data", func(t *testing.T) {
 		c, client := rawPair(t)
 		done := make(chan struct{})
-		go func() { c.waitReadable(); close(done) }()
+		go func() { c.waitReadable(peekReady(new([1]byte))); close(done) }()
 		select {
 		case <-done:
 			t.Fatal("returned without data")
@@ -98,7 +98,7 @@ func TestWaitReadable(t *testing.T) {
 	t.Run("closed under it", func(t *testing.T) {
 		c, _ := rawPair(t)
 		done := make(chan struct{})
-		go func() { c.waitReadable(); close(done) }()
+		go func() { c.waitReadable(peekReady(new([1]byte))); close(done) }()
 		_ = c.nc.Close()
 		select {
 		case <-done:
