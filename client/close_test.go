@@ -3,10 +3,11 @@ package client
 import (
 	"context"
 	"runtime"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/internal/leakcheck"
 )
 
 // TestCloseLeavesNoGoroutines: buses that ran a listener, a reader, an
@@ -47,26 +48,6 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		waitFor(t, 10*time.Second, "the listener's event", func() bool { return heard.Load() >= 1 })
 		_ = sa.Close()
 		_ = sb.Close()
-		deadline := time.Now().Add(15 * time.Second)
-		for runtime.NumGoroutine() > before {
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				buf = buf[:runtime.Stack(buf, true)]
-				t.Fatalf("%d goroutines after Close, %d before:\n%s", runtime.NumGoroutine(), before, notRunner(string(buf)))
-			}
-			tm := time.NewTimer(10 * time.Millisecond)
-			<-tm.C
-		}
+		leakcheck.Wait(t, before, 15*time.Second)
 	})
-}
-
-// notRunner keeps the goroutine dumps that are not the test runner's.
-func notRunner(dump string) string {
-	var keep []string
-	for _, g := range strings.Split(dump, "\n\n") {
-		if !strings.Contains(g, "testing.tRunner") && !strings.Contains(g, "testing.(*T).Run") {
-			keep = append(keep, g)
-		}
-	}
-	return strings.Join(keep, "\n\n")
 }

@@ -3,10 +3,10 @@ package node
 import (
 	"bytes"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/internal/leakcheck"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
 )
@@ -56,25 +56,5 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		_ = sub.Close()
 		_ = pub.Close()
 	}()
-	deadline := time.Now().Add(15 * time.Second)
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Fatalf("%d goroutines after Close, %d before:\n%s", runtime.NumGoroutine(), before, ours(string(buf)))
-		}
-		tm := time.NewTimer(10 * time.Millisecond)
-		<-tm.C
-	}
-}
-
-// ours keeps the goroutine dumps that are not the test runner's.
-func ours(dump string) string {
-	var keep []string
-	for _, g := range strings.Split(dump, "\n\n") {
-		if !strings.Contains(g, "testing.(*T).Run") && !strings.Contains(g, "testing.tRunner") {
-			keep = append(keep, g)
-		}
-	}
-	return strings.Join(keep, "\n\n")
+	leakcheck.Wait(t, before, 15*time.Second)
 }

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"context"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/internal/leakcheck"
 
 	"github.com/rsbd/rsbd/scope"
 )
@@ -53,27 +54,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 			for _, c := range []*ClientConn{reader, stuck, pub} {
 				_ = c.Close()
 			}
-			deadline := time.Now().Add(15 * time.Second)
-			for runtime.NumGoroutine() > before {
-				if time.Now().After(deadline) {
-					buf := make([]byte, 1<<20)
-					buf = buf[:runtime.Stack(buf, true)]
-					t.Fatalf("%d goroutines after closing, %d before:\n%s", runtime.NumGoroutine(), before, notRunner(string(buf)))
-				}
-				tm := time.NewTimer(5 * time.Millisecond)
-				<-tm.C
-			}
+			leakcheck.Wait(t, before, 15*time.Second)
 		})
 	}
-}
-
-// notRunner keeps the goroutine dumps that are not the test runner's.
-func notRunner(dump string) string {
-	var keep []string
-	for _, g := range strings.Split(dump, "\n\n") {
-		if !strings.Contains(g, "testing.tRunner") && !strings.Contains(g, "testing.(*T).Run") {
-			keep = append(keep, g)
-		}
-	}
-	return strings.Join(keep, "\n\n")
 }
