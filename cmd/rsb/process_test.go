@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os/exec"
 	"strings"
+
+	"github.com/rsbd/rsbd/internal/syncbuf"
 )
 
 // processInvoker runs the rsb binary at bin.
@@ -12,7 +14,7 @@ func processInvoker(bin string) invoker {
 	return func(ctx context.Context, stdin string, args ...string) result {
 		cmd := exec.CommandContext(ctx, bin, args...)
 		cmd.Stdin = strings.NewReader(stdin)
-		var out, errb lockedBuffer
+		var out, errb syncbuf.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		err := cmd.Run()
 		code := 0
