@@ -78,6 +78,9 @@ func (n *Node) registerSocketCollector() {
 		metrics.SnapshotMetric[rsbsocket.Stats]{Name: "rsbd_socket_writer_starts_total", Type: prometheus.CounterValue,
 			Help:  "Writer goroutines started for a connection's backlog.",
 			Value: func(s rsbsocket.Stats) float64 { return float64(s.WriterStarts) }},
+		metrics.SnapshotMetric[rsbsocket.Stats]{Name: "rsbd_socket_connections_refused_total", Type: prometheus.CounterValue,
+			Help:  "Client connections closed at once because the connection limit was reached.",
+			Value: func(s rsbsocket.Stats) float64 { return float64(s.ConnsRefused) }},
 	))
 	if err != nil {
 		n.log.Error("cannot register socket metrics", "err", err)

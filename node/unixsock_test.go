@@ -168,3 +168,25 @@ func TestSocketPathTooLong(t *testing.T) {
 		t.Fatalf("Validate of a %d-byte path: %v", len(c.SocketPath), err)
 	}
 }
+
+// TestSocketConnectionLimit: the node passes its socket connection bound
+// to the server and exports the connections it refused.
+func TestSocketConnectionLimit(t *testing.T) {
+	c := testConfig(t, testPool())
+	c.Socket.MaxConnections = 1
+	n, err := New(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	dialSocket(t, n)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if extra, err := rsbsocket.Dial(ctx, n.SocketAddr().String()); err == nil {
+		_ = extra.Close()
+		t.Fatal("a second connection was served")
+	}
+	if got := gatherCounter(t, n, "rsbd_socket_connections_refused_total"); got != 1 {
+		t.Fatalf("rsbd_socket_connections_refused_total = %v, want 1", got)
+	}
+}

@@ -74,6 +74,10 @@ type Config struct {
 	// DefaultInterest is the interest of a connection that announced no
 	// listening participant (default InterestAll).
 	DefaultInterest DefaultInterest
+	// MaxConnections bounds the connections served at once (default
+	// 16384); a connection past it is closed at once and counted in
+	// Stats.ConnsRefused.
+	MaxConnections int
 	// MaxParticipants bounds the introspection participants tracked per
 	// connection (default 4096).
 	MaxParticipants int
@@ -98,6 +102,7 @@ func DefaultConfig() Config {
 		StallTimeout:     DefaultStallTimeout,
 		SlowClientPolicy: SlowClientDropNewest,
 		DefaultInterest:  InterestAll,
+		MaxConnections:   DefaultMaxConnections,
 		MaxParticipants:  DefaultMaxParticipants,
 		WriteTimeout:     DefaultWriteTimeout,
 		HandshakeTimeout: DefaultHandshakeTimeout,
@@ -114,6 +119,7 @@ func (c Config) withDefaults() Config {
 	setDefault(&c.QueueFrames, d.QueueFrames)
 	setDefault(&c.QueueBytes, d.QueueBytes)
 	setDefault(&c.StallTimeout, d.StallTimeout)
+	setDefault(&c.MaxConnections, d.MaxConnections)
 	setDefault(&c.MaxParticipants, d.MaxParticipants)
 	setDefault(&c.WriteTimeout, d.WriteTimeout)
 	setDefault(&c.HandshakeTimeout, d.HandshakeTimeout)
@@ -146,6 +152,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: unknown %v", ErrInvalidConfig, c.SlowClientPolicy)
 	case c.DefaultInterest != InterestAll && c.DefaultInterest != InterestNone:
 		return fmt.Errorf("%w: unknown DefaultInterest %d", ErrInvalidConfig, int(c.DefaultInterest))
+	case c.MaxConnections < 0:
+		return fmt.Errorf("%w: MaxConnections %d < 0", ErrInvalidConfig, c.MaxConnections)
 	case c.MaxParticipants < 0:
 		return fmt.Errorf("%w: MaxParticipants %d < 0", ErrInvalidConfig, c.MaxParticipants)
 	case c.WriteTimeout < 0 || c.HandshakeTimeout < 0 || c.ShutdownTimeout < 0 || c.StallTimeout < 0:

@@ -46,6 +46,18 @@ func (s *Server) startConn(nc net.Conn) {
 		_ = nc.Close()
 		return
 	}
+	if len(s.conns) >= s.cfg.MaxConnections {
+		first := !s.refusing
+		s.refusing = true
+		s.mu.Unlock()
+		_ = nc.Close()
+		s.stats.connsRefused.Add(1)
+		if first {
+			s.log.Warn("connection limit reached, refusing connections", "max_connections", s.cfg.MaxConnections, "remote", nc.RemoteAddr().String())
+		}
+		return
+	}
+	s.refusing = false
 	c := &conn{
 		id:     ConnID(s.nextID.Add(1)),
 		srv:    s,

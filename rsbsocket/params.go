@@ -46,6 +46,13 @@ const (
 	// StallTimeout, not one per frame.
 	DefaultStallTimeout = 100 * time.Millisecond
 
+	// DefaultMaxConnections bounds the connections served at once; one
+	// more is closed as soon as it is accepted, before the handshake, and
+	// counted (Stats.ConnsRefused). An idle connection costs the daemon
+	// about 7 KB (heap and its reader's stack), so the bound keeps a local
+	// program that opens connections without end below about 120 MB.
+	DefaultMaxConnections = 16384
+
 	// DefaultMaxParticipants bounds the introspection participants tracked
 	// per connection. Past it the connection falls back to wanting every
 	// event, which costs bandwidth but loses nothing.

@@ -98,6 +98,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	closed    bool
+	refusing  bool // connections are being refused for MaxConnections (logged once per episode)
 	listeners map[net.Listener]struct{}
 	conns     map[ConnID]*conn
 	wg        sync.WaitGroup // connection goroutines

@@ -368,7 +368,7 @@ func TestConfig(t *testing.T) {
 	}
 	for _, c := range []Config{
 		{MaxFrameSize: -1}, {MaxFrameSize: 1 << 33}, {QueueFrames: -1}, {QueueBytes: -1},
-		{SlowClientPolicy: 7}, {DefaultInterest: 3}, {MaxParticipants: -1}, {WriteTimeout: -time.Second},
+		{SlowClientPolicy: 7}, {DefaultInterest: 3}, {MaxParticipants: -1}, {MaxConnections: -1}, {WriteTimeout: -time.Second},
 		{StallTimeout: -time.Second},
 	} {
 		if err := c.Validate(); !errors.Is(err, ErrInvalidConfig) {
@@ -395,5 +395,30 @@ func TestServerWanted(t *testing.T) {
 	waitFor(t, "interest from Hello", func() bool { return !s.Wanted(scope.MustParse("/b/")) })
 	if !s.Wanted(scope.MustParse("/a/x/")) || !s.Wanted(scope.MustParse("/a/")) {
 		t.Fatal("listener's scope not wanted")
+	}
+}
+
+// TestMaxConnections: past MaxConnections a connection is closed before
+// the handshake and counted; once one closes, a new one is served.
+func TestMaxConnections(t *testing.T) {
+	cfg := quietConfig()
+	cfg.MaxConnections = 2
+	srv, addr := startServer(t, cfg, nil)
+	first := dial(t, addr)
+	dial(t, addr)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if c, err := Dial(ctx, addr); err == nil {
+		_ = c.Close()
+		t.Fatal("a third connection was served")
+	}
+	if st := srv.Stats(); st.ConnsRefused != 1 || st.ConnsCurrent != 2 {
+		t.Fatalf("refused %d, current %d; want 1 and 2", st.ConnsRefused, st.ConnsCurrent)
+	}
+	_ = first.Close()
+	waitFor(t, "the first connection gone", func() bool { return srv.Stats().ConnsCurrent == 1 })
+	dial(t, addr)
+	if st := srv.Stats(); st.ConnsRefused != 1 || st.ConnsCurrent != 2 {
+		t.Fatalf("after a close: refused %d, current %d; want 1 and 2", st.ConnsRefused, st.ConnsCurrent)
 	}
 }

@@ -92,6 +92,7 @@ func (r DisconnectReason) String() string {
 type Stats struct {
 	ConnsCurrent uint64 // connections open now
 	ConnsTotal   uint64 // connections accepted since start
+	ConnsRefused uint64 // connections closed at once: MaxConnections were open
 	FramesIn     uint64 // valid frames received from clients
 	BytesIn      uint64
 	FramesOut    uint64 // frames written to clients
@@ -117,6 +118,7 @@ type Stats struct {
 // counters are the live, atomically updated counters behind Stats.
 type counters struct {
 	connsCurrent, connsTotal atomic.Int64
+	connsRefused             atomic.Uint64
 	framesIn, bytesIn        atomic.Uint64
 	framesOut, bytesOut      atomic.Uint64
 	queueFrames, queueBytes  atomic.Int64
@@ -131,6 +133,7 @@ func (c *counters) snapshot() Stats {
 	s := Stats{
 		ConnsCurrent: uint64(max(c.connsCurrent.Load(), 0)),
 		ConnsTotal:   uint64(c.connsTotal.Load()),
+		ConnsRefused: c.connsRefused.Load(),
 		FramesIn:     c.framesIn.Load(),
 		BytesIn:      c.bytesIn.Load(),
 		FramesOut:    c.framesOut.Load(),

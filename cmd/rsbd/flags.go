@@ -37,6 +37,7 @@ const (
 	keyMaxFrame      = "rsbd.socket.max.frame"
 	keyStallTimeout  = "rsbd.socket.stall.timeout"
 	keyParticipants  = "rsbd.socket.max.participants"
+	keyMaxConns      = "rsbd.socket.max.connections"
 	keyShutdownFlush = "rsbd.shutdown.flush"
 	keyBarrier       = "rsbd.interest.barrier"
 	keySpinWait      = "rsbd.spin.wait"
@@ -90,6 +91,7 @@ var options = []option{
 	{"socket-queue-bytes", strconv.Itoa(rsbsocket.DefaultQueueBytes), "BYTES", "send queue bound per client, in bytes"},
 	{"socket-max-frame", strconv.Itoa(rsbsocket.DefaultMaxFrameSize), "BYTES", "largest frame a client may send"},
 	{"socket-stall-timeout", rsbsocket.DefaultStallTimeout.String(), "DURATION", "how long a publisher waits for a full subscriber before it counts as stalled"},
+	{"socket-max-connections", strconv.Itoa(rsbsocket.DefaultMaxConnections), "N", "client connections served at once (one more is closed at once and counted)"},
 	{"socket-max-participants", strconv.Itoa(rsbsocket.DefaultMaxParticipants), "N", "introspection participants tracked per client (past it the client gets every event)"},
 	{"shutdown-flush", node.DefaultShutdownFlush.String(), "DURATION", "how long reliable streams may finish at shutdown"},
 	{"interest-barrier", node.DefaultInterestBarrier.String(), "DURATION", "how long a new listener waits for its interest to reach the peers"},

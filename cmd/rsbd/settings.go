@@ -187,6 +187,7 @@ func (r *reader) socket() rsbsocket.Config {
 	sc.MaxFrameSize = r.intRange(keyMaxFrame, 1, 1<<31-1)
 	sc.StallTimeout = r.duration(keyStallTimeout, rsbsocket.DefaultStallTimeout)
 	sc.MaxParticipants = r.intRange(keyParticipants, 1, 1<<20)
+	sc.MaxConnections = r.intRange(keyMaxConns, 1, 1<<24)
 	return sc
 }
 

@@ -103,7 +103,7 @@ func TestEveryOptionHasItsKey(t *testing.T) {
 	keys := []string{config.KeySocketAddr, keySocketPath, config.KeyGossipAddr, config.KeyMetricsAddr, config.KeyJoin,
 		config.KeyMulticast, keyDataAddr, keyAdvertiseAddr, keyInterface, keyName, keyMaxDatagram,
 		keyMulticastTTL, keyGroupPool, keyGroupPoolSize, keyLocal, keySlowClient, keyDefaultInt,
-		keyQueueFrames, keyQueueBytes, keyMaxFrame, keyStallTimeout, keyParticipants, keyShutdownFlush, keyBarrier, keySpinWait, keyCPULatency, keyLogLevel,
+		keyQueueFrames, keyQueueBytes, keyMaxFrame, keyStallTimeout, keyMaxConns, keyParticipants, keyShutdownFlush, keyBarrier, keySpinWait, keyCPULatency, keyLogLevel,
 		keyLogFormat, keyReadyFile}
 	var got []string
 	for _, o := range options {
@@ -141,7 +141,7 @@ func TestFlagsSetEverySetting(t *testing.T) {
 		"--multicast-ttl", "4", "--group-pool", "239.1.2.0:4000", "--group-pool-size", "64", "--local",
 		"--socket-slow-client", "disconnect", "--socket-default-interest", "none",
 		"--socket-queue-frames", "10", "--socket-queue-bytes", "4096", "--socket-max-frame", "2048",
-		"--socket-stall-timeout", "250ms", "--socket-max-participants", "100",
+		"--socket-stall-timeout", "250ms", "--socket-max-connections", "300", "--socket-max-participants", "100",
 		"--shutdown-flush", "2s", "--interest-barrier", "1.5s", "--spin-wait", "80us", "--log-level", "debug", "--log-format", "json", "--ready-file", "/run/x.json")
 	n := s.node
 	checks := []struct {
@@ -166,6 +166,7 @@ func TestFlagsSetEverySetting(t *testing.T) {
 		{"interest", n.Socket.DefaultInterest, rsbsocket.InterestNone},
 		{"queue", [3]int{n.Socket.QueueFrames, n.Socket.QueueBytes, n.Socket.MaxFrameSize}, [3]int{10, 4096, 2048}},
 		{"stall", n.Socket.StallTimeout.String(), "250ms"},
+		{"connections", n.Socket.MaxConnections, 300},
 		{"participants", n.Socket.MaxParticipants, 100},
 		{"flush", n.ShutdownFlush.String(), "2s"},
 		{"barrier", n.InterestBarrier.String(), "1.5s"},
