@@ -60,29 +60,36 @@ func (n *Node) registerCollectors() {
 }
 
 // registerSocketCollector exports the socket server's back-pressure
-// counters, read at scrape time.
+// counters, the connections it refused and those that ended, by reason,
+// read at scrape time.
 func (n *Node) registerSocketCollector() {
 	if n.sock == nil {
 		return
 	}
-	err := n.m.Register(metrics.NewSnapshotCollector(n.sock.Stats,
-		metrics.SnapshotMetric[rsbsocket.Stats]{Name: "rsbd_socket_publisher_waits_total", Type: prometheus.CounterValue,
+	ms := []metrics.SnapshotMetric[rsbsocket.Stats]{
+		{Name: "rsbd_socket_publisher_waits_total", Type: prometheus.CounterValue,
 			Help:  "Times a publishing client waited for a subscriber's full send queue.",
 			Value: func(s rsbsocket.Stats) float64 { return float64(s.Waits) }},
-		metrics.SnapshotMetric[rsbsocket.Stats]{Name: "rsbd_socket_stalls_total", Type: prometheus.CounterValue,
+		{Name: "rsbd_socket_stalls_total", Type: prometheus.CounterValue,
 			Help:  "Subscribers declared stalled after a publisher waited the stall timeout for them.",
 			Value: func(s rsbsocket.Stats) float64 { return float64(s.Stalls) }},
-		metrics.SnapshotMetric[rsbsocket.Stats]{Name: "rsbd_socket_direct_writes_total", Type: prometheus.CounterValue,
+		{Name: "rsbd_socket_direct_writes_total", Type: prometheus.CounterValue,
 			Help:  "Writes a forwarding client reader made itself to a connection without a writer goroutine.",
 			Value: func(s rsbsocket.Stats) float64 { return float64(s.DirectWrites) }},
-		metrics.SnapshotMetric[rsbsocket.Stats]{Name: "rsbd_socket_writer_starts_total", Type: prometheus.CounterValue,
+		{Name: "rsbd_socket_writer_starts_total", Type: prometheus.CounterValue,
 			Help:  "Writer goroutines started for a connection's backlog.",
 			Value: func(s rsbsocket.Stats) float64 { return float64(s.WriterStarts) }},
-		metrics.SnapshotMetric[rsbsocket.Stats]{Name: "rsbd_socket_connections_refused_total", Type: prometheus.CounterValue,
+		{Name: "rsbd_socket_connections_refused_total", Type: prometheus.CounterValue,
 			Help:  "Client connections closed at once because the connection limit was reached.",
 			Value: func(s rsbsocket.Stats) float64 { return float64(s.ConnsRefused) }},
-	))
-	if err != nil {
+	}
+	for r := range rsbsocket.NumDisconnectReasons {
+		ms = append(ms, metrics.SnapshotMetric[rsbsocket.Stats]{Name: "rsbd_socket_disconnects_total", Type: prometheus.CounterValue,
+			Help:   "Client connections ended, by reason.",
+			Labels: prometheus.Labels{"reason": r.String()},
+			Value:  func(s rsbsocket.Stats) float64 { return float64(s.Disconnects[r]) }})
+	}
+	if err := n.m.Register(metrics.NewSnapshotCollector(n.sock.Stats, ms...)); err != nil {
 		n.log.Error("cannot register socket metrics", "err", err)
 	}
 }

@@ -190,3 +190,34 @@ func TestSocketConnectionLimit(t *testing.T) {
 		t.Fatalf("rsbd_socket_connections_refused_total = %v, want 1", got)
 	}
 }
+
+// TestSocketDisconnectMetrics: connections that end are exported by
+// reason, every reason present from the start.
+func TestSocketDisconnectMetrics(t *testing.T) {
+	n, err := New(testConfig(t, testPool()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	disconnects := func() map[string]float64 {
+		mfs, err := n.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, mf := range mfs {
+			if mf.GetName() == "rsbd_socket_disconnects_total" {
+				for _, m := range mf.GetMetric() {
+					out[labelValue(m, "reason")] = m.GetCounter().GetValue()
+				}
+			}
+		}
+		return out
+	}
+	if got := disconnects(); len(got) != int(rsbsocket.NumDisconnectReasons) || got["eof"] != 0 {
+		t.Fatalf("before any connection: %v", got)
+	}
+	c := dialSocket(t, n)
+	_ = c.Close()
+	waitFor(t, 10*time.Second, "the orderly disconnect counted", func() bool { return disconnects()["eof"] == 1 })
+}
