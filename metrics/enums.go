@@ -89,6 +89,7 @@ const (
 	DropSendError                           // the socket refused the datagram or frame
 	DropClosed                              // dropped while shutting down
 	DropSocketBuffer                        // the kernel's socket receive buffer overflowed
+	DropDatagramTooLarge                    // datagram read above the configured datagram size
 	NumDropReasons
 )
 
@@ -98,7 +99,7 @@ var dropNames = [NumDropReasons]string{
 	"stream_limit", "unknown_stream", "not_interested", "scope_mismatch", "decode_error",
 	"auth_failed", "unknown_key", "replay", "unknown_sender", "queue_full", "memory_limit",
 	"slow_client", "frame_too_large", "bad_handshake", "send_error", "closed",
-	"socket_buffer",
+	"socket_buffer", "datagram_too_large",
 }
 
 // String returns the label value.

@@ -46,6 +46,7 @@ func (n *Node) registerCollectors() {
 			st := n.ep.Stats()
 			dc[metrics.DropSendError] += st.SendErrors
 			dc[metrics.DropSocketBuffer] += st.KernelDrops
+			dc[metrics.DropDatagramTooLarge] += st.Oversize
 		}
 		if s := n.eng.stats.Load(); s != nil {
 			dc[metrics.DropDuplicate] += s.rcv.Duplicates
@@ -95,7 +96,8 @@ func (n *Node) registerSocketCollector() {
 }
 
 // registerTransportCollector exports how often the UDP readers polled for
-// the answer to a reply instead of sleeping, read at scrape time.
+// the answer to a reply instead of sleeping, and their failed reads, read
+// at scrape time.
 func (n *Node) registerTransportCollector() {
 	if n.ep == nil {
 		return
@@ -107,6 +109,9 @@ func (n *Node) registerTransportCollector() {
 		metrics.SnapshotMetric[transport.Stats]{Name: "rsbd_spin_hits_total", Type: prometheus.CounterValue,
 			Help:  "Polls of a UDP reader during which the next datagram arrived (a wake-up saved).",
 			Value: func(s transport.Stats) float64 { return float64(s.SpinHits) }},
+		metrics.SnapshotMetric[transport.Stats]{Name: "rsbd_transport_receive_errors_total", Type: prometheus.CounterValue,
+			Help:  "Reads of a UDP socket that failed (the reader goes on).",
+			Value: func(s transport.Stats) float64 { return float64(s.ReceiveErrors) }},
 	))
 	if err != nil {
 		n.log.Error("cannot register transport metrics", "err", err)

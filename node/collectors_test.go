@@ -1,6 +1,7 @@
 package node
 
 import (
+	"net"
 	"testing"
 	"time"
 
@@ -73,4 +74,42 @@ func TestMembershipMetrics(t *testing.T) {
 	if v := membershipValues(t, b); v["rsbd_membership_pushes_total"]["sent"] == 0 {
 		t.Fatalf("subscriber's pushes: %v", v["rsbd_membership_pushes_total"])
 	}
+}
+
+// TestOversizeDatagramCounted: a datagram above the node's datagram size,
+// sent to its data address, is dropped as rsbd_drops_total{reason=
+// "datagram_too_large"}.
+func TestOversizeDatagramCounted(t *testing.T) {
+	c := testConfig(t, testPool())
+	c.MaxDatagram = 1400
+	n, err := New(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	conn, err := net.Dial("udp", n.DataAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write(make([]byte, 3000)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the oversize datagram counted", func() bool {
+		mfs, err := n.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() != "rsbd_drops_total" {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				if labelValue(m, "reason") == "datagram_too_large" && m.GetCounter().GetValue() == 1 {
+					return true
+				}
+			}
+		}
+		return false
+	})
 }
