@@ -41,6 +41,11 @@ func WriteHandshake(w io.Writer) error {
 func ReadHandshake(r io.Reader) error {
 	var b [handshakeSize]byte
 	if _, err := io.ReadFull(r, b[:]); err != nil {
+		if err == io.EOF { // closed before a single byte
+			return fmt.Errorf("%w: the server closed the connection before greeting it "+
+				"(an rsbd at its connection limit does; see its log and rsbd_socket_connections_refused_total): %w",
+				ErrBadHandshake, err)
+		}
 		return fmt.Errorf("%w: %w", ErrBadHandshake, err)
 	}
 	if b != handshake {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -411,6 +412,8 @@ func TestMaxConnections(t *testing.T) {
 	if c, err := Dial(ctx, addr); err == nil {
 		_ = c.Close()
 		t.Fatal("a third connection was served")
+	} else if !errors.Is(err, ErrBadHandshake) || !strings.Contains(err.Error(), "connection limit") {
+		t.Fatalf("refused Dial: %v; want ErrBadHandshake naming the connection limit", err)
 	}
 	if st := srv.Stats(); st.ConnsRefused != 1 || st.ConnsCurrent != 2 {
 		t.Fatalf("refused %d, current %d; want 1 and 2", st.ConnsRefused, st.ConnsCurrent)
