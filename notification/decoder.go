@@ -51,7 +51,6 @@ func (d *Decoder) decode(b []byte, alias bool) (*Event, error) {
 	return nd.place(), nil
 }
 
-// scope parses a scope field, reusing a recently parsed equal one.
 // Hint tells d a scope the next event is likely on, already parsed (a
 // router parsed the frame's scope before decoding it): an event whose
 // scope field reads exactly sc's normalized form takes sc without parsing
@@ -63,6 +62,7 @@ func (d *Decoder) Hint(sc scope.Scope) {
 	d.hint = cachedScope{raw: sc.String(), sc: sc}
 }
 
+// scope parses a scope field, reusing a recently parsed equal one.
 func (d *Decoder) scope(b []byte) (scope.Scope, error) {
 	if h := &d.hint; !h.sc.IsZero() && h.raw == string(b) {
 		return h.sc, nil

@@ -40,9 +40,9 @@ func (f *flushState) due() bool {
 	return len(f.targets) >= flushTargetsMax || f.bytes >= flushBytes
 }
 
-// flushTargets flushes every connection r forwarded frames to since its
-// last flush. It runs on r's reader.
-func (r *conn) flushTargets() { r.flushing.flush() }
+// flushTargets flushes every connection c forwarded frames to since its
+// last flush. It runs on c's reader.
+func (c *conn) flushTargets() { c.flushing.flush() }
 
 // flush makes sure the frames queued to the noted connections get written:
 // for a few, on the calling goroutine as far as their sockets take them

@@ -59,54 +59,54 @@ func reuse(list []*conn) []*conn {
 	return list[:0]
 }
 
-// waitRoom queues body to c, waiting for room in c's queue until deadline.
-// It runs on the reader of r and reports whether body was queued.
-func (r *conn) waitRoom(c *conn, body []byte, deadline time.Time) bool {
-	s := r.srv
+// waitRoom queues body to dst, waiting for room in dst's queue until
+// deadline. It runs on the reader of c and reports whether body was queued.
+func (c *conn) waitRoom(dst *conn, body []byte, deadline time.Time) bool {
+	s := c.srv
 	s.stats.waits.Add(1)
 	for {
-		res, room := c.q.offer(body)
+		res, room := dst.q.offer(body)
 		if res != pushWait {
-			return c.settle(res, body)
+			return dst.settle(res, body)
 		}
-		if !r.sleep(room, deadline) {
+		if !c.sleep(room, deadline) {
 			break
 		}
 	}
 	select {
 	case <-s.done:
-		return c.settle(pushClosed, body)
+		return dst.settle(pushClosed, body)
 	default:
 	}
-	res, newly := c.q.stall(body)
+	res, newly := dst.q.stall(body)
 	if newly {
 		s.stats.stalls.Add(1)
-		c.logAt(slog.LevelDebug, "client stalled", "stall_timeout", s.cfg.StallTimeout)
+		dst.logAt(slog.LevelDebug, "client stalled", "stall_timeout", s.cfg.StallTimeout)
 	}
-	return c.settle(res, body)
+	return dst.settle(res, body)
 }
 
 // sleep waits until room is closed (it returns true), deadline passes or
-// the server closes (false). It runs on the reader of r, which owns the
+// the server closes (false). It runs on the reader of c, which owns the
 // timer.
-func (r *conn) sleep(room <-chan struct{}, deadline time.Time) bool {
+func (c *conn) sleep(room <-chan struct{}, deadline time.Time) bool {
 	d := time.Until(deadline)
 	if d <= 0 {
 		return false
 	}
-	if r.timer == nil {
-		r.timer = time.NewTimer(d)
+	if c.timer == nil {
+		c.timer = time.NewTimer(d)
 	} else {
-		r.timer.Reset(d)
+		c.timer.Reset(d)
 	}
 	select {
 	case <-room:
-		r.timer.Stop()
+		c.timer.Stop()
 		return true
-	case <-r.timer.C:
+	case <-c.timer.C:
 		return false
-	case <-r.srv.done:
-		r.timer.Stop()
+	case <-c.srv.done:
+		c.timer.Stop()
 		return false
 	}
 }

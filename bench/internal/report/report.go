@@ -52,6 +52,7 @@ func (g Goal) Met(ratio float64) bool {
 	return ratio >= g.Bound
 }
 
+// String renders the goal as the table shows it, such as "≥ 1.1×".
 func (g Goal) String() string {
 	op := "≥"
 	if g.Op == "<=" {
