@@ -53,9 +53,11 @@ type delivery struct {
 // deliveryQueue orders deliveries between the goroutines that produce them
 // (under the engine lock) and the one that runs them.
 type deliveryQueue struct {
-	mu     sync.Mutex
-	items  []delivery
-	bytes  int  // body and message bytes in items
+	mu    sync.Mutex
+	items []delivery
+	// bytes is what items will cost the socket clients' queues: their body
+	// and message bytes and rsbsocket.FrameOverhead each.
+	bytes  int
 	active bool // a goroutine is delivering (owns the queue)
 	// busy mirrors active for lock-free readers (Publish).
 	busy atomic.Bool
@@ -68,15 +70,19 @@ type deliveryQueue struct {
 	// it belongs to the delivering goroutine.
 	sockOut rsbsocket.DeliverBatch
 	dec     notification.Decoder
-	scratch notification.Event // the event borrowed deliveries reuse
-	match   matchCache
+	// bodies decodes network bodies for embedded subscriptions with dec
+	// and slabs; its scratch event is the one borrowed deliveries reuse.
+	bodies bodyDecoder
+	match  matchCache
 	// slabs takes the copies of bodies that leave a reader's buffer on
 	// the delivering goroutine.
 	slabs bodySlabs
 }
 
 func newDeliveryQueue() *deliveryQueue {
-	return &deliveryQueue{wake: make(chan struct{}, 1)}
+	q := &deliveryQueue{wake: make(chan struct{}, 1)}
+	q.bodies = bodyDecoder{dec: &q.dec, slabs: &q.slabs}
+	return q
 }
 
 // claim makes the caller the delivering goroutine if the queue is idle and
@@ -97,7 +103,7 @@ func (q *deliveryQueue) push(ds []delivery) {
 	q.mu.Lock()
 	q.items = append(q.items, ds...)
 	for i := range ds {
-		q.bytes += ds[i].size
+		q.bytes += ds[i].size + rsbsocket.FrameOverhead
 	}
 	q.queued.Store(int64(q.bytes))
 	wake := !q.active
@@ -138,11 +144,17 @@ func (q *deliveryQueue) handOff() {
 // slice the previous take returned, delivered: the queue reuses it.
 func (q *deliveryQueue) take(done []delivery) []delivery {
 	clear(done)
+	if cap(done) > keepDeliveriesCap {
+		done = nil
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.items) == 0 {
 		q.active = false
 		q.busy.Store(false)
+		if cap(done) > cap(q.items) {
+			q.items = done[:0] // the list of the next burst
+		}
 		return nil
 	}
 	ds := q.items

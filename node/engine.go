@@ -47,7 +47,11 @@ type senderState struct {
 	rx      map[datagram.InstanceID]rxProgress // receivers' ACKed progress
 	pending [][]byte
 	size    int // encoded size of the pending DATA datagram
-	used    time.Time
+	// lastRecords is the record count of the last DATA datagram: the next
+	// one's record list starts with that capacity (the sender keeps each
+	// list with its datagram, so none is reused).
+	lastRecords int
+	used        time.Time
 }
 
 // engine owns every qos machine and assembler of the node; one goroutine

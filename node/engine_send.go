@@ -143,6 +143,9 @@ func (e *engine) queueRecord(st *senderState, r []byte, now time.Time) {
 	}
 	if len(st.pending) == 0 {
 		e.dirty = append(e.dirty, st)
+		if st.pending == nil {
+			st.pending = make([][]byte, 0, max(st.lastRecords, 1))
+		}
 	}
 	st.pending = append(st.pending, r)
 	st.size += recordOverhead + len(r)
@@ -154,7 +157,7 @@ func (e *engine) sendPending(st *senderState, now time.Time) {
 		return
 	}
 	d := &datagram.Datagram{Kind: datagram.KindData, Records: st.pending}
-	st.pending, st.size = nil, dataHeader
+	st.pending, st.size, st.lastRecords = nil, dataHeader, len(st.pending)
 	e.lastActive = now
 	if _, err := st.s.Send(d, now, &e.out); err != nil {
 		e.n.log.Error("sender stream refused datagram", "err", err)

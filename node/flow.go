@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/metrics"
+	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/transport/datagram"
 )
 
@@ -146,10 +147,14 @@ func (e *engine) noteReliableData(key datagram.StreamKey) {
 }
 
 // ackReserve is what may still reach a socket client's queue once the ACKs
-// are held: the deliveries waiting (up to deliveryHighWater) and what the
-// senders have in flight, a window for each of two.
+// are held, measured as the queue's byte bound counts (bodies plus
+// rsbsocket.FrameOverhead per frame): the deliveries waiting (up to
+// deliveryHighWater, measured so too) and what the senders have in flight,
+// a window for each of two, whose records of at least minWireRecord bytes
+// each become a frame.
 func (e *engine) ackReserve() int {
-	return deliveryHighWater + 2*int(e.window)*e.n.cfg.MaxDatagram
+	inFlight := 2 * int(e.window) * e.n.cfg.MaxDatagram
+	return deliveryHighWater + inFlight + inFlight/minWireRecord*rsbsocket.FrameOverhead
 }
 
 // sendAcks ACKs every tracked stream whose edge advanced by ackEvery

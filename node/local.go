@@ -43,7 +43,11 @@ func (h socketHandler) OnFrame(_ rsbsocket.ConnID, f rsbsocket.Frame) {
 	if n.interest().Len() == 0 {
 		return // no peer: nothing goes to the network
 	}
-	n.enqueue(pubReq{body: f.Body, size: len(f.Body), scope: f.Scope, class: n.cfg.qosFor(f.Scope).Class()})
+	p := pubReq{body: f.Body, size: len(f.Body), scope: f.Scope, class: n.cfg.qosFor(f.Scope).Class()}
+	if wholeSize(len(f.Body)) <= n.recordCapacity() {
+		p.record = wrapFrame(&f) // the engine's record without a copy of the body
+	}
+	n.enqueue(p)
 }
 
 // OnInterestChanged re-derives the groups this host wants.
@@ -216,7 +220,8 @@ func (n *Node) deliverNetwork(body []byte, stable, owned bool) {
 		body, owned = n.dq.slabs.clone(body), true
 	}
 	got := n.sock.DeliverTo(&n.dq.sockOut, body, f.Scope, 0)
-	got += n.deliverSinks(body, f.Scope, &bodyDecoder{dec: &n.dq.dec, alias: owned, slabs: &n.dq.slabs}, nil, &n.dq.match)
+	n.dq.bodies.alias = owned
+	got += n.deliverSinks(body, f.Scope, &n.dq.bodies, nil, &n.dq.match)
 	if got == 0 {
 		// Deliver counts what it queued: a frame a full queue refused is
 		// already counted as a slow-client drop.
@@ -238,7 +243,7 @@ func (n *Node) deliverNetwork(body []byte, stable, owned bool) {
 // into the delivering goroutine's slabs when body lies in a reader's buffer
 // (not owned).
 func (n *Node) deliverEmbedded(body []byte, owned bool) {
-	ev := &n.dq.scratch
+	ev := &n.dq.bodies.scratch
 	if err := n.dq.dec.DecodeAliasInto(ev, body); err != nil {
 		n.m.Drop(metrics.DropDecodeError)
 		return

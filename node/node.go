@@ -264,6 +264,7 @@ func (n *Node) openSocket() error {
 	}
 	sc := n.cfg.Socket
 	sc.Addr = n.cfg.SocketAddr
+	sc.FrameRoom = wholeRoom // frames bound for the network are wrapped in place
 	if sc.Logger == nil {
 		sc.Logger = n.log
 	}

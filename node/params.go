@@ -131,13 +131,27 @@ const (
 	// directSpin is how long a sparse publish waits for the engine to come
 	// free before it takes the queue: less than a goroutine wake-up.
 	directSpin = 20 * time.Microsecond
-	// deliveryHighWater: while more than this many event bytes wait for
+	// deliveryHighWater: while deliveries costing more than this wait for
 	// the local sinks (handlers slower than the network), the node holds
-	// its ACKs, so remote reliable senders stop at their flow window.
-	deliveryHighWater = 16 << 20
-	// deliveryMaxBytes: past this many waiting bytes, events of unreliable
-	// streams are dropped (counted as queue_full) instead of queued.
+	// its ACKs, so remote reliable senders stop at their flow window. A
+	// delivery costs its bytes and rsbsocket.FrameOverhead, as in a socket
+	// client's queue. With the flow window's reserve (ackReserve: 36 MiB
+	// for a 6 MiB window of the smallest events) it stays within the 64
+	// MiB a socket client's queue takes by default.
+	deliveryHighWater = 8 << 20
+	// minWireRecord is the least a record carrying an event takes in a
+	// DATA datagram: an unfragmented FragmentedNotification around the
+	// smallest Notification (event id and scope, 26 bytes). What a flow
+	// window holds in frames is at most its bytes over this.
+	minWireRecord = 32
+	// deliveryMaxBytes: past deliveries costing this much, events of
+	// unreliable streams are dropped (counted as queue_full) instead of
+	// queued.
 	deliveryMaxBytes = 64 << 20
+	// keepDeliveriesCap is the longest list of deliveries (64 bytes each)
+	// the delivery queue keeps for the next burst; a longer one, grown by
+	// a large burst, is let go.
+	keepDeliveriesCap = 4096
 	// recordSlabSize is the size of the slabs the records of small published
 	// events are carved from (one allocation for many events).
 	recordSlabSize = 64 << 10

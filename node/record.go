@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/rsbsocket"
 )
 
 // errRecord is returned for a record that is not a FragmentedNotification.
@@ -17,13 +18,30 @@ var errRecord = errors.New("node: malformed FragmentedNotification record")
 // Notification n unfragmented (num_data_parts 1, data_part 0) — the same
 // bytes the fragmentation package produces, without decoding n.
 func appendWhole(dst, n []byte) []byte {
+	dst = appendWholePrefix(dst, len(n))
+	return appendWholeTrailer(append(dst, n...))
+}
+
+// appendWholePrefix appends what precedes a Notification of n bytes in
+// its unfragmented FragmentedNotification: the tag and length of field 1.
+// It is at most maxWholePrefix bytes.
+func appendWholePrefix(dst []byte, n int) []byte {
 	dst = protowire.AppendTag(dst, 1, protowire.BytesType)
-	dst = protowire.AppendBytes(dst, n)
+	return protowire.AppendVarint(dst, uint64(n))
+}
+
+// appendWholeTrailer appends what follows the Notification in an
+// unfragmented FragmentedNotification: num_data_parts = 1, data_part = 0
+// (wholeTrailer bytes).
+func appendWholeTrailer(dst []byte) []byte {
 	dst = protowire.AppendTag(dst, 2, protowire.VarintType)
 	dst = protowire.AppendVarint(dst, 1)
 	dst = protowire.AppendTag(dst, 3, protowire.VarintType)
 	return protowire.AppendVarint(dst, 0)
 }
+
+// wholeTrailerBytes is appendWholeTrailer's output.
+var wholeTrailerBytes = appendWholeTrailer(nil)
 
 // marshalWhole serializes ev (checked as notification.Marshal checks it)
 // straight inside an unfragmented FragmentedNotification, in one buffer:
@@ -39,18 +57,13 @@ func marshalWhole(ev *notification.Event) (record, body []byte, err error) {
 // marshalSized is marshalWhole for a checked event of the given size.
 func marshalSized(ev *notification.Event, size int) (record, body []byte, err error) {
 	pre := protowire.SizeTag(1) + protowire.SizeVarint(uint64(size))
-	buf := allocRecord(pre + size + wholeTrailer)
-	buf = protowire.AppendTag(buf, 1, protowire.BytesType)
-	buf = protowire.AppendVarint(buf, uint64(size))
+	buf := appendWholePrefix(allocRecord(pre+size+wholeTrailer), size)
 	buf = notification.AppendNotification(buf, ev)
 	if len(buf) != pre+size {
 		return nil, nil, fmt.Errorf("node: notification of %d bytes, sized %d", len(buf)-pre, size)
 	}
 	body = buf[pre:len(buf):len(buf)]
-	buf = protowire.AppendTag(buf, 2, protowire.VarintType)
-	buf = protowire.AppendVarint(buf, 1)
-	buf = protowire.AppendTag(buf, 3, protowire.VarintType)
-	return protowire.AppendVarint(buf, 0), body, nil
+	return appendWholeTrailer(buf), body, nil
 }
 
 // checkEvent checks ev as notification.Marshal does.
@@ -67,8 +80,28 @@ func checkEvent(ev *notification.Event) error {
 }
 
 // wholeTrailer is the size of num_data_parts = 1 and data_part = 0 with
-// their tags.
-const wholeTrailer = 4
+// their tags; maxWholePrefix that of field 1's tag and a length below 2^32
+// (a socket frame's bound).
+const (
+	wholeTrailer   = 4
+	maxWholePrefix = 6
+)
+
+// wholeRoom is the room the socket server keeps around every frame body,
+// so that a frame bound for the network is wrapped in place (wrapFrame).
+var wholeRoom = rsbsocket.Room{Head: maxWholePrefix, Tail: wholeTrailer}
+
+// wrapFrame returns f's body wrapped in its unfragmented
+// FragmentedNotification, in place around the body (Frame.Wrap), or nil
+// when the frame has no room for it.
+func wrapFrame(f *rsbsocket.Frame) []byte {
+	var pre [maxWholePrefix]byte
+	rec, ok := f.Wrap(appendWholePrefix(pre[:0], len(f.Body)), wholeTrailerBytes)
+	if !ok {
+		return nil
+	}
+	return rec
+}
 
 // wholeSize is the size appendWhole produces for a Notification of n bytes.
 func wholeSize(n int) int {

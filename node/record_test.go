@@ -2,12 +2,16 @@ package node
 
 import (
 	"bytes"
+	"context"
+	"net"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/proto/rsbpb"
+	"github.com/rsbd/rsbd/rsbsocket"
 )
 
 // TestMarshalWhole: the one-buffer publish encoding equals the Notification
@@ -89,5 +93,51 @@ func TestAllocRecordSlabs(t *testing.T) {
 	}
 	if a := testing.AllocsPerRun(1000, func() { allocRecord(1100) }); a > 0.1 {
 		t.Fatalf("%v allocations per small record", a)
+	}
+}
+
+// TestWrapFrameInPlace: a frame the socket server read with wholeRoom is
+// wrapped in place into exactly appendWhole's bytes, across the sizes
+// where the length prefix grows (1, 2 and 3 bytes of varint), and the body
+// the frame shares with the connections it was relayed to is unchanged.
+func TestWrapFrameInPlace(t *testing.T) {
+	type wrapped struct{ body, rec []byte }
+	got := make(chan wrapped, 16)
+	srv, err := rsbsocket.NewServer(rsbsocket.Config{FrameRoom: wholeRoom}, rsbsocket.HandlerFunc(func(_ rsbsocket.ConnID, f rsbsocket.Frame) {
+		body := bytes.Clone(f.Body)
+		got <- wrapped{body: body, rec: wrapFrame(&f)}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := rsbsocket.Dial(ctx, ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, size := range []int{0, 60, 70, 16000, 16400, 59000} {
+		body, err := notification.Marshal(testEvent("/wrap/", uint32(size), make([]byte, size)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Send(body); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case w := <-got:
+			if !bytes.Equal(w.body, body) || !bytes.Equal(w.rec, appendWhole(nil, body)) {
+				t.Fatalf("%d-byte body: record of %d bytes differs from appendWhole's %d", len(body), len(w.rec), wholeSize(len(body)))
+			}
+		case <-ctx.Done():
+			t.Fatal("frame not handled")
+		}
 	}
 }

@@ -170,7 +170,7 @@ func TestBorrowedDeliveryAliasesTheBuffer(t *testing.T) {
 	var got *notification.Event
 	defer n.Subscribe(scope.MustParse("/borrow/"), func(ev *notification.Event) { data, got = ev.Data, ev }, WithoutRetention())()
 	n.deliverEmbedded(body, false)
-	if len(data) != len(payload) || &data[0] != &body[off] || got != &n.dq.scratch {
+	if len(data) != len(payload) || &data[0] != &body[off] || got != &n.dq.bodies.scratch {
 		t.Fatal("a borrowing subscription got a copy")
 	}
 	// A socket frame, decoded on the client reader's decoder.
@@ -183,7 +183,7 @@ func TestBorrowedDeliveryAliasesTheBuffer(t *testing.T) {
 		t.Fatal("a retaining subscription left the node borrowing")
 	}
 	n.deliverEmbedded(body, false)
-	if !bytes.Equal(data, payload) || &data[0] == &body[off] || got == &n.dq.scratch {
+	if !bytes.Equal(data, payload) || &data[0] == &body[off] || got == &n.dq.bodies.scratch {
 		t.Fatal("an event a subscription may retain was not copied out of the buffer")
 	}
 	if n.deliverSinks(body, scope.MustParse("/borrow/x/"), dec, nil, nil) != 2 || got == &dec.scratch {
@@ -198,9 +198,9 @@ func TestBorrowedDeliveryAliasesTheBuffer(t *testing.T) {
 		t.Fatal("an owned body was copied")
 	}
 	bad := []byte{0x0a, 0x02} // a truncated field: the scratch event stays
-	n.dq.scratch.Data = payload
+	n.dq.bodies.scratch.Data = payload
 	n.deliverEmbedded(bad, false)
-	if &n.dq.scratch.Data[0] != &payload[0] {
+	if &n.dq.bodies.scratch.Data[0] != &payload[0] {
 		t.Fatal("a body that does not decode changed the scratch event")
 	}
 }

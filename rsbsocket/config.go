@@ -61,7 +61,8 @@ type Config struct {
 	// frame is counted and closes its connection.
 	MaxFrameSize int
 	// QueueFrames and QueueBytes bound each connection's send queue
-	// (defaults 65536 frames, 64 MiB).
+	// (defaults 1 048 576 frames, 64 MiB). QueueBytes charges each frame
+	// FrameOverhead besides its body bytes, so it bounds memory.
 	QueueFrames int
 	QueueBytes  int
 	// StallTimeout bounds how long forwarding a frame a client published
@@ -90,7 +91,20 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// Logger receives connection events and errors (default slog.Default()).
 	Logger *slog.Logger
+	// FrameRoom reserves bytes before and after every frame body of at
+	// most 1 MiB the server reads from a client, so that the Handler can
+	// wrap the body in place (Frame.Wrap) instead of copying it. Zero
+	// (the default) reserves none; each side is at most MaxFrameRoom.
+	FrameRoom Room
 }
+
+// Room is the spare bytes around a frame body: Head before it, Tail after.
+type Room struct {
+	Head, Tail int
+}
+
+// MaxFrameRoom bounds each side of Config.FrameRoom.
+const MaxFrameRoom = 64
 
 // DefaultConfig returns a Config with every default filled in.
 func DefaultConfig() Config {
@@ -158,6 +172,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: MaxParticipants %d < 0", ErrInvalidConfig, c.MaxParticipants)
 	case c.WriteTimeout < 0 || c.HandshakeTimeout < 0 || c.ShutdownTimeout < 0 || c.StallTimeout < 0:
 		return fmt.Errorf("%w: negative timeout", ErrInvalidConfig)
+	case c.FrameRoom.Head < 0 || c.FrameRoom.Head > MaxFrameRoom || c.FrameRoom.Tail < 0 || c.FrameRoom.Tail > MaxFrameRoom:
+		return fmt.Errorf("%w: FrameRoom %+v outside 0..%d", ErrInvalidConfig, c.FrameRoom, MaxFrameRoom)
 	}
 	return nil
 }

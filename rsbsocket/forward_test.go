@@ -293,9 +293,9 @@ func TestQueueWatermarks(t *testing.T) {
 		maxFrames, maxBytes int
 		want                queueLimits
 	}{
-		{64, 1000, queueLimits{64, 1000, 48, 750, 32, 500}},
-		{1, 1, queueLimits{1, 1, 1, 1, 1, 1}},
-		{DefaultQueueFrames, DefaultQueueBytes, queueLimits{1 << 16, 64 << 20, 3 << 14, 48 << 20, 1 << 15, 32 << 20}},
+		{64, 1000, queueLimits{64, 1000, 48, 750, 32, 500, FrameOverhead}},
+		{1, 1, queueLimits{1, 1, 1, 1, 1, 1, FrameOverhead}},
+		{DefaultQueueFrames, DefaultQueueBytes, queueLimits{1 << 20, 64 << 20, 3 << 18, 48 << 20, 1 << 19, 32 << 20, FrameOverhead}},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.maxFrames, tt.maxBytes), func(t *testing.T) {

@@ -96,6 +96,31 @@ func ReadFrame(r *bufio.Reader, maxSize int, buf []byte) ([]byte, error) {
 	return readGrowing(r, n)
 }
 
+// readFrameRoom is ReadFrame into new memory with room around the body: a
+// body of at most eagerAllocMax bytes lies at room[rm.Head:], with rm.Tail
+// bytes after it; a larger one is read as ReadFrame reads it, without room
+// (room is nil).
+func readFrameRoom(r *bufio.Reader, maxSize int, rm Room) (body, room []byte, err error) {
+	if rm == (Room{}) {
+		body, err = ReadFrame(r, maxSize, nil)
+		return body, nil, err
+	}
+	n, err := readHeader(r, maxSize)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n > eagerAllocMax {
+		body, err = readGrowing(r, n)
+		return body, nil, err
+	}
+	room = make([]byte, rm.Head+n+rm.Tail)
+	body = room[rm.Head : rm.Head+n : rm.Head+n]
+	if _, err := io.ReadFull(r, body); err != nil {
+		return nil, nil, unexpected(err)
+	}
+	return body, room, nil
+}
+
 // readHeader reads and checks a frame header.
 func readHeader(r *bufio.Reader, maxSize int) (int, error) {
 	if maxSize <= 0 {

@@ -260,13 +260,17 @@ func TestConnReaderGrows(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			src := source()
 			cr := connReader{src: src, r: bufio.NewReaderSize(src, readBufferMin)}
+			rm := Room{Head: 6, Tail: 4}
 			for i, want := range bodies {
-				got, err := cr.next(0)
+				got, room, err := cr.next(0, rm)
 				if err != nil || !bytes.Equal(got, want) {
 					t.Fatalf("frame %d: %d bytes, %v", i, len(got), err)
 				}
+				if len(room) != rm.Head+len(want)+rm.Tail || !bytes.Equal(room[rm.Head:rm.Head+len(want)], want) || cap(got) != len(got) {
+					t.Fatalf("frame %d: room of %d bytes around a body of %d (cap %d)", i, len(room), len(want), cap(got))
+				}
 			}
-			if _, err := cr.next(0); err != io.EOF {
+			if _, _, err := cr.next(0, rm); err != io.EOF {
 				t.Fatalf("after the last frame: %v", err)
 			}
 			if cr.small >= 0 || cr.r.Size() != readBufferSize {

@@ -22,20 +22,26 @@ const (
 	DefaultMaxFrameSize = 64 << 20
 
 	// DefaultQueueFrames bounds the frames waiting in one connection's send
-	// queue (including the batch its writer is writing). The byte bound is
-	// the memory bound; this one only caps the bookkeeping of tiny frames
-	// (a 24-byte slice entry each, twice: the queue and the writer's batch
-	// swap). 65536 frames are 64 MiB of 1 KiB events, so both bounds meet
-	// there, and 4 MiB of 64-byte events, about 40 ms of what one
-	// connection carries (1.5 M events/s) - enough to ride out a
-	// subscriber's scheduling hiccup without making its publisher wait,
-	// for at most 3 MiB of bookkeeping.
-	DefaultQueueFrames = 1 << 16
+	// queue (including the batch its writer is writing). The byte bound,
+	// which charges every frame FrameOverhead besides its body, is the
+	// memory bound and binds first: 64 MiB hold at most 750 000 of the
+	// smallest notifications (26 bytes). The frame bound is only a cap a
+	// configuration may lower.
+	DefaultQueueFrames = 1 << 20
 
-	// DefaultQueueBytes bounds the body bytes waiting in one connection's
-	// send queue. A frame is always accepted by an empty queue, so a frame
-	// of up to MaxFrameSize can pass even when it exceeds this bound.
+	// DefaultQueueBytes bounds what the frames waiting in one connection's
+	// send queue cost: their body bytes plus FrameOverhead each. A frame is
+	// always accepted by an empty queue, so a frame of up to MaxFrameSize
+	// can pass even when it exceeds this bound.
 	DefaultQueueBytes = 64 << 20
+
+	// FrameOverhead is what a queued frame costs besides its body, charged
+	// against the queue's byte bound: its entries in the queue's and the
+	// writer's frame lists (24 bytes each) and its allocation's rounding.
+	// With it the byte bound bounds memory however small the frames are,
+	// and a caller that reserves room for what may still arrive
+	// (BackloggedWithin) reserves it in the same measure.
+	FrameOverhead = 64
 
 	// DefaultStallTimeout bounds how long the reader of a publishing client
 	// waits for room in the queue of a subscriber at its high watermark.

@@ -48,6 +48,31 @@ type Frame struct {
 	Method []byte
 	// Data is the serialized payload (field 9).
 	Data []byte
+
+	// room is the memory Body lies in, with head spare bytes before it and
+	// the rest after it (Config.FrameRoom); nil when the frame has none.
+	room []byte
+	head int
+}
+
+// Wrap writes prefix into the spare bytes just before Body and suffix into
+// those just after it and returns prefix, Body and suffix as one slice,
+// without copying Body. It reports false and writes nothing when the frame
+// has too little room: a frame the Handler got from a Server configured
+// with enough Config.FrameRoom has it (unless its body exceeded 1 MiB), one
+// from ParseFrame has none. The spare bytes are the frame's own, shared
+// with no other frame, so a Handler may wrap a frame once; Body itself is
+// never modified, and the frame's other readers (the connections it is
+// queued to) read only Body.
+func (f *Frame) Wrap(prefix, suffix []byte) ([]byte, bool) {
+	end := f.head + len(f.Body)
+	if f.room == nil || len(prefix) > f.head || len(suffix) > len(f.room)-end {
+		return nil, false
+	}
+	start := f.head - len(prefix)
+	copy(f.room[start:], prefix)
+	copy(f.room[end:], suffix)
+	return f.room[start : end+len(suffix) : end+len(suffix)], true
 }
 
 // ParseFrame checks the top-level wire structure of a serialized Notification

@@ -47,7 +47,7 @@ type sendQueue struct {
 	mu      sync.Mutex
 	pending [][]byte
 	frames  int // queued + being written
-	bytes   int
+	bytes   int // their body bytes; the byte bounds apply to chargeLocked
 	lim     queueLimits
 	stalled bool
 	room    chan struct{} // while offers wait: closed when they may retry
@@ -63,11 +63,13 @@ type sendQueue struct {
 	isHeavy bool
 }
 
-// queueLimits are a send queue's bounds and watermarks.
+// queueLimits are a send queue's bounds and watermarks. The byte bounds
+// apply to the queue's charge: body bytes plus FrameOverhead per frame.
 type queueLimits struct {
 	maxFrames, maxBytes   int // bounds: push is refused above them
 	highFrames, highBytes int // high watermark: offer is refused at or above it
 	lowFrames, lowBytes   int // low watermark: a stalled queue recovers below it
+	overhead              int // charged per frame besides its body
 }
 
 // newQueueLimits derives the watermarks from the bounds.
@@ -77,6 +79,7 @@ func newQueueLimits(maxFrames, maxBytes int) queueLimits {
 		maxFrames: maxFrames, maxBytes: maxBytes,
 		highFrames: pct(maxFrames, queueHighPercent), highBytes: pct(maxBytes, queueHighPercent),
 		lowFrames: pct(maxFrames, queueLowPercent), lowBytes: pct(maxBytes, queueLowPercent),
+		overhead: FrameOverhead,
 	}
 }
 
@@ -94,10 +97,19 @@ func (q *sendQueue) hasRoomLocked(n int, forwarded bool) bool {
 	switch {
 	case q.frames == 0:
 		return true
-	case q.frames >= q.lim.maxFrames || q.bytes+n > q.lim.maxBytes:
+	case q.frames >= q.lim.maxFrames || q.chargeLocked()+n+q.lim.overhead > q.lim.maxBytes:
 		return false
 	}
-	return !forwarded || (q.frames < q.lim.highFrames && q.bytes < q.lim.highBytes)
+	return !forwarded || q.belowHighLocked()
+}
+
+// chargeLocked is what the queued frames count against the byte bounds:
+// their bodies and the overhead (FrameOverhead) each.
+func (q *sendQueue) chargeLocked() int { return q.bytes + q.frames*q.lim.overhead }
+
+// belowHighLocked reports whether the queue is below its high watermark.
+func (q *sendQueue) belowHighLocked() bool {
+	return q.frames < q.lim.highFrames && q.chargeLocked() < q.lim.highBytes
 }
 
 // addLocked appends body.
@@ -114,7 +126,7 @@ func (q *sendQueue) addLocked(body []byte) {
 // server none of whose queues is there has no backlog, whatever the
 // reserve.
 func (q *sendQueue) backlogFloorLocked() bool {
-	return q.frames >= q.lim.highFrames || q.bytes >= min(q.lim.highBytes, q.lim.maxBytes/4)
+	return q.frames >= q.lim.highFrames || q.chargeLocked() >= min(q.lim.highBytes, q.lim.maxBytes/4)
 }
 
 // noteLocked keeps the server's count of heavy queues current after the
@@ -333,11 +345,11 @@ func (q *sendQueue) release(frames, bytes int) {
 	q.frames -= frames
 	q.bytes -= bytes
 	q.noteLocked()
-	if q.room != nil && q.frames < q.lim.highFrames && q.bytes < q.lim.highBytes {
+	if q.room != nil && q.belowHighLocked() {
 		close(q.room)
 		q.room = nil
 	}
-	if q.stalled && q.frames <= q.lim.lowFrames && q.bytes <= q.lim.lowBytes {
+	if q.stalled && q.frames <= q.lim.lowFrames && q.chargeLocked() <= q.lim.lowBytes {
 		q.stalled = false
 	}
 	q.mu.Unlock()
@@ -369,10 +381,11 @@ func (q *sendQueue) close(flush bool) (discarded, discardedBytes int) {
 	return discarded, discardedBytes
 }
 
-// depth returns the frames and bytes in the queue, including those being
-// written, and whether it is stalled.
-func (q *sendQueue) depth() (frames, bytes int, stalled bool) {
+// depth returns the frames and body bytes in the queue, including those
+// being written, its charge against the byte bounds and whether it is
+// stalled.
+func (q *sendQueue) depth() (frames, bytes, charge int, stalled bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.frames, q.bytes, q.stalled
+	return q.frames, q.bytes, q.chargeLocked(), q.stalled
 }

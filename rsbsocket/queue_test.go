@@ -6,8 +6,8 @@ import (
 )
 
 func TestSendQueueBounds(t *testing.T) {
-	q := newSendQueue(3, 10)
-	big := make([]byte, 25)
+	q := newSendQueue(3, 10+3*FrameOverhead)
+	big := make([]byte, 25+3*FrameOverhead)
 	if pushRes(q.push(big)) != pushOK {
 		t.Fatal("empty queue refused a frame above the byte bound")
 	}
@@ -21,7 +21,7 @@ func TestSendQueueBounds(t *testing.T) {
 	if pushRes(q.push([]byte{1})) != pushFull {
 		t.Fatal("frames being written must count against the bound")
 	}
-	q.release(1, 25)
+	q.release(1, len(big))
 	for i := range 3 {
 		if pushRes(q.push([]byte{byte(i)})) != pushOK {
 			t.Fatalf("push %d refused", i)
@@ -30,13 +30,13 @@ func TestSendQueueBounds(t *testing.T) {
 	if pushRes(q.push([]byte{9})) != pushFull {
 		t.Fatal("frame bound not enforced")
 	}
-	if f, b, _ := q.depth(); f != 3 || b != 3 {
+	if f, b, c, _ := q.depth(); f != 3 || b != 3 || c != 3+3*FrameOverhead {
 		t.Fatalf("depth = %d, %d", f, b)
 	}
 }
 
 func TestSendQueueClose(t *testing.T) {
-	q := newSendQueue(10, 100)
+	q := bareQueue(10, 100)
 	pushRes(q.push([]byte("ab")))
 	if n, _ := q.close(true); n != 0 {
 		t.Fatal("flushing close discarded frames")
@@ -50,7 +50,7 @@ func TestSendQueueClose(t *testing.T) {
 	}
 	q.release(1, 2)
 
-	q = newSendQueue(10, 100)
+	q = bareQueue(10, 100)
 	pushRes(q.push([]byte("ab")))
 	pushRes(q.push([]byte("cde")))
 	q.close(true)
@@ -60,16 +60,24 @@ func TestSendQueueClose(t *testing.T) {
 	if batch, closed, flush := q.take(nil); len(batch) != 0 || !closed || flush {
 		t.Fatalf("take after abort = %d frames, closed %v, flush %v", len(batch), closed, flush)
 	}
-	if f, b, _ := q.depth(); f != 0 || b != 0 {
+	if f, b, c, _ := q.depth(); f != 0 || b != 0 || c != 0 {
 		t.Fatalf("depth after abort = %d, %d", f, b)
 	}
+}
+
+// bareQueue is newSendQueue without the per-frame overhead, for tests of
+// the queue's arithmetic in body bytes.
+func bareQueue(maxFrames, maxBytes int) *sendQueue {
+	q := newSendQueue(maxFrames, maxBytes)
+	q.lim.overhead = 0
+	return q
 }
 
 // pushRes drops push's start flag.
 func pushRes(r pushResult, _ bool) pushResult { return r }
 
 func TestSendQueueOwnership(t *testing.T) {
-	q := newSendQueue(10, 100)
+	q := bareQueue(10, 100)
 	if q.claim() {
 		t.Fatal("claimed an empty queue")
 	}
@@ -130,7 +138,7 @@ func isClosed(ch <-chan struct{}) bool {
 }
 
 func TestSendQueueOfferWatermarks(t *testing.T) {
-	q := newSendQueue(8, 1000) // high watermark 6 frames, 750 bytes; low 4, 500
+	q := bareQueue(8, 1000) // high watermark 6 frames, 750 bytes; low 4, 500
 	if pushRes(q.push(make([]byte, 700))) != pushOK {
 		t.Fatal("push refused")
 	}
@@ -174,11 +182,11 @@ func TestSendQueueOfferWatermarks(t *testing.T) {
 	if res, _ := q.offer(make([]byte, 10)); res != pushOK {
 		t.Fatalf("offer below the watermark while stalled = %v", res)
 	}
-	if _, _, stalled := q.depth(); !stalled {
+	if _, _, _, stalled := q.depth(); !stalled {
 		t.Fatal("stall ended above the low watermark")
 	}
 	q.release(1, 120) // 500 bytes
-	if _, _, stalled := q.depth(); stalled {
+	if _, _, _, stalled := q.depth(); stalled {
 		t.Fatal("stall did not end at the low watermark")
 	}
 
@@ -199,7 +207,7 @@ func TestSendQueueOfferWatermarks(t *testing.T) {
 // detached.
 func TestQueueHeavyCount(t *testing.T) {
 	var heavy atomic.Int64
-	q := newSendQueue(8, 1000) // high watermark 6 frames, 750 bytes; floor 250 bytes
+	q := bareQueue(8, 1000) // high watermark 6 frames, 750 bytes; floor 250 bytes
 	q.heavy = &heavy
 	q.push(make([]byte, 200))
 	if heavy.Load() != 0 {
@@ -233,5 +241,30 @@ func TestQueueHeavyCount(t *testing.T) {
 	q2.detach()
 	if heavy.Load() != 0 || q2.heavy != nil {
 		t.Fatal("still counted after detach")
+	}
+}
+
+// TestQueueChargesOverhead: every frame counts FrameOverhead besides its
+// body against the byte bound and the watermarks, so tiny frames reach
+// the byte bound long before the frame bound.
+func TestQueueChargesOverhead(t *testing.T) {
+	q := newSendQueue(1000, 10*(FrameOverhead+1)) // room for 10 one-byte frames
+	for i := range 10 {
+		if pushRes(q.push([]byte{byte(i)})) != pushOK {
+			t.Fatalf("push %d refused", i)
+		}
+	}
+	if pushRes(q.push([]byte{1})) != pushFull {
+		t.Fatal("byte bound not charged per frame")
+	}
+	if f, b, c, _ := q.depth(); f != 10 || b != 10 || c != 10*(FrameOverhead+1) {
+		t.Fatalf("depth = %d frames, %d bytes, charge %d", f, b, c)
+	}
+	if res, _ := q.offer([]byte{1}); res != pushWait {
+		t.Fatalf("offer above the charged high watermark = %v", res)
+	}
+	q.release(10, 10)
+	if _, _, c, _ := q.depth(); c != 0 {
+		t.Fatalf("charge %d after release", c)
 	}
 }

@@ -85,7 +85,7 @@ func (c *conn) waitReadable(ready func(fd uintptr) bool) {
 func (c *conn) readRun(st *readState) (done, orderly bool) {
 	s, r := c.srv, &st.r
 	for first := true; first || r.r.Buffered() > 0; first = false {
-		body, err := r.next(s.cfg.MaxFrameSize)
+		body, room, err := r.next(s.cfg.MaxFrameSize, s.cfg.FrameRoom)
 		if err != nil {
 			c.handOn(nil)
 			return true, c.readFailed(err)
@@ -97,6 +97,9 @@ func (c *conn) readRun(st *readState) (done, orderly bool) {
 			c.setReason(DisconnectMalformed)
 			c.logAt(slog.LevelWarn, "closing connection: frame is not a notification", "err", err, "size", len(body))
 			return true, false
+		}
+		if room != nil {
+			f.room, f.head = room, s.cfg.FrameRoom.Head
 		}
 		s.stats.framesIn.Add(1)
 		s.stats.bytesIn.Add(uint64(len(body)))
@@ -166,17 +169,17 @@ func (cr *connReader) ready() bool {
 	return err == nil && n-headerSize >= int(binary.LittleEndian.Uint32(h))
 }
 
-// next reads one frame body.
-func (cr *connReader) next(maxSize int) ([]byte, error) {
-	body, err := ReadFrame(cr.r, maxSize, nil)
+// next reads one frame body, with room around it (see readFrameRoom).
+func (cr *connReader) next(maxSize int, rm Room) (body, room []byte, err error) {
+	body, room, err = readFrameRoom(cr.r, maxSize, rm)
 	if err != nil || cr.small < 0 || len(body)+headerSize >= readBufferSize {
-		return body, err
+		return body, room, err
 	}
 	cr.small += len(body) + headerSize
 	if cr.small >= readUpgradeBytes {
 		cr.grow()
 	}
-	return body, nil
+	return body, room, nil
 }
 
 // grow moves to the large buffer, for a client that is busy.

@@ -352,7 +352,7 @@ func (s *Server) Connections() []ConnInfo {
 	routes := *s.routes.Load()
 	out := make([]ConnInfo, 0, len(routes))
 	for _, c := range routes {
-		frames, bytes, stalled := c.q.depth()
+		frames, bytes, _, stalled := c.q.depth()
 		out = append(out, ConnInfo{ID: c.id, Remote: c.remote, Interest: c.match.Load().interest,
 			QueueFrames: frames, QueueBytes: bytes, Stalled: stalled})
 	}
@@ -408,17 +408,18 @@ func (s *Server) InterestGeneration() uint64 { return s.interGen.Load() }
 func (s *Server) Backlogged() bool { return s.BackloggedWithin(0) }
 
 // BackloggedWithin is Backlogged for a caller that may still deliver up to
-// reserve bytes to a connection after it stops its sources: a connection
-// counts as backlogged once fewer than reserve bytes are left below its
-// byte bound (and at its high watermark at the latest).
+// reserve bytes to a connection after it stops its sources, counted as the
+// queue's byte bound counts them (body bytes plus FrameOverhead per frame):
+// a connection counts as backlogged once less than reserve is left below
+// its byte bound (and at its high watermark at the latest).
 func (s *Server) BackloggedWithin(reserve int) bool {
 	if s.heavyQueues.Load() == 0 {
 		return false // no queue is near any threshold: no need to look
 	}
 	for _, c := range *s.routes.Load() {
-		frames, bytes, stalled := c.q.depth()
+		frames, _, charge, stalled := c.q.depth()
 		limit := min(c.q.lim.highBytes, max(c.q.lim.maxBytes-reserve, c.q.lim.maxBytes/4))
-		if !stalled && (frames >= c.q.lim.highFrames || bytes >= limit) {
+		if !stalled && (frames >= c.q.lim.highFrames || charge >= limit) {
 			return true
 		}
 	}

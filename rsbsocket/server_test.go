@@ -363,14 +363,14 @@ func TestConfig(t *testing.T) {
 		t.Fatalf("default config: %v", err)
 	}
 	d := (Config{}).withDefaults()
-	if d.Addr != ":55555" || d.MaxFrameSize != 64<<20 || d.QueueFrames != 65536 ||
+	if d.Addr != ":55555" || d.MaxFrameSize != 64<<20 || d.QueueFrames != 1<<20 ||
 		d.StallTimeout != 100*time.Millisecond || d.DefaultInterest != InterestAll {
 		t.Fatalf("defaults %+v", d)
 	}
 	for _, c := range []Config{
 		{MaxFrameSize: -1}, {MaxFrameSize: 1 << 33}, {QueueFrames: -1}, {QueueBytes: -1},
 		{SlowClientPolicy: 7}, {DefaultInterest: 3}, {MaxParticipants: -1}, {MaxConnections: -1}, {WriteTimeout: -time.Second},
-		{StallTimeout: -time.Second},
+		{StallTimeout: -time.Second}, {FrameRoom: Room{Head: -1}}, {FrameRoom: Room{Tail: MaxFrameRoom + 1}},
 	} {
 		if err := c.Validate(); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("Validate(%+v) = %v", c, err)

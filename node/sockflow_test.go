@@ -1,0 +1,80 @@
+package node
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/scope"
+)
+
+// TestSmallEventsToIdleSocketClientLoseNothing: a socket client on daemon
+// B stops reading while a client of daemon A publishes far more small
+// reliable events than B's queue for it may hold in frames of the old
+// count bound. B must hold its ACKs early enough that what is still in
+// flight fits the queue: A's publisher waits, and once the client reads
+// again every event arrives and B dropped none.
+func TestSmallEventsToIdleSocketClientLoseNothing(t *testing.T) {
+	const n = 300_000
+	nodes := startNodes(t, 2, nil)
+	a, b := nodes[0], nodes[1]
+	sub := dialSocket(t, b)
+	if err := sub.Send(helloBody(t, 0, "/flood/")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/flood/")) })
+	pub := dialSocket(t, a)
+	sent := make(chan error, 1)
+	go func() { sent <- publishSmall(pub, n) }()
+	waitFor(t, 30*time.Second, "A's window to fill", func() bool {
+		a.eng.mu.Lock()
+		defer a.eng.mu.Unlock()
+		return len(a.eng.blocked) > 0 || b.sock.Stats().Drops[rsbsocket.DropQueueFull] > 0
+	})
+	if err := sub.SetReadDeadline(time.Now().Add(30 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	seen := make([]bool, n)
+	var body []byte
+	for got := 0; got < n; {
+		var err error
+		if body, err = sub.RecvInto(body); err != nil {
+			t.Fatalf("after %d of %d events (B dropped %d): %v", got, n, b.sock.Stats().Drops[rsbsocket.DropQueueFull], err)
+		}
+		f, err := rsbsocket.ParseFrame(body)
+		if err != nil || f.Scope.String() != "/flood/" || f.SequenceNumber >= n || seen[f.SequenceNumber] {
+			t.Fatalf("unexpected frame (seq %d): %v", f.SequenceNumber, err)
+		}
+		seen[f.SequenceNumber] = true
+		got++
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	if d := b.sock.Stats().Drops; d != [rsbsocket.NumDropReasons]uint64{} {
+		t.Fatalf("B dropped frames: %v", d)
+	}
+}
+
+// publishSmall sends n events of 8 bytes on /flood/ in batches of 256.
+func publishSmall(c *rsbsocket.ClientConn, n int) error {
+	ev := testEvent("/flood/", 0, make([]byte, 8))
+	ev.ID.SenderID = notification.NewParticipantID()
+	ev.Scope = scope.MustParse("/flood/")
+	var buf []byte
+	bodies := make([][]byte, 0, 256)
+	for i := 0; i < n; {
+		buf, bodies = buf[:0], bodies[:0]
+		for ; i < n && len(bodies) < cap(bodies); i++ {
+			ev.ID.SequenceNumber = uint32(i)
+			start := len(buf)
+			buf = notification.AppendNotification(buf, ev)
+			bodies = append(bodies, buf[start:])
+		}
+		if err := c.SendMany(bodies); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+package node
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/scope"
+)
+
+// BenchmarkTwoDaemons is the two-daemon path in one process: a socket
+// client publishes events (batches of 128 frames per write, as the bench's
+// clients do) to daemon A, which sends them reliably over loopback
+// multicast to daemon B, which writes them to a socket client that
+// announced a listener with an introspection Hello. One op is one event
+// received by that client.
+func BenchmarkTwoDaemons(b *testing.B) {
+	for _, size := range []int{64, 1 << 10, 16 << 10} {
+		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) { benchTwoDaemons(b, size) })
+	}
+}
+
+func benchTwoDaemons(b *testing.B, size int) {
+	nodes := startNodes(b, 2, nil)
+	a, r := nodes[0], nodes[1]
+	sub := dialSocket(b, r)
+	if err := sub.Send(helloBody(b, 0, "/bench/two/")); err != nil {
+		b.Fatal(err)
+	}
+	waitFor(b, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/bench/two/")) })
+	var got atomic.Int64
+	done := make(chan error, 1)
+	go func() {
+		var body []byte
+		for {
+			var err error
+			if body, err = sub.RecvInto(body); err != nil {
+				done <- err
+				return
+			}
+			got.Add(1)
+		}
+	}()
+	pub := dialSocket(b, a)
+	const batch = 128
+	buf := make([]byte, 0, batch*(size+100))
+	bodies := make([][]byte, 0, batch)
+	ev := testEvent("/bench/two/", 0, make([]byte, size))
+	ev.ID.SenderID = notification.NewParticipantID()
+	ev.Scope = scope.MustParse("/bench/two/")
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	b.SetBytes(int64(size))
+	b.ResetTimer()
+	for i := 0; i < b.N; {
+		buf, bodies = buf[:0], bodies[:0]
+		for ; i < b.N && len(bodies) < batch; i++ {
+			ev.ID.SequenceNumber = uint32(i)
+			start := len(buf)
+			buf = notification.AppendNotification(buf, ev)
+			bodies = append(bodies, buf[start:])
+		}
+		if err := pub.SendMany(bodies); err != nil {
+			b.Fatal(err)
+		}
+	}
+	waitFor(b, time.Minute, "every event", func() bool { return got.Load() >= int64(b.N) })
+	b.StopTimer()
+	runtime.ReadMemStats(&ms1)
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/float64(b.N), "allocs/msg")
+	b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(b.N), "B/msg")
+	_ = sub.Close()
+	<-done
+}
