@@ -204,7 +204,7 @@ func (n *Node) deliverNetwork(body []byte, stable, owned bool) {
 		n.deliverEmbedded(body, owned)
 		return
 	}
-	f, err := rsbsocket.ParseFrame(body)
+	f, err := n.dq.frames.Parse(body)
 	if err != nil {
 		n.m.Drop(metrics.DropDecodeError)
 		return

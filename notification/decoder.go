@@ -1,6 +1,10 @@
 package notification
 
-import "github.com/rsbd/rsbd/scope"
+import (
+	"fmt"
+
+	"github.com/rsbd/rsbd/scope"
+)
 
 // Decoder decodes a stream of Notifications as DecodeNotification does,
 // with fewer allocations: events on a scope it decoded recently share that
@@ -8,17 +12,10 @@ import "github.com/rsbd/rsbd/scope"
 // instead of copying it. The zero Decoder is ready; it is not safe for
 // concurrent use.
 type Decoder struct {
-	scopes [decoderScopes]cachedScope
-	next   int // the cache slot replaced next
+	scopes scope.Cache
 	// hint is the scope Hint named, tried before the cache: a router's
 	// events on ever new scopes then cost one comparison, not a search.
-	hint cachedScope
-}
-
-// cachedScope is a scope field as it was on the wire and its parsed form.
-type cachedScope struct {
-	raw string
-	sc  scope.Scope
+	hint scope.Scope
 }
 
 // Decode decodes b into a new Event that shares no memory with b. It
@@ -56,31 +53,20 @@ func (d *Decoder) decode(b []byte, alias bool) (*Event, error) {
 // scope field reads exactly sc's normalized form takes sc without parsing
 // or allocating. Any other scope field is parsed as without the hint.
 func (d *Decoder) Hint(sc scope.Scope) {
-	if sc.IsZero() || len(sc.String()) > maxCachedScope {
-		return
-	}
-	d.hint = cachedScope{raw: sc.String(), sc: sc}
+	d.hint = sc
 }
 
 // scope parses a scope field, reusing a recently parsed equal one.
 func (d *Decoder) scope(b []byte) (scope.Scope, error) {
-	if h := &d.hint; !h.sc.IsZero() && h.raw == string(b) {
-		return h.sc, nil
+	if !d.hint.IsZero() && d.hint.String() == string(b) {
+		return d.hint, nil
 	}
-	for i := range d.scopes {
-		if c := &d.scopes[i]; !c.sc.IsZero() && c.raw == string(b) {
-			return c.sc, nil
-		}
+	if b == nil {
+		return parseScope(nil)
 	}
-	sc, err := parseScope(b)
-	if err != nil || len(b) > maxCachedScope {
-		return sc, err
+	sc, err := d.scopes.ParseBytes(b)
+	if err != nil {
+		return scope.Scope{}, fmt.Errorf("%w: %w", ErrBadScope, err)
 	}
-	raw := sc.String()
-	if len(raw) != len(b) {
-		raw = string(b) // normalized on the way: the wire form differs
-	}
-	d.scopes[d.next] = cachedScope{raw: raw, sc: sc}
-	d.next = (d.next + 1) % len(d.scopes)
 	return sc, nil
 }

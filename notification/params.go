@@ -16,11 +16,4 @@ const (
 	// MaxUserInfos is the largest number of user infos accepted in one
 	// notification's meta data.
 	MaxUserInfos = 1024
-
-	// decoderScopes is how many recently parsed scopes a Decoder remembers.
-	decoderScopes = 4
-
-	// maxCachedScope is the longest scope field, in bytes, a Decoder
-	// remembers: a long hostile scope is parsed every time rather than kept.
-	maxCachedScope = 256
 )

@@ -82,7 +82,21 @@ func (f *Frame) Wrap(prefix, suffix []byte) ([]byte, bool) {
 // repeated singular field and skips fields of unexpected wire type; nested
 // messages other than event_id (meta_data, causes) are not inspected, so
 // Notification may still fail on a frame ParseFrame accepts.
-func ParseFrame(body []byte) (Frame, error) {
+func ParseFrame(body []byte) (Frame, error) { return parseFrame(body, nil) }
+
+// FrameParser parses frames as ParseFrame does, remembering the last few
+// scopes it parsed (scope.Cache): frames on a recent scope cost neither a
+// scope validation nor an allocation. Its zero value is ready; it is not
+// safe for concurrent use.
+type FrameParser struct {
+	scopes scope.Cache
+}
+
+// Parse is ParseFrame with p's scope cache.
+func (p *FrameParser) Parse(body []byte) (Frame, error) { return parseFrame(body, &p.scopes) }
+
+// parseFrame is ParseFrame, parsing the scope through cache when it is set.
+func parseFrame(body []byte, cache *scope.Cache) (Frame, error) {
 	f := Frame{Body: body}
 	var rawScope []byte
 	var haveScope, haveSender, haveSeq bool
@@ -127,7 +141,13 @@ func ParseFrame(body []byte) (Frame, error) {
 	if !haveScope {
 		return Frame{}, fmt.Errorf("%w: no scope", ErrMalformed)
 	}
-	sc, err := scope.Parse(string(rawScope))
+	var sc scope.Scope
+	var err error
+	if cache != nil {
+		sc, err = cache.ParseBytes(rawScope)
+	} else {
+		sc, err = scope.Parse(string(rawScope))
+	}
 	if err != nil {
 		return Frame{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}

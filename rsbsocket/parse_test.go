@@ -123,6 +123,13 @@ func checkAgainstProto(t *testing.T, data []byte) {
 	if err == nil && f.Scope.IsZero() {
 		t.Fatal("ParseFrame accepted a frame without a scope")
 	}
+	// A FrameParser, whose scope cache carries over from earlier inputs,
+	// parses exactly as ParseFrame does.
+	g, gerr := checkParser.Parse(data)
+	if (gerr == nil) != (err == nil) || g.Scope != f.Scope || g.SequenceNumber != f.SequenceNumber ||
+		!bytes.Equal(g.Data, f.Data) {
+		t.Fatalf("FrameParser = %+v, %v; ParseFrame = %+v, %v", g, gerr, f, err)
+	}
 	var n rsbpb.Notification
 	if proto.Unmarshal(data, &n) != nil || n.Scope == nil {
 		return
@@ -143,6 +150,10 @@ func checkAgainstProto(t *testing.T, data []byte) {
 		t.Fatalf("ParseFrame = %+v, decoder = %v", f, &n)
 	}
 }
+
+// checkParser is the FrameParser checkAgainstProto compares with
+// ParseFrame; tests and fuzz inputs call it one at a time.
+var checkParser FrameParser
 
 func TestParseFrameMatchesProto(t *testing.T) {
 	for _, body := range [][]byte{

@@ -114,6 +114,9 @@ func (q *sendQueue) belowHighLocked() bool {
 
 // addLocked appends body.
 func (q *sendQueue) addLocked(body []byte) {
+	if q.pending == nil {
+		q.pending = takeFrameList()
+	}
 	q.pending = append(q.pending, body)
 	q.frames++
 	q.bytes += len(body)
@@ -283,6 +286,7 @@ func (q *sendQueue) endFinal() {
 func (q *sendQueue) disownLocked() {
 	q.owned = false
 	if len(q.pending) == 0 && cap(q.pending) > keepIdleCap {
+		giveFrameList(q.pending)
 		q.pending = nil
 	}
 	if q.idle != nil {
@@ -388,4 +392,29 @@ func (q *sendQueue) depth() (frames, bytes, charge int, stalled bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.frames, q.bytes, q.chargeLocked(), q.stalled
+}
+
+// frameLists holds the frame lists of queues that went idle (empty, up to
+// keepBatchCap long), for the next queue that gets frames: a connection
+// that receives in bursts reuses a list instead of growing one per burst,
+// while an idle one keeps none.
+var frameLists = sync.Pool{New: func() any { return new([][]byte) }}
+
+// takeFrameList returns an empty frame list, from frameLists if it has one.
+func takeFrameList() [][]byte {
+	p := frameLists.Get().(*[][]byte)
+	l := *p
+	*p = nil
+	return l[:0]
+}
+
+// giveFrameList hands the empty list l to frameLists unless a burst grew it
+// past keepBatchCap.
+func giveFrameList(l [][]byte) {
+	if cap(l) <= keepBatchCap {
+		clear(l[:cap(l)])
+		p := new([][]byte)
+		*p = l[:0]
+		frameLists.Put(p)
+	}
 }
