@@ -1,6 +1,7 @@
 package scope
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -53,4 +54,21 @@ func TestCacheSkipsLongScopes(t *testing.T) {
 			t.Fatalf("cached %q", e.raw)
 		}
 	}
+}
+
+// FuzzCacheParseBytes: a Cache fed any sequence of inputs (one input split
+// at its NUL bytes) returns for each what Parse returns.
+func FuzzCacheParseBytes(f *testing.F) {
+	f.Add([]byte("/a/b/\x00/a/b\x00/\x00/a/b/"))
+	f.Add([]byte("bad\x00/x//\x00\x00/" + strings.Repeat("y", 300)))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var c Cache
+		for _, b := range bytes.Split(in, []byte{0}) {
+			want, wantErr := Parse(string(b))
+			got, err := c.ParseBytes(b)
+			if got != want || (err == nil) != (wantErr == nil) {
+				t.Fatalf("ParseBytes(%q) = %v, %v; Parse gives %v, %v", b, got, err, want, wantErr)
+			}
+		}
+	})
 }

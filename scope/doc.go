@@ -15,5 +15,8 @@
 // allocation-free AppendSuperScopes enumerate the scopes an event on E is
 // delivered to, root first.
 //
+// Cache remembers the last few scopes parsed from wire bytes, for the
+// decoders of notifications and socket frames.
+//
 // The package imports nothing of rsbd.
 package scope
