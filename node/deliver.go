@@ -242,6 +242,10 @@ func (n *Node) deliverMessage(m *rsbpb.Notification, size int) {
 		n.m.Drop(metrics.DropDecodeError)
 		return
 	}
+	// The frame is a copy: the reassembly buffer serves the next event (the
+	// events decoded for embedded subscriptions alias body, not m.Data).
+	n.reasm.put(m.Data)
+	m.Data = nil
 	n.deliverNetwork(body, true, true)
 }
 

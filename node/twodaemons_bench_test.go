@@ -15,10 +15,11 @@ import (
 // client publishes events (batches of 128 frames per write, as the bench's
 // clients do) to daemon A, which sends them reliably over loopback
 // multicast to daemon B, which writes them to a socket client that
-// announced a listener with an introspection Hello. One op is one event
+// announced a listener with an introspection Hello (100 KiB events are
+// fragmented and reassembled on B). One op is one event
 // received by that client.
 func BenchmarkTwoDaemons(b *testing.B) {
-	for _, size := range []int{64, 1 << 10, 16 << 10} {
+	for _, size := range []int{64, 1 << 10, 16 << 10, 100 << 10} {
 		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) { benchTwoDaemons(b, size) })
 	}
 }
