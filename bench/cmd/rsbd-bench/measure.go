@@ -163,6 +163,9 @@ func thrFigure(rr workload.RecvResult, sr workload.SendResult, size int, cpu flo
 	if rr.LossReports > 0 {
 		bad = append(bad, fmt.Sprintf("loss reports for %d datagrams", rr.LossReports))
 	}
+	if rr.Misrouted > 0 {
+		bad = append(bad, fmt.Sprintf("%d events on a topic they were not published on", rr.Misrouted))
+	}
 	if len(bad) > 0 {
 		f.Failed, f.Status = true, strings.Join(bad, ", ")
 	}

@@ -41,9 +41,12 @@ type RecvResult struct {
 	N        int   `json:"n"`
 	Received int64 `json:"received"` // distinct measured events
 	Dups     int64 `json:"dups"`
-	Warm     int64 `json:"warm"`
-	Lost     int64 `json:"lost"`      // N - Received
-	WarmLost int64 `json:"warm_lost"` // warm-up events that never came
+	// Misrouted counts measured events that arrived on another topic than
+	// the one they were published on, or with an index out of range.
+	Misrouted int64 `json:"misrouted,omitempty"`
+	Warm      int64 `json:"warm"`
+	Lost      int64 `json:"lost"`      // N - Received
+	WarmLost  int64 `json:"warm_lost"` // warm-up events that never came
 	// LossReports is what the endpoint reported lost (rsbd), in datagrams.
 	LossReports int64 `json:"loss_reports"`
 	// Elapsed is from the first to the last measured arrival.
@@ -54,65 +57,121 @@ type RecvResult struct {
 	TimedOut bool `json:"timed_out,omitempty"`
 }
 
-// receiver counts arrivals; its handler may run on several goroutines.
+// receiver counts arrivals; its handlers may run on several goroutines.
+// What a handler records goes to its topic's shard, so that the goroutines
+// of a bus that delivers different topics on different goroutines (a
+// connection or subscription each) do not contend for shared counters;
+// only the total the Acker reports is shared.
 type receiver struct {
-	n        int
-	base     time.Time
-	seen     []atomic.Bool // per topic: a probe arrived
-	probed   atomic.Int64
-	bits     []atomic.Uint64
-	received atomic.Int64
-	dups     atomic.Int64
-	warm     atomic.Int64
-	first    atomic.Int64 // ns since base, 0 = none yet
-	last     atomic.Int64
-	lastAny  atomic.Int64
-	total    atomic.Int64 // warm-up and measured arrivals, for the Acker
-	acker    *Acker
+	n      int
+	base   time.Time
+	shards []shard // per topic
+	probed atomic.Int64
+	total  atomic.Int64 // warm-up and measured arrivals, for the Acker
+	acker  *Acker
+}
+
+// shard is what arrived on one topic. The sender publishes measured event
+// i on topic i mod len(topics), so its arrival is bit i / len(topics) of
+// the topic's bitmap; an event on another topic is counted misrouted.
+type shard struct {
+	seen      atomic.Bool // a probe arrived
+	bits      []atomic.Uint64
+	received  atomic.Int64
+	dups      atomic.Int64
+	misrouted atomic.Int64
+	warm      atomic.Int64
+	first     atomic.Int64 // ns since base, 0 = none yet
+	last      atomic.Int64
+	lastAny   atomic.Int64
+	_         [64]byte // keeps neighbouring shards off each other's cache lines
+}
+
+func newReceiver(n, topics int, acker *Acker) *receiver {
+	r := &receiver{n: n, base: time.Now(), shards: make([]shard, topics), acker: acker}
+	per := (n + topics - 1) / topics
+	for i := range r.shards {
+		r.shards[i].bits = make([]atomic.Uint64, (per+63)/64)
+	}
+	return r
 }
 
 func (r *receiver) now() int64 { return int64(time.Since(r.base)) + 1 }
 
 func (r *receiver) handler(topic int) bus.Handler {
+	sh := &r.shards[topic]
 	return func(p []byte) {
 		h, err := ParseHeader(p)
 		if err != nil {
 			return
 		}
 		now := r.now()
-		r.lastAny.Store(now)
+		sh.lastAny.Store(now)
 		switch h.Kind {
 		case KindProbe:
-			if !r.seen[topic].Swap(true) {
+			if !sh.seen.Swap(true) {
 				r.probed.Add(1)
 			}
 		case KindWarm:
-			r.warm.Add(1)
+			sh.warm.Add(1)
 			r.acker.note(r.total.Add(1))
 		case KindMeasure:
-			r.measure(h.Index, now)
+			r.measure(sh, topic, h.Index, now)
 			r.acker.note(r.total.Add(1))
 		}
 	}
 }
 
-func (r *receiver) measure(idx uint64, now int64) {
-	if idx >= uint64(r.n) {
+func (r *receiver) measure(sh *shard, topic int, idx uint64, now int64) {
+	t := uint64(len(r.shards))
+	if idx >= uint64(r.n) || idx%t != uint64(topic) {
+		sh.misrouted.Add(1)
 		return
 	}
-	bit := uint64(1) << (idx % 64)
-	if r.bits[idx/64].Or(bit)&bit != 0 {
-		r.dups.Add(1)
+	local := idx / t
+	bit := uint64(1) << (local % 64)
+	if sh.bits[local/64].Or(bit)&bit != 0 {
+		sh.dups.Add(1)
 		return
 	}
-	r.received.Add(1)
-	r.first.CompareAndSwap(0, now)
+	sh.received.Add(1)
+	sh.first.CompareAndSwap(0, now)
 	for {
-		l := r.last.Load()
-		if now <= l || r.last.CompareAndSwap(l, now) {
+		l := sh.last.Load()
+		if now <= l || sh.last.CompareAndSwap(l, now) {
 			return
 		}
 	}
+}
+
+// sum adds up field over the shards.
+func (r *receiver) sum(field func(*shard) *atomic.Int64) int64 {
+	var n int64
+	for i := range r.shards {
+		n += field(&r.shards[i]).Load()
+	}
+	return n
+}
+
+// span returns the first and last measured arrival over all topics.
+func (r *receiver) span() (first, last int64) {
+	for i := range r.shards {
+		f, l := r.shards[i].first.Load(), r.shards[i].last.Load()
+		if f != 0 && (first == 0 || f < first) {
+			first = f
+		}
+		last = max(last, l)
+	}
+	return first, last
+}
+
+// lastAny returns the latest arrival of anything on any topic.
+func (r *receiver) lastAny() int64 {
+	var l int64
+	for i := range r.shards {
+		l = max(l, r.shards[i].lastAny.Load())
+	}
+	return l
 }
 
 // Receive subscribes to the topics, reports ProgressArmed, then
@@ -123,7 +182,7 @@ func Receive(ctx context.Context, ep bus.Endpoint, a RecvArgs, progress func(any
 	if len(a.Topics) == 0 || a.N < 1 {
 		return RecvResult{}, errors.New("workload: receive needs topics and N >= 1")
 	}
-	r := &receiver{n: a.N, base: time.Now(), seen: make([]atomic.Bool, len(a.Topics)), bits: make([]atomic.Uint64, (a.N+63)/64), acker: acker}
+	r := newReceiver(a.N, len(a.Topics), acker)
 	for i, t := range a.Topics {
 		cancel, err := ep.Subscribe(t, r.handler(i))
 		if err != nil {
@@ -145,9 +204,9 @@ func Receive(ctx context.Context, ep bus.Endpoint, a RecvArgs, progress func(any
 	err := poll(ctx, 0, func() bool {
 		now := r.now()
 		switch {
-		case r.received.Load() >= int64(a.N):
+		case r.sum(received) >= int64(a.N):
 			return true
-		case now-max(probedAt, r.lastAny.Load()) > idle:
+		case now-max(probedAt, r.lastAny()) > idle:
 			return true
 		case a.Limit > 0 && now-probedAt > int64(a.Limit):
 			timedOut = true
@@ -158,20 +217,25 @@ func Receive(ctx context.Context, ep bus.Endpoint, a RecvArgs, progress func(any
 	if err != nil {
 		return RecvResult{}, err
 	}
+	first, last := r.span()
 	res := RecvResult{
 		TimedOut:    timedOut,
 		N:           a.N,
-		Received:    r.received.Load(),
-		Dups:        r.dups.Load(),
-		Warm:        r.warm.Load(),
+		Received:    r.sum(received),
+		Dups:        r.sum(func(s *shard) *atomic.Int64 { return &s.dups }),
+		Misrouted:   r.sum(func(s *shard) *atomic.Int64 { return &s.misrouted }),
+		Warm:        r.sum(func(s *shard) *atomic.Int64 { return &s.warm }),
 		LossReports: losses(ep) - lossBase,
-		Elapsed:     time.Duration(r.last.Load() - r.first.Load()),
+		Elapsed:     time.Duration(last - first),
 	}
 	res.Lost = int64(a.N) - res.Received
 	res.WarmLost = max(int64(a.Warm)-res.Warm, 0)
-	res.Rate = stats.Rate(res.Received, r.base.Add(time.Duration(r.first.Load())), r.base.Add(time.Duration(r.last.Load())))
+	res.Rate = stats.Rate(res.Received, r.base.Add(time.Duration(first)), r.base.Add(time.Duration(last)))
 	return res, nil
 }
+
+// received selects a shard's count of distinct measured events.
+func received(s *shard) *atomic.Int64 { return &s.received }
 
 func losses(ep bus.Endpoint) int64 {
 	if lc, ok := ep.(bus.LossCounter); ok {

@@ -51,7 +51,7 @@ func (m *memBus) Subscribe(topic string, fn bus.Handler) (func(), error) {
 
 // runThroughput drives one receiver and one sender over b the way the
 // benchmark's parent does.
-func runThroughput(t *testing.T, b *memBus, ra RecvArgs, sa SendArgs) (RecvResult, SendResult) {
+func runThroughput(t *testing.T, b bus.Endpoint, ra RecvArgs, sa SendArgs) (RecvResult, SendResult) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -171,5 +171,34 @@ func TestHeaderRoundTrip(t *testing.T) {
 	}
 	if _, err := ParseHeader(p[:HeaderSize-1]); err != ErrShort {
 		t.Fatalf("short payload: %v", err)
+	}
+}
+
+// twistBus is a memBus that delivers measured event 5 on the other of two
+// topics and measured event 9 twice.
+type twistBus struct{ *memBus }
+
+func (b twistBus) Publish(topic string, p []byte) error {
+	h, err := ParseHeader(p)
+	if err == nil && h.Kind == KindMeasure {
+		switch h.Index {
+		case 5:
+			topic = map[string]string{"/a/": "/b/", "/b/": "/a/"}[topic]
+		case 9:
+			if err := b.memBus.Publish(topic, p); err != nil {
+				return err
+			}
+		}
+	}
+	return b.memBus.Publish(topic, p)
+}
+
+func TestThroughputCountsMisroutedAndDuplicates(t *testing.T) {
+	topics := []string{"/a/", "/b/"}
+	rr, _ := runThroughput(t, twistBus{newMemBus(nil)},
+		RecvArgs{Topics: topics, N: 100, Warm: 10, Idle: 50 * time.Millisecond},
+		SendArgs{Topics: topics, N: 100, Warm: 10, Size: 32, ProbeEvery: time.Millisecond})
+	if rr.Received != 99 || rr.Lost != 1 || rr.Misrouted != 1 || rr.Dups != 1 {
+		t.Fatalf("misrouted or duplicate event not counted: %+v", rr)
 	}
 }
