@@ -164,7 +164,7 @@ func thrFigure(rr workload.RecvResult, sr workload.SendResult, size int, cpu flo
 		bad = append(bad, fmt.Sprintf("loss reports for %d datagrams", rr.LossReports))
 	}
 	if rr.Misrouted > 0 {
-		bad = append(bad, fmt.Sprintf("%d events on a topic they were not published on", rr.Misrouted))
+		bad = append(bad, fmt.Sprintf("misrouted %d (delivered on a topic they were not published on)", rr.Misrouted))
 	}
 	if len(bad) > 0 {
 		f.Failed, f.Status = true, strings.Join(bad, ", ")

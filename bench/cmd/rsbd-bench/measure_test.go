@@ -27,6 +27,24 @@ func TestThrFigure(t *testing.T) {
 	if !reported.Failed || !strings.Contains(reported.Status, "loss reports for 2") {
 		t.Fatalf("run with loss reports: %+v", reported)
 	}
+	misrouted := thrFigure(workload.RecvResult{N: 10, Received: 10, Misrouted: 1, Rate: 10}, workload.SendResult{}, 64, 0)
+	if !misrouted.Failed || !strings.Contains(misrouted.Status, "misrouted 1") {
+		t.Fatalf("run with a misrouted event: %+v", misrouted)
+	}
+}
+
+func TestCodeChanged(t *testing.T) {
+	for status, want := range map[string]bool{
+		"":                                 false,
+		" M docs/BENCHMARKS.md\n":          false,
+		" M README.md\n M docs/X.md\n":     false,
+		" M docs/BENCHMARKS.md\n M a.go\n": true,
+		"R  old.md -> new.go\n":            true,
+	} {
+		if got := codeChanged(status); got != want {
+			t.Errorf("codeChanged(%q) = %v", status, got)
+		}
+	}
 }
 
 func TestDropDelta(t *testing.T) {

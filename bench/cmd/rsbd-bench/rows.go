@@ -201,15 +201,27 @@ func (r *runner) methodNotes() []string {
 }
 
 // revision names the git commit of the working tree the benchmark was built
-// in, with "+ uncommitted changes" when the tree differs from it.
+// in, with "+ uncommitted changes" when the tree differs from it in more
+// than Markdown files (the figures' own write-up changes while they run).
 func revision() string {
 	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
 	if err != nil {
 		return ""
 	}
 	rev := strings.TrimSpace(string(out))
-	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && codeChanged(string(st)) {
 		rev += " + uncommitted changes"
 	}
 	return rev
+}
+
+// codeChanged reports whether git's porcelain status lists a changed file
+// other than Markdown.
+func codeChanged(status string) bool {
+	for _, line := range strings.Split(status, "\n") {
+		if name := strings.TrimSpace(line); name != "" && !strings.HasSuffix(name, ".md") {
+			return true
+		}
+	}
+	return false
 }
