@@ -368,6 +368,7 @@ func TestClusterEncryptedAndLabelled(t *testing.T) {
 	cfg.NodeName = "b"
 	b := startNodeConfig(t, cfg, 2, nil, a)
 	waitFor(t, "interest over encrypted gossip", func() bool { return knows(b, a, gid("/a/")) })
+	waitFor(t, "a to list b", func() bool { return len(a.Members()) == 1 })
 
 	// A node of another site (other label and key) cannot join.
 	other := LocalConfig()
