@@ -17,6 +17,9 @@ type Assembler struct {
 	buffered int // bytes charged by all partial events
 	drops    []Drop
 	stats    Stats
+	// room is the buffer, with Config.Room around its data, of the event
+	// the last Add or AddBytes completed (TakeRoom); nil otherwise.
+	room []byte
 }
 
 // key identifies an event: its sender id and sequence number.
@@ -62,6 +65,7 @@ func (a *Assembler) Config() Config { return a.cfg }
 // is copied, never retained.
 func (a *Assembler) Add(now time.Time, f *rsbpb.FragmentedNotification) (*rsbpb.Notification, error) {
 	a.stats.Fragments++
+	a.room = nil
 	var fr fragment
 	if r := fr.fromMessage(f); r != 0 {
 		return nil, a.refuse(nil, &fr, r)
@@ -74,12 +78,25 @@ func (a *Assembler) Add(now time.Time, f *rsbpb.FragmentedNotification) (*rsbpb.
 // Config.MaxFragmentSize) wrap ErrDecode. b is not retained.
 func (a *Assembler) AddBytes(now time.Time, b []byte) (*rsbpb.Notification, error) {
 	a.stats.Fragments++
+	a.room = nil
 	var fr fragment
 	if r, err := a.decode(b, &fr); r != 0 {
 		a.refuse(nil, &fr, r)
 		return nil, err
 	}
 	return a.add(now, &fr)
+}
+
+// TakeRoom returns the buffer of the event the last Add or AddBytes call
+// completed, when Config.Room is set and the event was reassembled from
+// several fragments: its Data lies at buf[Config.Room.Head:], followed by
+// at least Config.Room.Tail spare bytes. Otherwise it returns nil. The
+// buffer is the caller's from then on (with Alloc, it is the one Alloc
+// gave); TakeRoom forgets it.
+func (a *Assembler) TakeRoom() []byte {
+	buf := a.room
+	a.room = nil
+	return buf
 }
 
 // Prune drops, as ReasonTimeout, every partial event whose first fragment

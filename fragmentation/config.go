@@ -59,6 +59,18 @@ type Config struct {
 	// that whoever delivers it can give the buffer back to Alloc's source
 	// once nothing uses the event. Nil allocates.
 	Alloc func(capacity int) []byte
+	// Room, when set, keeps spare bytes before (Head) and after (Tail) the
+	// data of every event that is reassembled from several fragments, in
+	// the same buffer, so that whoever delivers the event can serialize it
+	// around its data without copying the data (Assembler.TakeRoom). With
+	// Alloc, the buffers asked for then include the room. The room is not
+	// charged to MaxBufferedBytes; each side is at most MaxRoom.
+	Room Room
+}
+
+// Room is the spare bytes around a reassembled event's data.
+type Room struct {
+	Head, Tail int
 }
 
 // DefaultConfig returns the Config with every default filled in.
@@ -104,6 +116,9 @@ func (c Config) Validate() error {
 	if c.MaxBufferedBytes < c.MaxEventSize {
 		return fmt.Errorf("%w: MaxBufferedBytes %d below MaxEventSize %d",
 			ErrInvalidConfig, c.MaxBufferedBytes, c.MaxEventSize)
+	}
+	if c.Room.Head < 0 || c.Room.Head > MaxRoom || c.Room.Tail < 0 || c.Room.Tail > MaxRoom {
+		return fmt.Errorf("%w: Room %+v outside 0..%d", ErrInvalidConfig, c.Room, MaxRoom)
 	}
 	return nil
 }

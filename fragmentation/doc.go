@@ -28,7 +28,10 @@
 // a fragment 0 without header) drops the whole event; a duplicate fragment is
 // dropped alone. Limits on event size, parts per event, partial events, total
 // buffered bytes and age are checked before anything is allocated for them, and
-// every drop is counted by Reason in Stats.
+// every drop is counted by Reason in Stats. The data buffers can come from
+// the owner (Config.Alloc) and keep room before and after the data
+// (Config.Room, TakeRoom), so that the owner can serialize the event again
+// around its data without copying it.
 //
 // An Assembler is owned by one goroutine; it is not safe for concurrent use.
 // It does not remember completed events: suppressing repeated events is the

@@ -67,6 +67,9 @@ func newAssemblerModel(t *testing.T, setup []byte) *assemblerModel {
 		// written by the Assembler.
 		cfg.Alloc = func(c int) []byte { return bytes.Repeat([]byte{0xee}, c)[:0] }
 	}
+	if setup[0]&0x40 != 0 {
+		cfg.Room = Room{Head: 5, Tail: 3} // events reassembled with room around their data
+	}
 	fragSize := []int{120, 260, 600}[int(setup[1])%3]
 	m := &assemblerModel{t: t, a: mustAssembler(t, cfg), cfg: cfg, now: t0}
 	for k := range fuzzEvents {

@@ -20,6 +20,7 @@ func (m *assemblerModel) add(k, i, c int) {
 		b, total, index, header = m.corrupt(e, i, c)
 	}
 	got, err := m.a.AddBytes(m.now, b)
+	m.checkRoom(got, m.a.TakeRoom(), total)
 	own := m.takeDrops(k, e, c != corruptCut)
 	if c == corruptCut {
 		if ReasonOf(err) != ReasonDecode || got != nil || len(own) > 0 {
@@ -94,6 +95,22 @@ func (m *assemblerModel) wantDrop(own []Drop, e *modelEvent, err error, r Reason
 }
 
 // wantDelivery checks that a single-fragment event was delivered intact.
+// checkRoom checks what TakeRoom gave after an add: with Config.Room, an
+// event completed from several fragments lies in its room; nothing else
+// has any.
+func (m *assemblerModel) checkRoom(got *rsbpb.Notification, room []byte, total uint32) {
+	rm := m.cfg.Room
+	if got == nil || total < 2 || rm == (Room{}) {
+		if room != nil {
+			m.t.Fatalf("room of %d bytes without an event reassembled into it", len(room))
+		}
+		return
+	}
+	if len(room) < rm.Head+len(got.Data)+rm.Tail || (len(got.Data) > 0 && &room[rm.Head] != &got.Data[0]) {
+		m.t.Fatalf("room of %d bytes does not hold %d data bytes at %d", len(room), len(got.Data), rm.Head)
+	}
+}
+
 func (m *assemblerModel) wantDelivery(e *modelEvent, got *rsbpb.Notification, err error, own []Drop) {
 	if err != nil || len(own) > 0 || got == nil {
 		m.t.Fatalf("single fragment not delivered: %v, drops %+v", err, own)
@@ -164,7 +181,7 @@ func assemblerSeeds() [][]byte {
 	}
 	var seeds [][]byte
 	for _, ops := range [][]byte{burst, mixed, corrupt, interleave, dups} {
-		for _, s0 := range []byte{0x00, 0x03, 0x0b, 0x1c, 0x1f, 0x2b, 0x3f} { // 0x20: Alloc
+		for _, s0 := range []byte{0x00, 0x03, 0x0b, 0x1c, 0x1f, 0x2b, 0x3f, 0x4b, 0x6f} { // 0x20: Alloc, 0x40: Room
 			for _, s1 := range []byte{0, 1, 2} {
 				in := append([]byte{s0, s1}, setup[2:]...)
 				seeds = append(seeds, append(in, ops...))

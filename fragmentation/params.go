@@ -37,6 +37,10 @@ const (
 	// bookkeeping charges below). Oldest partial events are evicted first.
 	DefaultMaxBufferedBytes = 64 << 20
 
+	// MaxRoom bounds each side of Config.Room: room for a Notification's
+	// fields around its data, not a second buffer.
+	MaxRoom = 4096
+
 	// DefaultTimeout is how long a partial event may wait for its missing
 	// fragments, counted from its first fragment. Two seconds suits unreliable
 	// streams; reliable streams configure their retention time plus a margin.

@@ -20,7 +20,8 @@ type partial struct {
 	charge   int                 // bytes charged to the Assembler's budget
 	sized    bool                // buf capacity was planned once
 	header   *rsbpb.Notification // fragment 0's Notification, without data
-	buf      []byte
+	buf      []byte              // the data; with Config.Room, a window of room
+	room     []byte              // buf's whole allocation when Config.Room is set
 	stash    map[uint32][]byte
 	older    *partial
 	newer    *partial
@@ -142,7 +143,8 @@ func (a *Assembler) insert(p *partial, fr *fragment) (*rsbpb.Notification, error
 	if a.cfg.Alloc != nil {
 		n.Data = p.buf // with its capacity: the buffer goes back to Alloc's source
 	}
-	p.header, p.buf = nil, nil
+	a.room = p.room
+	p.header, p.buf, p.room = nil, nil, nil
 	a.remove(p)
 	a.stats.Delivered++
 	return n, nil
@@ -176,7 +178,7 @@ func (a *Assembler) presize(p *partial, fr *fragment) {
 		return
 	}
 	a.reserve(p, grow) // fits: evicts nothing, cannot fail
-	p.buf = a.resize(p.buf, est)
+	a.resize(p, est)
 }
 
 // appendChunk appends the next fragment's data to buf, growing it within the
@@ -191,7 +193,7 @@ func (a *Assembler) appendChunk(p *partial, d []byte) bool {
 		if !a.reserve(p, newCap-old) {
 			return false
 		}
-		p.buf = a.resize(p.buf, newCap)
+		a.resize(p, newCap)
 	}
 	p.buf = append(p.buf, d...)
 	p.next++
@@ -229,19 +231,24 @@ func (a *Assembler) hold(p *partial, fr *fragment) bool {
 	return true
 }
 
-// resize returns b's contents in a new buffer of capacity exactly c, so the
-// charge always equals the capacity.
-func (a *Assembler) resize(b []byte, c int) []byte {
-	if a.cfg.Alloc == nil {
-		nb := make([]byte, len(b), c)
-		copy(nb, b)
-		return nb
+// resize moves p's data into a new buffer whose data capacity is exactly
+// c, so the charge always equals the capacity; with Config.Room the buffer
+// (p.room) has the room around that capacity.
+func (a *Assembler) resize(p *partial, c int) {
+	rm := a.cfg.Room
+	total := rm.Head + c + rm.Tail
+	var nb []byte
+	if a.cfg.Alloc != nil {
+		nb = a.cfg.Alloc(total)
 	}
-	nb := a.cfg.Alloc(c)
-	if cap(nb) != c {
-		nb = make([]byte, 0, c) // a wrong size would break the accounting
+	if cap(nb) != total {
+		nb = make([]byte, 0, total) // no Alloc, or a wrong size, which would break the accounting
 	}
-	return append(nb[:0], b...)
+	data := append(nb[rm.Head:rm.Head:rm.Head+c], p.buf...)
+	if rm != (Room{}) {
+		p.room = nb[:total]
+	}
+	p.buf = data
 }
 
 // sizeOfHeader returns the serialized size of fragment 0's Notification

@@ -46,8 +46,11 @@ type delivery struct {
 	owned bool
 	body  []byte
 	msg   *rsbpb.Notification
-	loss  *LossReport
-	size  int
+	// room is the buffer msg's Data lies in, with room around it
+	// (fragmentation.Assembler.TakeRoom), or nil.
+	room []byte
+	loss *LossReport
+	size int
 }
 
 // deliveryQueue orders deliveries between the goroutines that produce them
@@ -210,7 +213,7 @@ func (n *Node) deliverAll(ds []delivery, stable bool) {
 		case deliverBody:
 			n.deliverNetwork(d.body, stable, d.owned)
 		case deliverMsg:
-			n.deliverMessage(d.msg, d.size)
+			n.deliverMessage(d.msg, d.size, d.room)
 		case deliverLoss:
 			n.reportLoss(*d.loss)
 		}
@@ -221,8 +224,14 @@ func (n *Node) deliverAll(ds []delivery, stable bool) {
 }
 
 // deliverMessage delivers a reassembled event: straight from the message
-// to embedded subscriptions, serialized again only for socket clients.
-func (n *Node) deliverMessage(m *rsbpb.Notification, size int) {
+// to embedded subscriptions, serialized again only for socket clients,
+// around its data in its own buffer when room holds the other fields
+// (frameAround). A buffer nobody keeps goes back to the assemblers.
+func (n *Node) deliverMessage(m *rsbpb.Notification, size int, room []byte) {
+	buf := room // what the assemblers allocated
+	if buf == nil {
+		buf = m.Data
+	}
 	if n.sock == nil {
 		ev, err := notification.FromNotification(m)
 		if err != nil {
@@ -233,18 +242,23 @@ func (n *Node) deliverMessage(m *rsbpb.Notification, size int) {
 		n.deliverEvent(ev, size, subs)
 		if borrowedOnly(subs) {
 			// Nobody kept the event: its buffer serves the next one.
-			n.reasm.put(m.Data)
+			n.reasm.put(buf)
 		}
 		return
 	}
-	body, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
-	if err != nil {
-		n.m.Drop(metrics.DropDecodeError)
-		return
+	body := frameAround(m, room)
+	if body == nil {
+		var err error
+		body, err = proto.MarshalOptions{Deterministic: true}.Marshal(m)
+		if err != nil {
+			n.m.Drop(metrics.DropDecodeError)
+			return
+		}
+		// The frame is a copy: the reassembly buffer serves the next
+		// event (the events decoded for embedded subscriptions alias
+		// body, not m.Data).
+		n.reasm.put(buf)
 	}
-	// The frame is a copy: the reassembly buffer serves the next event (the
-	// events decoded for embedded subscriptions alias body, not m.Data).
-	n.reasm.put(m.Data)
 	m.Data = nil
 	n.deliverNetwork(body, true, true)
 }

@@ -129,6 +129,8 @@ func newEngine(n *Node) (*engine, error) {
 	}
 	rel, unrel := n.cfg.Assembly, n.cfg.Assembly
 	rel.Alloc, unrel.Alloc = n.reasm.get, n.reasm.get
+	rel.Room = fragmentation.Room{Head: reasmHead, Tail: reasmTail}
+	unrel.Room = rel.Room
 	if rel.Timeout == 0 {
 		rel.Timeout = DefaultReliableAssemblyTimeout
 	}

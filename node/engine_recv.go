@@ -126,7 +126,7 @@ func (e *engine) assemble(asm *fragmentation.Assembler, r []byte, now time.Time)
 	if n == nil {
 		return
 	}
-	e.dl = append(e.dl, delivery{kind: deliverMsg, msg: n, size: proto.Size(n)})
+	e.dl = append(e.dl, delivery{kind: deliverMsg, msg: n, room: asm.TakeRoom(), size: proto.Size(n)})
 }
 
 // countAssemblyDrops moves the assemblers' drop records into the metrics.

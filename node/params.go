@@ -101,6 +101,14 @@ const (
 	// events or a few 1 MiB ones.
 	reasmPoolBytes   = 8 << 20
 	reasmPoolBuffers = 256
+	// reasmHead and reasmTail are the room kept before and after the data
+	// of every reassembled event (fragmentation.Config.Room), where its
+	// other Notification fields go when it is serialized for socket
+	// clients (frameAround): scope, wire schema and the data's tag before
+	// it; meta data, causes, method and event id after it. Events whose
+	// fields do not fit are serialized into a buffer of their own.
+	reasmHead = 512
+	reasmTail = 1024
 	// minFlowWindow is the smallest window in datagrams.
 	minFlowWindow = 16
 	// defaultRetainCount mirrors qos's retention count when unset.

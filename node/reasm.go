@@ -3,6 +3,11 @@ package node
 import (
 	"slices"
 	"sync"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/rsbd/rsbd/proto/rsbpb"
 )
 
 // reasmPool keeps the data buffers of reassembled events that reached
@@ -48,4 +53,71 @@ func (p *reasmPool) put(b []byte) {
 	}
 	p.free = append(p.free, b[:0])
 	p.bytes += c
+}
+
+// notificationData is the field number of Notification.data.
+const notificationData protowire.Number = 9
+
+// frameAround serializes m, whose Data lies at room[reasmHead:] (the
+// assembler's buffer with room around the data), in place: the fields
+// numbered below data's go into the room before it, the others into the
+// room after it, byte for byte as deterministic proto.Marshal writes them.
+// It returns nil, leaving room's data untouched, when there is no room, the
+// fields do not fit, or they are not in field order (unknown fields, which
+// Marshal writes last); the caller then marshals.
+func frameAround(m *rsbpb.Notification, room []byte) []byte {
+	data := m.Data
+	if room == nil || len(data) == 0 {
+		return nil
+	}
+	m.Data = nil
+	hdr, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	m.Data = data
+	if err != nil {
+		return nil
+	}
+	split, ok := splitAtData(hdr)
+	if !ok {
+		return nil
+	}
+	pre := protowire.SizeTag(notificationData) + protowire.SizeVarint(uint64(len(data)))
+	start := reasmHead - split - pre
+	end := reasmHead + len(data) + len(hdr) - split
+	if start < 0 || end > len(room) || &room[reasmHead] != &data[0] {
+		return nil
+	}
+	copy(room[start:], hdr[:split])
+	tag := protowire.AppendTag(room[start+split:start+split], notificationData, protowire.BytesType)
+	protowire.AppendVarint(tag, uint64(len(data)))
+	copy(room[reasmHead+len(data):], hdr[split:])
+	return room[start:end:end]
+}
+
+// splitAtData returns where the data field goes in a Notification
+// serialized without it: the offset of its first field numbered above
+// data's. ok is false when the fields are not in field order around it or
+// do not parse.
+func splitAtData(hdr []byte) (split int, ok bool) {
+	split = -1
+	for off := 0; off < len(hdr); {
+		num, typ, n := protowire.ConsumeTag(hdr[off:])
+		if n < 0 {
+			return 0, false
+		}
+		v := protowire.ConsumeFieldValue(num, typ, hdr[off+n:])
+		if v < 0 {
+			return 0, false
+		}
+		switch {
+		case num == notificationData, num < notificationData && split >= 0:
+			return 0, false
+		case num > notificationData && split < 0:
+			split = off
+		}
+		off += n + v
+	}
+	if split < 0 {
+		split = len(hdr)
+	}
+	return split, true
 }
