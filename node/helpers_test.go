@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/group"
+	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -85,3 +87,25 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 }
 
 func groupID(s string) [16]byte { return group.ID(scope.MustParse(s)) }
+
+// sendBatched publishes n events through socket client c, batch frames per
+// write (as client libraries buffer): event i is ev after set(i, ev) has
+// adjusted it (its scope, its sequence number). The frames are encoded
+// into one buffer reused for every batch.
+func sendBatched(c *rsbsocket.ClientConn, ev *notification.Event, n, batch int, set func(i int, ev *notification.Event)) error {
+	var buf []byte
+	bodies := make([][]byte, 0, batch)
+	for i := 0; i < n; {
+		buf, bodies = buf[:0], bodies[:0]
+		for ; i < n && len(bodies) < batch; i++ {
+			set(i, ev)
+			start := len(buf)
+			buf = notification.AppendNotification(buf, ev)
+			bodies = append(bodies, buf[start:])
+		}
+		if err := c.SendMany(bodies); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -42,26 +42,17 @@ func benchScaleScopes(b *testing.B, k int) {
 		scopes[i] = scope.MustParse(fmt.Sprintf("/bench/sc/%05d/%05d/", k, i)) // one length for every k
 		defer n.Subscribe(scopes[i], func(ev *notification.Event) { count(ev.Data) }, WithoutRetention())()
 	}
-	const batch = 128
-	buf := make([]byte, 0, batch*160)
-	bodies := make([][]byte, 0, batch)
 	ev := testEvent("/", 1, make([]byte, 64))
 	var ms0, ms1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&ms0)
 	b.ResetTimer()
-	for i := 0; i < b.N; {
-		buf, bodies = buf[:0], bodies[:0]
-		for ; i < b.N && len(bodies) < batch; i++ {
-			ev.Scope = scopes[i%k]
-			ev.ID.SequenceNumber = uint32(i)
-			start := len(buf)
-			buf = notification.AppendNotification(buf, ev)
-			bodies = append(bodies, buf[start:])
-		}
-		if err := c.SendMany(bodies); err != nil {
-			b.Fatal(err)
-		}
+	err = sendBatched(c, ev, b.N, 128, func(i int, ev *notification.Event) {
+		ev.Scope = scopes[i%k]
+		ev.ID.SequenceNumber = uint32(i)
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 	for deadline := time.Now().Add(time.Minute); got.Load() < int64(b.N); {
 		if time.Now().After(deadline) {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
-	"github.com/rsbd/rsbd/scope"
 )
 
 // TestSmallEventsToIdleSocketClientLoseNothing: a socket client on daemon
@@ -26,7 +25,11 @@ func TestSmallEventsToIdleSocketClientLoseNothing(t *testing.T) {
 	waitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/flood/")) })
 	pub := dialSocket(t, a)
 	sent := make(chan error, 1)
-	go func() { sent <- publishSmall(pub, n) }()
+	ev := testEvent("/flood/", 0, make([]byte, 8))
+	ev.ID.SenderID = notification.NewParticipantID()
+	go func() {
+		sent <- sendBatched(pub, ev, n, 256, func(i int, ev *notification.Event) { ev.ID.SequenceNumber = uint32(i) })
+	}()
 	waitFor(t, 30*time.Second, "A's window to fill", func() bool {
 		a.eng.mu.Lock()
 		defer a.eng.mu.Unlock()
@@ -55,26 +58,4 @@ func TestSmallEventsToIdleSocketClientLoseNothing(t *testing.T) {
 	if d := b.sock.Stats().Drops; d != [rsbsocket.NumDropReasons]uint64{} {
 		t.Fatalf("B dropped frames: %v", d)
 	}
-}
-
-// publishSmall sends n events of 8 bytes on /flood/ in batches of 256.
-func publishSmall(c *rsbsocket.ClientConn, n int) error {
-	ev := testEvent("/flood/", 0, make([]byte, 8))
-	ev.ID.SenderID = notification.NewParticipantID()
-	ev.Scope = scope.MustParse("/flood/")
-	var buf []byte
-	bodies := make([][]byte, 0, 256)
-	for i := 0; i < n; {
-		buf, bodies = buf[:0], bodies[:0]
-		for ; i < n && len(bodies) < cap(bodies); i++ {
-			ev.ID.SequenceNumber = uint32(i)
-			start := len(buf)
-			buf = notification.AppendNotification(buf, ev)
-			bodies = append(bodies, buf[start:])
-		}
-		if err := c.SendMany(bodies); err != nil {
-			return err
-		}
-	}
-	return nil
 }

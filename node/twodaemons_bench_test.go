@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/notification"
-	"github.com/rsbd/rsbd/scope"
 )
 
 // BenchmarkTwoDaemons is the two-daemon path in one process: a socket
@@ -46,27 +45,15 @@ func benchTwoDaemons(b *testing.B, size int) {
 		}
 	}()
 	pub := dialSocket(b, a)
-	const batch = 128
-	buf := make([]byte, 0, batch*(size+100))
-	bodies := make([][]byte, 0, batch)
 	ev := testEvent("/bench/two/", 0, make([]byte, size))
 	ev.ID.SenderID = notification.NewParticipantID()
-	ev.Scope = scope.MustParse("/bench/two/")
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	b.SetBytes(int64(size))
 	b.ResetTimer()
-	for i := 0; i < b.N; {
-		buf, bodies = buf[:0], bodies[:0]
-		for ; i < b.N && len(bodies) < batch; i++ {
-			ev.ID.SequenceNumber = uint32(i)
-			start := len(buf)
-			buf = notification.AppendNotification(buf, ev)
-			bodies = append(bodies, buf[start:])
-		}
-		if err := pub.SendMany(bodies); err != nil {
-			b.Fatal(err)
-		}
+	err := sendBatched(pub, ev, b.N, 128, func(i int, ev *notification.Event) { ev.ID.SequenceNumber = uint32(i) })
+	if err != nil {
+		b.Fatal(err)
 	}
 	waitFor(b, time.Minute, "every event", func() bool { return got.Load() >= int64(b.N) })
 	b.StopTimer()
