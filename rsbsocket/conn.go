@@ -156,11 +156,10 @@ func (c *conn) handOn(f *Frame) {
 			h.OnFrame(c.id, *f)
 		}
 	}
+	// Introspection comes in rare runs: a listening connection, idle after
+	// its Hello, keeps no list of frames.
 	clear(c.held)
-	c.held = c.held[:0]
-	if cap(c.held) > keepTargetsCap {
-		c.held = nil
-	}
+	c.held = nil
 }
 
 // readFailed classifies a read error; it reports whether it was a clean EOF.

@@ -106,8 +106,13 @@ type participant struct {
 
 // participants learns a connection's interest from the introspection events
 // it publishes. It is a pure state machine owned by the connection's reader.
+// Most connections announce one participant: it is kept inline (oneID,
+// one), and a map is made only for a second, so that an idle listening
+// connection does not hold a map's group of slots.
 type participants struct {
-	byID       map[string]participant
+	oneID      string // the only participant's id while byID is nil; "" for none
+	one        participant
+	byID       map[string]participant // every participant, once there were two
 	limit      int
 	defaultAll bool
 	overflowed bool // a Hello was refused for the limit: want everything
@@ -115,7 +120,62 @@ type participants struct {
 
 // newParticipants returns an empty tracker.
 func newParticipants(limit int, defaultAll bool) *participants {
-	return &participants{byID: make(map[string]participant), limit: limit, defaultAll: defaultAll}
+	return &participants{limit: limit, defaultAll: defaultAll}
+}
+
+// lookup returns the participant of id.
+func (p *participants) lookup(id []byte) (participant, bool) {
+	if p.byID != nil {
+		pt, ok := p.byID[string(id)]
+		return pt, ok
+	}
+	return p.one, p.oneID != "" && p.oneID == string(id)
+}
+
+// count returns how many participants are known.
+func (p *participants) count() int {
+	switch {
+	case p.byID != nil:
+		return len(p.byID)
+	case p.oneID != "":
+		return 1
+	}
+	return 0
+}
+
+// set records participant id (not empty) as pt.
+func (p *participants) set(id []byte, pt participant) {
+	switch {
+	case p.byID != nil:
+		p.byID[string(id)] = pt
+	case p.oneID == "" || p.oneID == string(id):
+		p.oneID, p.one = string(id), pt
+	default:
+		p.byID = map[string]participant{p.oneID: p.one, string(id): pt}
+		p.oneID, p.one = "", participant{}
+	}
+}
+
+// forget removes participant id.
+func (p *participants) forget(id []byte) {
+	if p.byID != nil {
+		delete(p.byID, string(id))
+	} else if p.oneID == string(id) {
+		p.oneID, p.one = "", participant{}
+	}
+}
+
+// each calls fn for every participant.
+func (p *participants) each(fn func(participant)) {
+	if p.byID == nil {
+		if p.oneID != "" {
+			fn(p.one)
+		}
+		return
+	}
+	for _, pt := range p.byID {
+		fn(pt)
+	}
 }
 
 // introspectionResult tells the caller what one frame did to the tracker.
@@ -157,15 +217,15 @@ func (p *participants) hello(data []byte) introspectionResult {
 		return introBad
 	}
 	np := participant{scope: sc, listening: isListeningKind(h.GetKind())}
-	old, known := p.byID[string(id)]
+	old, known := p.lookup(id)
 	if known && old == np {
 		return introNone
 	}
-	if !known && len(p.byID) >= p.limit {
+	if !known && p.count() >= p.limit {
 		p.overflowed = true
 		return introOverflow
 	}
-	p.byID[string(id)] = np
+	p.set(id, np)
 	return introChanged
 }
 
@@ -175,10 +235,10 @@ func (p *participants) bye(data []byte) introspectionResult {
 	if err := (proto.UnmarshalOptions{AllowPartial: true, DiscardUnknown: true}).Unmarshal(data, &b); err != nil || len(b.GetId()) == 0 {
 		return introBad
 	}
-	if _, ok := p.byID[string(b.GetId())]; !ok {
+	if _, ok := p.lookup(b.GetId()); !ok {
 		return introNone
 	}
-	delete(p.byID, string(b.GetId()))
+	p.forget(b.GetId())
 	return introChanged
 }
 
@@ -215,17 +275,17 @@ func (p *participants) interest() Interest {
 		return Interest{All: true}
 	}
 	var scopes []scope.Scope
-	for _, pt := range p.byID {
+	p.each(func(pt participant) {
 		if pt.listening {
 			scopes = append(scopes, pt.scope)
 		}
-	}
+	})
 	switch {
 	case len(scopes) > 0:
 		return Interest{Scopes: minimalScopes(append(scopes, IntrospectionScope))}
 	case p.defaultAll:
 		return Interest{All: true}
-	case len(p.byID) > 0:
+	case p.count() > 0:
 		return Interest{Scopes: []scope.Scope{IntrospectionScope}}
 	}
 	return Interest{}

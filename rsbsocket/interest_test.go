@@ -178,8 +178,8 @@ func FuzzParticipants(f *testing.F) {
 		}
 		feed(byeFrame(t, uuid(id)))
 		feed(frame)
-		if len(p.byID) > limit {
-			t.Fatalf("%d participants tracked, limit %d", len(p.byID), limit)
+		if p.count() > limit {
+			t.Fatalf("%d participants tracked, limit %d", p.count(), limit)
 		}
 		in := p.interest()
 		if in.All && len(in.Scopes) > 0 {
@@ -189,4 +189,56 @@ func FuzzParticipants(f *testing.F) {
 			t.Fatalf("interest scopes not minimal: %v", in.Scopes)
 		}
 	})
+}
+
+// TestParticipantsInlineThenMap: the first participant is kept inline, a
+// second moves both into the map, and either way Hello, repeated Hello,
+// changed Hello and Bye give the same results and interest.
+func TestParticipantsInlineThenMap(t *testing.T) {
+	p := newParticipants(3, false)
+	data := func(frame []byte) []byte {
+		t.Helper()
+		f, err := ParseFrame(frame)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.Data
+	}
+	hello := func(id byte, kind, sc string) introspectionResult {
+		t.Helper()
+		return p.hello(data(helloFrame(t, uuid(id), kind, sc)))
+	}
+	bye := func(id byte) introspectionResult {
+		t.Helper()
+		return p.bye(data(byeFrame(t, uuid(id))))
+	}
+	scopes := func() []string {
+		var out []string
+		for _, sc := range p.interest().Scopes {
+			out = append(out, sc.String())
+		}
+		return out
+	}
+	steps := []struct {
+		do    func() introspectionResult
+		want  introspectionResult
+		count int
+		inter []string
+	}{
+		{func() introspectionResult { return hello(1, "listener", "/a/") }, introChanged, 1, []string{"/__rsb/introspection/", "/a/"}},
+		{func() introspectionResult { return hello(1, "listener", "/a/") }, introNone, 1, []string{"/__rsb/introspection/", "/a/"}},
+		{func() introspectionResult { return hello(1, "listener", "/b/") }, introChanged, 1, []string{"/__rsb/introspection/", "/b/"}},
+		{func() introspectionResult { return bye(2) }, introNone, 1, []string{"/__rsb/introspection/", "/b/"}},
+		{func() introspectionResult { return hello(2, "informer", "/c/") }, introChanged, 2, []string{"/__rsb/introspection/", "/b/"}},
+		{func() introspectionResult { return hello(3, "listener", "/d/") }, introChanged, 3, []string{"/__rsb/introspection/", "/b/", "/d/"}},
+		{func() introspectionResult { return bye(1) }, introChanged, 2, []string{"/__rsb/introspection/", "/d/"}},
+		{func() introspectionResult { return bye(3) }, introChanged, 1, []string{"/__rsb/introspection/"}},
+		{func() introspectionResult { return bye(2) }, introChanged, 0, nil},
+	}
+	for i, st := range steps {
+		if got := st.do(); got != st.want || p.count() != st.count || !slices.Equal(scopes(), st.inter) {
+			t.Fatalf("step %d: result %v (want %v), %d participants (want %d), interest %v (want %v)",
+				i, got, st.want, p.count(), st.count, scopes(), st.inter)
+		}
+	}
 }
