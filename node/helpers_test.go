@@ -109,3 +109,18 @@ func sendBatched(c *rsbsocket.ClientConn, ev *notification.Event, n, batch int, 
 	}
 	return nil
 }
+
+// remoteListener starts two nodes and a socket client of the second that
+// announced a listener on sc (an introspection Hello), and returns once
+// the first node knows of that interest.
+func remoteListener(tb testing.TB, sc string) (a, b *Node, sub *rsbsocket.ClientConn) {
+	tb.Helper()
+	nodes := startNodes(tb, 2, nil)
+	a, b = nodes[0], nodes[1]
+	sub = dialSocket(tb, b)
+	if err := sub.Send(helloBody(tb, 0, sc)); err != nil {
+		tb.Fatal(err)
+	}
+	waitFor(tb, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID(sc)) })
+	return a, b, sub
+}

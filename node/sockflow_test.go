@@ -16,13 +16,7 @@ import (
 // again every event arrives and B dropped none.
 func TestSmallEventsToIdleSocketClientLoseNothing(t *testing.T) {
 	const n = 300_000
-	nodes := startNodes(t, 2, nil)
-	a, b := nodes[0], nodes[1]
-	sub := dialSocket(t, b)
-	if err := sub.Send(helloBody(t, 0, "/flood/")); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/flood/")) })
+	a, b, sub := remoteListener(t, "/flood/")
 	pub := dialSocket(t, a)
 	sent := make(chan error, 1)
 	ev := testEvent("/flood/", 0, make([]byte, 8))

@@ -24,13 +24,7 @@ func BenchmarkTwoDaemons(b *testing.B) {
 }
 
 func benchTwoDaemons(b *testing.B, size int) {
-	nodes := startNodes(b, 2, nil)
-	a, r := nodes[0], nodes[1]
-	sub := dialSocket(b, r)
-	if err := sub.Send(helloBody(b, 0, "/bench/two/")); err != nil {
-		b.Fatal(err)
-	}
-	waitFor(b, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/bench/two/")) })
+	a, _, sub := remoteListener(b, "/bench/two/")
 	var got atomic.Int64
 	done := make(chan error, 1)
 	go func() {

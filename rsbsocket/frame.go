@@ -98,13 +98,9 @@ func ReadFrame(r *bufio.Reader, maxSize int, buf []byte) ([]byte, error) {
 
 // readFrameRoom is ReadFrame into new memory with room around the body: a
 // body of at most eagerAllocMax bytes lies at room[rm.Head:], with rm.Tail
-// bytes after it; a larger one is read as ReadFrame reads it, without room
-// (room is nil).
+// bytes after it (room is the body's own allocation when rm is zero); a
+// larger one is read as ReadFrame reads it, without room (room is nil).
 func readFrameRoom(r *bufio.Reader, maxSize int, rm Room) (body, room []byte, err error) {
-	if rm == (Room{}) {
-		body, err = ReadFrame(r, maxSize, nil)
-		return body, nil, err
-	}
 	n, err := readHeader(r, maxSize)
 	if err != nil {
 		return nil, nil, err
