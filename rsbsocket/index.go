@@ -13,12 +13,29 @@ import (
 // one in whenever a connection comes, goes or changes its interest.
 type routeIndex struct {
 	all []*conn
-	by  map[scope.Scope][]*conn
+	by  map[scope.Scope]routeEntry
 	// depths has bit d set when an indexed scope has d components (bit
 	// maxDepthBit: that many or more): a lookup skips the super-scopes at
 	// depths nobody listens on, which with listeners at one depth leaves
 	// one probe per event.
 	depths uint64
+}
+
+// routeEntry is the connections listening on one scope: the first kept in
+// the entry itself, so that the common scope with one listening connection
+// costs a lookup no further memory access.
+type routeEntry struct {
+	first *conn
+	rest  []*conn
+}
+
+// add notes c as listening on the entry's scope.
+func (e *routeEntry) add(c *conn) {
+	if e.first == nil {
+		e.first = c
+	} else {
+		e.rest = append(e.rest, c)
+	}
 }
 
 // maxDepthBit is the depth bit shared by all deeper scopes.
@@ -29,7 +46,7 @@ func depthBit(d int) uint64 { return 1 << min(d, maxDepthBit) }
 
 // buildIndex indexes routes by their current interest.
 func buildIndex(routes []*conn) *routeIndex {
-	ix := &routeIndex{by: map[scope.Scope][]*conn{}}
+	ix := &routeIndex{by: map[scope.Scope]routeEntry{}}
 	for _, c := range routes {
 		in := c.match.Load().interest
 		if in.All {
@@ -37,7 +54,9 @@ func buildIndex(routes []*conn) *routeIndex {
 			continue
 		}
 		for _, s := range in.Scopes {
-			ix.by[s] = append(ix.by[s], c)
+			e := ix.by[s]
+			e.add(c)
+			ix.by[s] = e
 			ix.depths |= depthBit(strings.Count(s.String(), "/") - 1)
 		}
 	}
@@ -55,7 +74,10 @@ func (ix *routeIndex) appendTargets(dst []*conn, supers []scope.Scope, sc scope.
 	supers = sc.AppendSuperScopes(supers[:0], true)
 	for d, s := range supers { // supers[d] has d components
 		if ix.depths&depthBit(d) != 0 {
-			dst = append(dst, ix.by[s]...)
+			if e, ok := ix.by[s]; ok {
+				dst = append(dst, e.first)
+				dst = append(dst, e.rest...)
+			}
 		}
 	}
 	return dst, supers
