@@ -123,6 +123,32 @@ func (r *runner) latencySection(add addFunc, section, suffix string) {
 	}
 }
 
+// openListenerRows adds the listener steps run open loop, against the
+// single listener run open loop.
+func (r *runner) openListenerRows(add addFunc, step func(c string, k, maxK int) report.Row, maxL int) {
+	base := openKey(listenersKey(r.p.listeners[0]))
+	if _, ok := r.figs[base]; !ok {
+		return
+	}
+	inner := step
+	step = func(c string, k, maxK int) report.Row {
+		row := inner(c, k, maxK)
+		row.Peer = "rsbd, 1 listener, open loop"
+		return row
+	}
+	for _, k := range r.p.listeners {
+		add(step("%d socket listeners, open loop (1 connection + scope each, round-robin)", k, maxL), openKey(listenersKey(k)), base)
+	}
+	for _, k := range r.p.sharedListeners {
+		add(step("%d socket listeners over one connection, open loop (1 scope + Hello participant each, round-robin)", k, maxL), openKey(sharedKey(k)), base)
+	}
+	if r.p.spreadConns > 1 {
+		c := fmt.Sprintf("%%d socket listeners over %d connections, open loop (%d each, 1 scope + Hello participant each, round-robin)",
+			r.p.spreadConns, maxL/r.p.spreadConns)
+		add(step(c, maxL, maxL), openKey(spreadKey(maxL)), base)
+	}
+}
+
 func (r *runner) scalingRows(add addFunc) {
 	step := func(c string, k, maxK int) report.Row {
 		var goal *report.Goal
@@ -149,6 +175,7 @@ func (r *runner) scalingRows(add addFunc) {
 			r.p.spreadConns, maxL/r.p.spreadConns)
 		add(step(c, maxL, maxL), spreadKey(maxL), base)
 	}
+	r.openListenerRows(add, step, maxL)
 	for _, k := range r.p.natsConns {
 		if _, ok := r.figs[listenersKey(k)]; !ok {
 			continue
@@ -194,7 +221,7 @@ func (r *runner) methodNotes() []string {
 		"rsbd embedded subscribers subscribe WithoutRetention (the harness's handlers keep no payload, in every system): a node whose subscriptions all do delivers events from its receive buffers without copying them and reuses the buffers of reassembled events",
 		"FAIL = a reliable run lost events (or broke); its rate does not count and its ratio is left out",
 		"windowed = end-to-end flow control outside the system under test: the subscriber reports its arrivals every quarter window over a UDP side channel and the publisher keeps at most a window of min(1000 events, 16 MiB) in flight; ddsperf is always flow-controlled by Cyclone's reliable KEEP_ALL writer",
-		fmt.Sprintf("scaling: one daemon, windowed; %d events of %d B spread round-robin over the scopes or listeners; listeners are socket subscriptions on distinct scopes, each announced by its own introspection Hello participant, with one connection each, all on one connection, or spread over a few; NATS subscribers (one connection and subject each) get the same workload; memory = live heap after GC divided by the count; every rsbd step runs %d times (the scope steps in interleaved rounds, each listener layout back to back) and its figure is the median run (a failed run fails the step); NATS steps run once", r.p.scaleCount, r.p.scaleSize, r.p.scaleReps),
+		fmt.Sprintf("scaling: one daemon, windowed; %d events of %d B spread round-robin over the scopes or listeners; listeners are socket subscriptions on distinct scopes, each announced by its own introspection Hello participant, with one connection each, all on one connection, or spread over a few; NATS subscribers (one connection and subject each) get the same workload; memory = live heap after GC divided by the count; every rsbd step runs %d times (the scope steps in interleaved rounds, each listener layout back to back) and its figure is the median run (a failed run fails the step); NATS steps run once; each listener layout then runs %d times more open loop (no window: only rsbd's own flow control, the daemon making the publisher wait while a subscriber's queue is full), its rows against the single listener open loop", r.p.scaleCount, r.p.scaleSize, r.p.scaleReps, r.p.scaleReps),
 		"latency, idle CPUs poll = every system's round trips again, right after its first series, while the bench holds a PM QoS request of 0 µs on /dev/cpu_dma_latency (what a host tuned for latency does): idle virtual CPUs poll instead of halting, so no hop waits for a halted CPU to wake; the request is dropped after each series",
 		"rsbd counters: deltas of the nodes' drop, NACK, repair and datagram counters over the run",
 	}

@@ -17,6 +17,9 @@ func sharedKey(k int) string    { return fmt.Sprintf("listeners-shared/%d", k) }
 func spreadKey(k int) string    { return fmt.Sprintf("listeners-spread/%d", k) }
 func natsSubsKey(k int) string  { return fmt.Sprintf("nats-subs/%d", k) }
 
+// openKey is the key of a listener step's open-loop runs.
+func openKey(key string) string { return key + "/open" }
+
 const (
 	memSubKey         = "mem/sub"
 	memListenerKey    = "mem/listener"
@@ -150,7 +153,7 @@ func (r *runner) failScaling(err error) {
 		keys = append(keys, scopesKey(k))
 	}
 	for _, l := range r.listenerLayouts() {
-		keys = append(keys, l.key)
+		keys = append(keys, l.key, openKey(l.key))
 	}
 	for _, k := range r.p.natsConns {
 		keys = append(keys, natsSubsKey(k))
@@ -202,7 +205,7 @@ func (r *runner) listenerStep(d, p *agent.Process, addr string, l listenerLayout
 			}
 		}
 	}
-	var runs []report.Figure
+	var runs, open []report.Figure
 	ok := true
 	for rep := 0; rep < r.p.scaleReps && ok; rep++ {
 		var fig report.Figure
@@ -211,7 +214,19 @@ func (r *runner) listenerStep(d, p *agent.Process, addr string, l listenerLayout
 		runs = append(runs, fig)
 		r.logThr(fmt.Sprintf("%s (run %d of %d)", l.what, rep+1, r.p.scaleReps), r.p.scaleSize, fig)
 	}
+	// The same layout open loop: only the system's own flow control (the
+	// daemon makes the publisher wait for a full subscriber queue).
+	t.window = 0
+	for rep := 0; rep < r.p.scaleReps && ok; rep++ {
+		var fig report.Figure
+		fig, ok = r.throughput(t)
+		open = append(open, fig)
+		r.logThr(fmt.Sprintf("%s, open loop (run %d of %d)", l.what, rep+1, r.p.scaleReps), r.p.scaleSize, fig)
+	}
 	r.set(l.key, medianRun(runs))
+	if len(open) > 0 {
+		r.set(openKey(l.key), medianRun(open))
+	}
 	if l.mem && m1.HeapAlloc > 0 {
 		per := (float64(m1.HeapAlloc) - float64(m0.HeapAlloc)) / float64(l.k)
 		r.set(memListenerKey, report.Figure{Value: per,
