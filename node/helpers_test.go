@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -123,4 +124,19 @@ func remoteListener(tb testing.TB, sc string) (a, b *Node, sub *rsbsocket.Client
 	}
 	waitFor(tb, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID(sc)) })
 	return a, b, sub
+}
+
+// countFrames reads frames from c into one reused buffer, adding each to
+// got, until c fails; then it sends the error to done. The benchmarks run
+// it as a goroutine per subscribing connection.
+func countFrames(c *rsbsocket.ClientConn, got *atomic.Int64, done chan<- error) {
+	var body []byte
+	for {
+		var err error
+		if body, err = c.RecvInto(body); err != nil {
+			done <- err
+			return
+		}
+		got.Add(1)
+	}
 }

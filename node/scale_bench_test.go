@@ -95,17 +95,7 @@ func benchScaleListeners(b *testing.B, k, conns int) {
 		if err := subs[i].SendMany(hellos[i]); err != nil {
 			b.Fatal(err)
 		}
-		go func() {
-			var body []byte
-			for {
-				var err error
-				if body, err = subs[i].RecvInto(body); err != nil {
-					done <- err
-					return
-				}
-				got.Add(1)
-			}
-		}()
+		go countFrames(subs[i], &got, done)
 	}
 	waitFor(b, 10*time.Second, "every listener", func() bool {
 		in := n.SocketInterest() // the listeners' scopes and introspection's

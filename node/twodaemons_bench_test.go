@@ -27,17 +27,7 @@ func benchTwoDaemons(b *testing.B, size int) {
 	a, _, sub := remoteListener(b, "/bench/two/")
 	var got atomic.Int64
 	done := make(chan error, 1)
-	go func() {
-		var body []byte
-		for {
-			var err error
-			if body, err = sub.RecvInto(body); err != nil {
-				done <- err
-				return
-			}
-			got.Add(1)
-		}
-	}()
+	go countFrames(sub, &got, done)
 	pub := dialSocket(b, a)
 	ev := testEvent("/bench/two/", 0, make([]byte, size))
 	ev.ID.SenderID = notification.NewParticipantID()
