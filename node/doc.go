@@ -6,8 +6,9 @@
 //     embedded subscriptions (Subscribe), matched by scope: a sink on /a/
 //     receives /a/ and every sub-scope;
 //   - the engine: one goroutine that owns every qos sender and receiver
-//     stream machine and the fragment assemblers, fed by bounded channels
-//     from the socket clients, the embedded publishers and the UDP readers;
+//     stream machine and the fragment assemblers, fed by bounded queues
+//     from the socket clients and the embedded publishers (pubQueue: the
+//     engine takes a burst at once) and from the UDP readers;
 //   - the network: a transport.Conn (UDP multicast, or unicast to each
 //     interested peer) and a memberlist cluster that carries which groups
 //     each node wants.

@@ -55,9 +55,9 @@ type senderState struct {
 }
 
 // engine owns every qos machine and assembler of the node; one goroutine
-// (run) drives it, fed by bounded channels. Nothing in it is shared.
+// (run) drives it, fed by bounded queues. Nothing in it is shared.
 type engine struct {
-	// mu guards every field below but the channels, pending and
+	// mu guards every field below but the queues, pending and
 	// lastPublish; see run.
 	mu sync.Mutex
 	// pending counts publishes and receive batches queued but not handled:
@@ -67,7 +67,7 @@ type engine struct {
 	// from the queue (UnixNano).
 	lastPublish atomic.Int64
 	n           *Node
-	pubCh       chan pubReq
+	pubs        *pubQueue
 	rxCh        chan rxBatch
 	ctlCh       chan ctlReq
 	stop        chan struct{}
@@ -92,6 +92,10 @@ type engine struct {
 	// reliable senders over it (publishes wait while it is not empty).
 	window  uint64
 	blocked map[*senderState]struct{}
+	// batch is the publishes drainPublishes took from pubs; those from
+	// next on are not handled yet.
+	batch []pubReq
+	next  int
 	// acks tracks what this node last ACKed per reliable remote stream.
 	acks     map[datagram.StreamKey]ackState
 	ackDirty bool
@@ -139,7 +143,7 @@ func newEngine(n *Node) (*engine, error) {
 	}
 	e := &engine{
 		n:       n,
-		pubCh:   make(chan pubReq, n.cfg.PublishQueue),
+		pubs:    newPubQueue((n.cfg.PublishQueue + 1) / 2), // the engine holds at most as many taken
 		rxCh:    make(chan rxBatch, n.cfg.ReceiveQueue),
 		ctlCh:   make(chan ctlReq, 64),
 		stop:    make(chan struct{}),
@@ -170,17 +174,12 @@ func (e *engine) run() {
 	defer close(e.done)
 	for {
 		e.mu.Lock()
-		pubCh := e.pubCh
-		if len(e.blocked) > 0 {
-			pubCh = nil // flow control: take no publishes until ACKs arrive
-		}
+		ready := e.publishesReady()
 		e.mu.Unlock()
 		select {
-		case p := <-pubCh:
+		case <-ready:
 			e.mu.Lock()
 			now := time.Now()
-			e.publish(p, now)
-			e.pending.Add(-1)
 			e.drainPublishes(now)
 			e.lastPublish.Store(now.UnixNano())
 		case b := <-e.rxCh:
@@ -339,14 +338,33 @@ var dlPool = sync.Pool{New: func() any { return new([]delivery) }}
 // datagrams under load, without waiting when the queue is empty.
 func (e *engine) drainPublishes(now time.Time) {
 	for i := 0; i < maxDrain && len(e.blocked) == 0; i++ {
-		select {
-		case p := <-e.pubCh:
-			e.publish(p, now)
-			e.pending.Add(-1)
-		default:
-			return
+		if e.next == len(e.batch) {
+			e.batch, e.next = e.pubs.take(e.batch[:0]), 0
+			if len(e.batch) == 0 {
+				return
+			}
 		}
+		p := e.batch[e.next]
+		e.batch[e.next] = pubReq{} // the batch's memory goes back to the queue
+		e.next++
+		e.publish(p, now)
+		e.pending.Add(-1)
 	}
+}
+
+// publishesReady returns the channel that wakes run for publishes: nil
+// while flow control holds them back. When publishes are left over from
+// the last drain, taken or still queued, it makes sure the channel is
+// ready, as a drain that stopped early (maxDrain, flow control) has no
+// push behind it to signal.
+func (e *engine) publishesReady() chan struct{} {
+	if len(e.blocked) > 0 {
+		return nil // flow control: take no publishes until ACKs arrive
+	}
+	if e.next < len(e.batch) || e.pubs.len() > 0 {
+		e.pubs.signal()
+	}
+	return e.pubs.ready
 }
 
 // tick drives every machine's timers.

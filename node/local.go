@@ -74,21 +74,21 @@ func (n *Node) submit(ctx context.Context, p pubReq) error {
 		return nil
 	}
 	n.eng.pending.Add(1)
-	select {
-	case n.eng.pubCh <- p: // the common case, without a three-way select
-		return nil
-	default:
-	}
-	select {
-	case n.eng.pubCh <- p:
-		return nil
-	case <-ctx.Done():
-		n.eng.pending.Add(-1)
-		return ctx.Err()
-	case <-n.stop:
-		n.eng.pending.Add(-1)
-		n.m.Drop(metrics.DropClosed)
-		return ErrClosed
+	for {
+		ok, room := n.eng.pubs.push(p)
+		if ok {
+			return nil
+		}
+		select {
+		case <-room:
+		case <-ctx.Done():
+			n.eng.pending.Add(-1)
+			return ctx.Err()
+		case <-n.stop:
+			n.eng.pending.Add(-1)
+			n.m.Drop(metrics.DropClosed)
+			return ErrClosed
+		}
 	}
 }
 

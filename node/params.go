@@ -31,7 +31,8 @@ const (
 	// DefaultLANDatagram is the datagram size on a real interface: it fits
 	// a 1500-byte Ethernet MTU with IP and UDP headers and room to spare.
 	DefaultLANDatagram = 1400
-	// DefaultPublishQueue bounds publish requests waiting for the engine;
+	// DefaultPublishQueue bounds publish requests waiting for the engine,
+	// queued or taken by it and not yet handled (each half; see pubQueue);
 	// a full queue blocks the publisher (TCP back-pressure to its client).
 	DefaultPublishQueue = 4096
 	// DefaultReceiveQueue bounds batches of received datagrams waiting for

@@ -1,0 +1,78 @@
+package node
+
+import "sync"
+
+// pubQueue is the engine's bounded queue of publish requests. Publishers
+// append one request each under a mutex; the engine takes everything
+// queued at once (take), so a burst of small events costs the engine one
+// lock per batch instead of a channel receive per event. ready wakes the
+// engine when the queue goes from empty to not empty; a publisher that
+// finds the queue full waits on room, which the engine's next take
+// closes. The engine takes only once it has handled what it took before,
+// so the requests waiting for it, queued or taken, are at most twice the
+// queue's limit.
+type pubQueue struct {
+	mu    sync.Mutex
+	items []pubReq
+	limit int
+	room  chan struct{} // made for the first waiter, closed by take; nil: none waits
+	// ready holds a token while the engine has queued requests to look
+	// at; capacity 1.
+	ready chan struct{}
+}
+
+func newPubQueue(limit int) *pubQueue {
+	return &pubQueue{limit: max(limit, 1), ready: make(chan struct{}, 1)}
+}
+
+// push queues p unless the queue holds its limit; then it returns false
+// and a channel closed once the engine has taken the queued requests.
+func (q *pubQueue) push(p pubReq) (bool, <-chan struct{}) {
+	q.mu.Lock()
+	if len(q.items) >= q.limit {
+		if q.room == nil {
+			q.room = make(chan struct{})
+		}
+		room := q.room
+		q.mu.Unlock()
+		return false, room
+	}
+	q.items = append(q.items, p)
+	first := len(q.items) == 1
+	q.mu.Unlock()
+	if first {
+		q.signal()
+	}
+	return true, nil
+}
+
+// signal makes sure the engine looks at the queue.
+func (q *pubQueue) signal() {
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take returns every queued request in order, leaving the queue with
+// spare's memory (spare must be empty and hold no requests), and wakes
+// the publishers waiting for room.
+func (q *pubQueue) take(spare []pubReq) []pubReq {
+	q.mu.Lock()
+	got := q.items
+	q.items = spare[:0]
+	room := q.room
+	q.room = nil
+	q.mu.Unlock()
+	if room != nil {
+		close(room)
+	}
+	return got
+}
+
+// len returns the number of queued requests.
+func (q *pubQueue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items)
+}

@@ -1,0 +1,171 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rsbd/rsbd/scope"
+)
+
+func reqOfSize(n int) pubReq { return pubReq{size: n} }
+
+// TestPubQueueBoundAndRoom: a full queue refuses a request and hands out a
+// channel that the next take closes; take returns the requests in order
+// and the queue then takes more.
+func TestPubQueueBoundAndRoom(t *testing.T) {
+	q := newPubQueue(3)
+	for i := range 3 {
+		if ok, _ := q.push(reqOfSize(i)); !ok {
+			t.Fatalf("push %d refused below the limit", i)
+		}
+	}
+	ok, room := q.push(reqOfSize(3))
+	if ok || room == nil {
+		t.Fatal("a full queue took a request")
+	}
+	select {
+	case <-room:
+		t.Fatal("room before a take")
+	default:
+	}
+	got := q.take(nil)
+	if len(got) != 3 || got[0].size != 0 || got[2].size != 2 {
+		t.Fatalf("took %v", got)
+	}
+	select {
+	case <-room:
+	default:
+		t.Fatal("take did not make room for the waiter")
+	}
+	if ok, _ := q.push(reqOfSize(3)); !ok || q.len() != 1 {
+		t.Fatal("no room after a take")
+	}
+}
+
+// TestPubQueueSignalsOnFirst: only a push into an empty queue readies the
+// engine, and a take hands the caller's spare memory to the queue.
+func TestPubQueueSignalsOnFirst(t *testing.T) {
+	q := newPubQueue(8)
+	q.push(reqOfSize(1))
+	q.push(reqOfSize(2))
+	select {
+	case <-q.ready:
+	default:
+		t.Fatal("no signal for the first request")
+	}
+	select {
+	case <-q.ready:
+		t.Fatal("a second signal for a queue that was not empty")
+	default:
+	}
+	spare := make([]pubReq, 0, 16)
+	if got := q.take(spare); len(got) != 2 {
+		t.Fatalf("took %d", len(got))
+	}
+	q.push(reqOfSize(3))
+	if cap(q.items) != 16 {
+		t.Fatalf("the queue did not reuse the spare (cap %d)", cap(q.items))
+	}
+	select {
+	case <-q.ready:
+	default:
+		t.Fatal("no signal after the queue emptied")
+	}
+}
+
+// TestPubQueueConcurrent: publishers pushing past the bound (waiting for
+// room) against a consumer taking batches lose nothing and keep each
+// publisher's order.
+func TestPubQueueConcurrent(t *testing.T) {
+	const pubs, each = 4, 5000
+	q := newPubQueue(16)
+	var wg sync.WaitGroup
+	for p := range pubs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				r := pubReq{size: i, scope: scope.MustParse("/p/" + string(rune('a'+p)) + "/")}
+				for {
+					ok, room := q.push(r)
+					if ok {
+						break
+					}
+					<-room
+				}
+			}
+		}()
+	}
+	next := map[string]int{}
+	timeout := time.NewTimer(20 * time.Second)
+	defer timeout.Stop()
+	var batch []pubReq
+	for n := 0; n < pubs*each; {
+		select {
+		case <-q.ready: // every push into an empty queue signals: none is missed
+		case <-timeout.C:
+			t.Fatalf("received %d of %d", n, pubs*each)
+		}
+		batch = q.take(batch[:0])
+		for _, r := range batch {
+			k := r.scope.String()
+			if r.size != next[k] {
+				t.Fatalf("%s: request %d after %d", k, r.size, next[k]-1)
+			}
+			next[k]++
+			n++
+		}
+		clear(batch)
+	}
+	wg.Wait()
+	if q.len() != 0 {
+		t.Fatalf("%d requests left", q.len())
+	}
+}
+
+// TestPublishWaitingForRoom: while the engine is held, publishes fill the
+// queue; the next one waits for room and ends with its context, leaving
+// no pending count behind; once the engine runs again the queued one goes
+// out.
+func TestPublishWaitingForRoom(t *testing.T) {
+	nodes := startNodes(t, 2, func(_ int, c *Config) { c.PublishQueue = 2; c.SocketAddr = "off" })
+	a, b := nodes[0], nodes[1]
+	var got collector
+	defer b.Subscribe(scope.MustParse("/room/"), got.handle)()
+	waitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/room/")) })
+
+	a.eng.mu.Lock() // the engine, and publishes on the caller's goroutine, wait
+	held := true
+	defer func() {
+		if held {
+			a.eng.mu.Unlock()
+		}
+	}()
+	// The queue holds one request (half of PublishQueue); the publishes
+	// that do not go to it wait for the engine's lock (direct) for at most
+	// directSpin and then queue.
+	if err := a.Publish(context.Background(), testEvent("/room/", 0, nil)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- a.Publish(ctx, testEvent("/room/", 1, nil)) }()
+	waitFor(t, 10*time.Second, "a publish waiting for room", func() bool {
+		a.eng.pubs.mu.Lock()
+		defer a.eng.pubs.mu.Unlock()
+		return a.eng.pubs.room != nil
+	})
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("waiting publish ended with %v", err)
+	}
+	a.eng.mu.Unlock()
+	held = false
+	waitFor(t, 10*time.Second, "the queued event", func() bool { return got.len() == 1 })
+	if n := a.eng.pending.Load(); n != 0 {
+		t.Fatalf("%d publishes still counted as pending", n)
+	}
+}
