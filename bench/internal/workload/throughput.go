@@ -58,25 +58,36 @@ type RecvResult struct {
 }
 
 // receiver counts arrivals; its handlers may run on several goroutines.
-// What a handler records goes to its topic's shard, so that the goroutines
-// of a bus that delivers different topics on different goroutines (a
-// connection or subscription each) do not contend for shared counters;
-// only the total the Acker reports is shared.
+// The counters live in a few padded shards, a topic's in shard topic mod
+// len(shards), so that the goroutines of a bus that delivers different
+// topics on different goroutines (a connection or subscription each)
+// rarely contend for them, while a run over thousands of topics touches
+// no more counter memory than a run over 64: the instrument's own cost
+// must not grow with the topics it measures. Which measured events arrived
+// is one bitmap over all topics, each topic's bits together.
 type receiver struct {
 	n      int
+	topics int
 	base   time.Time
-	shards []shard // per topic
+	shards []shard
+	// seen says a probe arrived, per topic.
+	seen []atomic.Bool
+	// bits holds topic t's arrivals in words [t*words, (t+1)*words): the
+	// sender publishes measured event i on topic i mod topics, so its
+	// arrival is bit i / topics of its topic's words; an event on another
+	// topic is counted misrouted.
+	bits   []atomic.Uint64
+	words  int
 	probed atomic.Int64
 	total  atomic.Int64 // warm-up and measured arrivals, for the Acker
 	acker  *Acker
 }
 
-// shard is what arrived on one topic. The sender publishes measured event
-// i on topic i mod len(topics), so its arrival is bit i / len(topics) of
-// the topic's bitmap; an event on another topic is counted misrouted.
+// maxShards bounds the receiver's counter shards.
+const maxShards = 64
+
+// shard counts what arrived on its topics.
 type shard struct {
-	seen      atomic.Bool // a probe arrived
-	bits      []atomic.Uint64
 	received  atomic.Int64
 	dups      atomic.Int64
 	misrouted atomic.Int64
@@ -84,22 +95,21 @@ type shard struct {
 	first     atomic.Int64 // ns since base, 0 = none yet
 	last      atomic.Int64
 	lastAny   atomic.Int64
-	_         [64]byte // keeps neighbouring shards off each other's cache lines
+	_         [72]byte // keeps neighbouring shards off each other's cache lines
 }
 
 func newReceiver(n, topics int, acker *Acker) *receiver {
-	r := &receiver{n: n, base: time.Now(), shards: make([]shard, topics), acker: acker}
 	per := (n + topics - 1) / topics
-	for i := range r.shards {
-		r.shards[i].bits = make([]atomic.Uint64, (per+63)/64)
-	}
-	return r
+	words := (per + 63) / 64
+	return &receiver{n: n, topics: topics, base: time.Now(), acker: acker,
+		shards: make([]shard, min(topics, maxShards)), seen: make([]atomic.Bool, topics),
+		bits: make([]atomic.Uint64, topics*words), words: words}
 }
 
 func (r *receiver) now() int64 { return int64(time.Since(r.base)) + 1 }
 
 func (r *receiver) handler(topic int) bus.Handler {
-	sh := &r.shards[topic]
+	sh := &r.shards[topic%len(r.shards)]
 	return func(p []byte) {
 		h, err := ParseHeader(p)
 		if err != nil {
@@ -109,7 +119,7 @@ func (r *receiver) handler(topic int) bus.Handler {
 		sh.lastAny.Store(now)
 		switch h.Kind {
 		case KindProbe:
-			if !sh.seen.Swap(true) {
+			if !r.seen[topic].Swap(true) {
 				r.probed.Add(1)
 			}
 		case KindWarm:
@@ -123,14 +133,14 @@ func (r *receiver) handler(topic int) bus.Handler {
 }
 
 func (r *receiver) measure(sh *shard, topic int, idx uint64, now int64) {
-	t := uint64(len(r.shards))
+	t := uint64(r.topics)
 	if idx >= uint64(r.n) || idx%t != uint64(topic) {
 		sh.misrouted.Add(1)
 		return
 	}
 	local := idx / t
 	bit := uint64(1) << (local % 64)
-	if sh.bits[local/64].Or(bit)&bit != 0 {
+	if r.bits[topic*r.words+int(local/64)].Or(bit)&bit != 0 {
 		sh.dups.Add(1)
 		return
 	}
