@@ -67,10 +67,9 @@ type RecvResult struct {
 // is one bitmap over all topics, each topic's bits together.
 type receiver struct {
 	n      int
-	topics int
 	base   time.Time
 	shards []shard
-	// seen says a probe arrived, per topic.
+	// seen says a probe arrived, per topic; its length is the topic count.
 	seen []atomic.Bool
 	// bits holds topic t's arrivals in words [t*words, (t+1)*words): the
 	// sender publishes measured event i on topic i mod topics, so its
@@ -101,7 +100,7 @@ type shard struct {
 func newReceiver(n, topics int, acker *Acker) *receiver {
 	per := (n + topics - 1) / topics
 	words := (per + 63) / 64
-	return &receiver{n: n, topics: topics, base: time.Now(), acker: acker,
+	return &receiver{n: n, base: time.Now(), acker: acker,
 		shards: make([]shard, min(topics, maxShards)), seen: make([]atomic.Bool, topics),
 		bits: make([]atomic.Uint64, topics*words), words: words}
 }
@@ -133,7 +132,7 @@ func (r *receiver) handler(topic int) bus.Handler {
 }
 
 func (r *receiver) measure(sh *shard, topic int, idx uint64, now int64) {
-	t := uint64(r.topics)
+	t := uint64(len(r.seen))
 	if idx >= uint64(r.n) || idx%t != uint64(topic) {
 		sh.misrouted.Add(1)
 		return
