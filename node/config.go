@@ -198,6 +198,9 @@ func (c Config) Validate() error {
 	if c.PublishQueue < 0 || c.ReceiveQueue < 0 || c.MaxSenders < 0 {
 		errs = append(errs, errors.New("queue and sender bounds must not be negative"))
 	}
+	if err := c.Socket.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("socket server: %w", err))
+	}
 	for _, sq := range c.ScopeQoS {
 		if sq.Scope.IsZero() {
 			errs = append(errs, errors.New("scope QoS override without scope"))

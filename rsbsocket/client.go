@@ -62,6 +62,7 @@ type ClientConn struct {
 
 	closeOnce sync.Once
 	closeErr  error
+	own       string // key in ownClients; "" if none
 }
 
 // UnixPrefix marks a Dial address as the path of a Unix domain socket
@@ -134,7 +135,7 @@ func newClientConn(ctx context.Context, nc net.Conn, cfg ClientConfig) (*ClientC
 	if err := nc.SetReadDeadline(time.Time{}); err != nil {
 		return nil, err
 	}
-	return &ClientConn{nc: nc, cfg: cfg, r: r}, nil
+	return &ClientConn{nc: nc, cfg: cfg, r: r, own: noteOwnClient(nc)}, nil
 }
 
 // LocalAddr returns the local address of the connection.
@@ -224,6 +225,9 @@ func (c *ClientConn) Close() error {
 		}
 		c.recvMu.Unlock()
 		c.closeErr = c.nc.Close()
+		if c.own != "" {
+			ownClients.Delete(c.own)
+		}
 	})
 	return c.closeErr
 }

@@ -96,6 +96,11 @@ type Config struct {
 	// wrap the body in place (Frame.Wrap) instead of copying it. Zero
 	// (the default) reserves none; each side is at most MaxFrameRoom.
 	FrameRoom Room
+	// SpinWait is how long a reader that relayed a frame to one
+	// connection, which has been answering such relays at once, polls for
+	// the answer before it parks (default DefaultSpinWait; negative: never
+	// poll). See Server.
+	SpinWait time.Duration
 }
 
 // Room is the spare bytes around a frame body: Head before it, Tail after.
@@ -122,6 +127,7 @@ func DefaultConfig() Config {
 		HandshakeTimeout: DefaultHandshakeTimeout,
 		ShutdownTimeout:  DefaultShutdownTimeout,
 		Logger:           slog.Default(),
+		SpinWait:         DefaultSpinWait,
 	}
 }
 
@@ -138,6 +144,7 @@ func (c Config) withDefaults() Config {
 	setDefault(&c.WriteTimeout, d.WriteTimeout)
 	setDefault(&c.HandshakeTimeout, d.HandshakeTimeout)
 	setDefault(&c.ShutdownTimeout, d.ShutdownTimeout)
+	setDefault(&c.SpinWait, d.SpinWait)
 	if c.Logger == nil {
 		c.Logger = d.Logger
 	}
@@ -172,6 +179,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: MaxParticipants %d < 0", ErrInvalidConfig, c.MaxParticipants)
 	case c.WriteTimeout < 0 || c.HandshakeTimeout < 0 || c.ShutdownTimeout < 0 || c.StallTimeout < 0:
 		return fmt.Errorf("%w: negative timeout", ErrInvalidConfig)
+	case c.SpinWait > MaxSpinWait:
+		return fmt.Errorf("%w: SpinWait %v above %v", ErrInvalidConfig, c.SpinWait, MaxSpinWait)
 	case c.FrameRoom.Head < 0 || c.FrameRoom.Head > MaxFrameRoom || c.FrameRoom.Tail < 0 || c.FrameRoom.Tail > MaxFrameRoom:
 		return fmt.Errorf("%w: FrameRoom %+v outside 0..%d", ErrInvalidConfig, c.FrameRoom, MaxFrameRoom)
 	}

@@ -36,6 +36,9 @@ type conn struct {
 	flushing   flushState   // targets to flush before reading on; owned by the reader
 	held       []Frame      // introspection frames learnt, not yet handed on; owned by the reader
 	direct     directWriter // non-blocking writes; used by the queue's owner
+	relayedAt  atomic.Int64 // monoNow of the last relay to it not yet answered; 0: none
+	answers    atomic.Int32 // relays answered in a row, up to answersMax; written by its reader
+	peer       atomic.Int32 // where its client runs: peerUnknown, peerElsewhere or peerHere
 }
 
 // startConn registers a freshly accepted connection and starts serving it.

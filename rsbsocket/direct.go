@@ -41,17 +41,20 @@ func (f *flushState) due() bool {
 }
 
 // flushTargets flushes every connection c forwarded frames to since its
-// last flush. It runs on c's reader.
-func (c *conn) flushTargets() { c.flushing.flush() }
+// last flush and returns the lone target it wrote to itself, if any. It
+// runs on c's reader.
+func (c *conn) flushTargets() *conn { return c.flushing.flush() }
 
 // flush makes sure the frames queued to the noted connections get written:
 // for a few, on the calling goroutine as far as their sockets take them
 // without blocking; for many, by their writer goroutines, which share the
-// cores, instead of one after the other here.
-func (f *flushState) flush() {
+// cores, instead of one after the other here. When it wrote everything
+// for a single target on the calling goroutine, it returns that target
+// (see awaitAnswer).
+func (f *flushState) flush() (lone *conn) {
 	f.bytes = 0
 	if len(f.targets) == 0 {
-		return
+		return nil
 	}
 	if len(f.targets) > directTargetsMax {
 		for i, c := range f.targets {
@@ -64,43 +67,49 @@ func (f *flushState) flush() {
 		bufs := writeBufPool.Get().(*writeBufs)
 		for i, c := range f.targets {
 			f.targets[i] = nil
-			bufs.batch = c.flushDirect(bufs)
+			var wrote bool
+			if bufs.batch, wrote = c.flushDirect(bufs); wrote && len(f.targets) == 1 {
+				c.relayed()
+				lone = c
+			}
 		}
 		writeBufPool.Put(bufs)
 	}
 	f.targets = reuse(f.targets)
+	return lone
 }
 
 // flushDirect makes sure c's pending frames get written. When c's queue has
 // no owner, the caller takes it and writes on its own goroutine what the
 // socket takes without blocking; a writer goroutine takes over the rest. A
-// queue with an owner is left to it. It returns bufs.batch for reuse.
-func (c *conn) flushDirect(bufs *writeBufs) [][]byte {
+// queue with an owner is left to it. It returns bufs.batch for reuse, and
+// whether it wrote the whole queue itself.
+func (c *conn) flushDirect(bufs *writeBufs) ([][]byte, bool) {
 	batch := bufs.batch[:0]
 	if !c.q.claim() {
-		return batch
+		return batch, false
 	}
 	if c.raw == nil {
 		go c.writeLoop(handoff{})
-		return batch
+		return batch, false
 	}
 	for round := 1; ; round++ {
 		batch = c.q.takeInto(batch[:0])
 		if !c.writeDirect(bufs, batch) {
 			clear(batch)
-			return batch[:0]
+			return batch[:0], false
 		}
 		clear(batch)
 		done, final := c.q.letGo()
 		switch {
 		case done:
-			return batch[:0]
+			return batch[:0], true
 		case final:
 			go c.finalDrain()
-			return batch[:0]
+			return batch[:0], false
 		case round >= directRounds:
 			go c.writeLoop(handoff{})
-			return batch[:0]
+			return batch[:0], false
 		}
 	}
 }

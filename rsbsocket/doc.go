@@ -88,6 +88,14 @@
 // while the reader's Handler runs; a Handler that blocks (the node when
 // the network's flow control is closed) delays up to 64 KiB of them.
 //
+// A reader that wrote everything of a flush itself, to a single
+// connection, polls that connection's socket and its own for up to
+// Config.SpinWait before it parks, when that connection has answered the
+// last relays to it within SpinWait (Stats.SpinWaits, Stats.SpinHits). The
+// reply of a request/reply through the server then finds a thread awake
+// instead of waking one. A subscriber that only receives never makes a
+// reader poll.
+//
 // A writer sends each frame's header and body in one system call
 // (rsb-python reads the length with a plain recv(4)) and coalesces queued
 // frames into one writev, each frame contiguous, using buffers it borrows

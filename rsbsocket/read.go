@@ -24,6 +24,7 @@ type readState struct {
 	// made per wait would be allocated per wait); peek is its buffer.
 	ready func(fd uintptr) bool
 	peek  [1]byte
+	poll  *answerPoll // made when the reader first polls for an answer
 }
 
 // smallReaders holds the small read buffers of connections that wait
@@ -84,11 +85,15 @@ func (c *conn) waitReadable(ready func(fd uintptr) bool) {
 // sends them one at a time.
 func (c *conn) readRun(st *readState) (done, orderly bool) {
 	s, r := c.srv, &st.r
+	fresh := r.empty()
 	for first := true; first || r.r.Buffered() > 0; first = false {
 		body, room, err := r.next(s.cfg.MaxFrameSize, s.cfg.FrameRoom)
 		if err != nil {
 			c.handOn(nil)
 			return true, c.readFailed(err)
+		}
+		if first && fresh {
+			c.noteAnswer()
 		}
 		f, err := ParseFrame(body)
 		if err != nil {
@@ -118,11 +123,15 @@ func (c *conn) readRun(st *readState) (done, orderly bool) {
 			continue
 		}
 		st.run = 0
+		var lone *conn
 		if !r.ready() || c.flushing.due() {
 			// Before the reader may block: on the socket or in the Handler.
-			c.flushTargets()
+			lone = c.flushTargets()
 		}
 		c.handOn(&f)
+		if lone != nil && !r.ready() {
+			c.awaitAnswer(st, lone)
+		}
 	}
 	return false, false
 }

@@ -110,6 +110,11 @@ type Stats struct {
 	// WriterStarts counts the writer goroutines started for a backlog.
 	DirectWrites uint64
 	WriterStarts uint64
+	// SpinWaits counts the times a reader polled for the answer to a
+	// relay instead of parking (Config.SpinWait); SpinHits the polls that
+	// saw the answer, or the reader's own next frame, arrive.
+	SpinWaits uint64
+	SpinHits  uint64
 
 	Drops       [NumDropReasons]uint64
 	Disconnects [NumDisconnectReasons]uint64
@@ -124,6 +129,7 @@ type counters struct {
 	queueFrames, queueBytes  atomic.Int64
 	waits, stalls            atomic.Uint64
 	directWrites, writers    atomic.Uint64
+	spinWaits, spinHits      atomic.Uint64
 	drops                    [NumDropReasons]atomic.Uint64
 	disconnects              [NumDisconnectReasons]atomic.Uint64
 }
@@ -144,6 +150,8 @@ func (c *counters) snapshot() Stats {
 		Stalls:       c.stalls.Load(),
 		DirectWrites: c.directWrites.Load(),
 		WriterStarts: c.writers.Load(),
+		SpinWaits:    c.spinWaits.Load(),
+		SpinHits:     c.spinHits.Load(),
 	}
 	for i := range c.drops {
 		s.Drops[i] = c.drops[i].Load()

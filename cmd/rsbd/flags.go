@@ -38,6 +38,7 @@ const (
 	keyStallTimeout  = "rsbd.socket.stall.timeout"
 	keyParticipants  = "rsbd.socket.max.participants"
 	keyMaxConns      = "rsbd.socket.max.connections"
+	keySocketSpin    = "rsbd.socket.spin.wait"
 	keyShutdownFlush = "rsbd.shutdown.flush"
 	keyBarrier       = "rsbd.interest.barrier"
 	keySpinWait      = "rsbd.spin.wait"
@@ -93,6 +94,7 @@ var options = []option{
 	{"socket-stall-timeout", rsbsocket.DefaultStallTimeout.String(), "DURATION", "how long a publisher waits for a full subscriber before it counts as stalled"},
 	{"socket-max-connections", strconv.Itoa(rsbsocket.DefaultMaxConnections), "N", "client connections served at once (one more is closed at once and counted)"},
 	{"socket-max-participants", strconv.Itoa(rsbsocket.DefaultMaxParticipants), "N", "introspection participants tracked per client (past it the client gets every event)"},
+	{"socket-spin-wait", rsbsocket.DefaultSpinWait.String(), "DURATION", "how long a client's reader that relayed an event to a client which answers at once polls for the answer before it sleeps (0: never)"},
 	{"shutdown-flush", node.DefaultShutdownFlush.String(), "DURATION", "how long reliable streams may finish at shutdown"},
 	{"interest-barrier", node.DefaultInterestBarrier.String(), "DURATION", "how long a new listener waits for its interest to reach the peers"},
 	{"spin-wait", transport.DefaultSpinWait.String(), "DURATION", "how long a UDP reader polls for the answer to a reply before it sleeps (0: never)"},

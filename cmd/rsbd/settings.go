@@ -188,6 +188,9 @@ func (r *reader) socket() rsbsocket.Config {
 	sc.StallTimeout = r.duration(keyStallTimeout, rsbsocket.DefaultStallTimeout)
 	sc.MaxParticipants = r.intRange(keyParticipants, 1, 1<<20)
 	sc.MaxConnections = r.intRange(keyMaxConns, 1, 1<<24)
+	if sc.SpinWait = r.duration(keySocketSpin, rsbsocket.DefaultSpinWait); sc.SpinWait == 0 {
+		sc.SpinWait = -1 // 0 on the command line: never poll
+	}
 	return sc
 }
 

@@ -97,13 +97,24 @@ func TestDefaultsMatchTheNode(t *testing.T) {
 	if off, _ := mustSettings(t, "", nil, "--spin-wait", "0"); off.node.Transport.SpinWait >= 0 {
 		t.Errorf("--spin-wait 0 gives %v, want a negative (never polls)", off.node.Transport.SpinWait)
 	}
+	if n.Socket.SpinWait != rsbsocket.DefaultSpinWait {
+		t.Errorf("socket spin wait %v, default %v", n.Socket.SpinWait, rsbsocket.DefaultSpinWait)
+	}
+	if off, _ := mustSettings(t, "", nil, "--socket-spin-wait", "0"); off.node.Socket.SpinWait >= 0 {
+		t.Errorf("--socket-spin-wait 0 gives %v, want a negative (never polls)", off.node.Socket.SpinWait)
+	}
+	if c, err := load(t, "", nil, "--socket-spin-wait", "1s"); err != nil {
+		t.Fatal(err)
+	} else if _, err := parseSettings(c); !errors.Is(err, rsbsocket.ErrInvalidConfig) {
+		t.Errorf("--socket-spin-wait 1s (above the bound): %v, want ErrInvalidConfig", err)
+	}
 }
 
 func TestEveryOptionHasItsKey(t *testing.T) {
 	keys := []string{config.KeySocketAddr, keySocketPath, config.KeyGossipAddr, config.KeyMetricsAddr, config.KeyJoin,
 		config.KeyMulticast, keyDataAddr, keyAdvertiseAddr, keyInterface, keyName, keyMaxDatagram,
 		keyMulticastTTL, keyGroupPool, keyGroupPoolSize, keyLocal, keySlowClient, keyDefaultInt,
-		keyQueueFrames, keyQueueBytes, keyMaxFrame, keyStallTimeout, keyMaxConns, keyParticipants, keyShutdownFlush, keyBarrier, keySpinWait, keyCPULatency, keyLogLevel,
+		keyQueueFrames, keyQueueBytes, keyMaxFrame, keyStallTimeout, keyMaxConns, keyParticipants, keySocketSpin, keyShutdownFlush, keyBarrier, keySpinWait, keyCPULatency, keyLogLevel,
 		keyLogFormat, keyReadyFile}
 	var got []string
 	for _, o := range options {

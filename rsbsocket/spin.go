@@ -1,0 +1,179 @@
+package rsbsocket
+
+import (
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A request and its reply through the server cross it twice: client A's
+// reader relays the request to B, then B's reader relays the reply to A.
+// When the daemon's threads park between the two, the reply wakes one of
+// them from idle, which on a virtual machine costs tens of microseconds.
+// So a reader that relayed a frame to one connection, which has answered
+// the last relays to it at once, polls that connection's socket and its
+// own for up to Config.SpinWait before it parks (awaitAnswer). Once the
+// answer is there the reader parks and the runtime hands its thread
+// straight to B's reader, without a wake-up. Which connections answer is
+// learnt from the traffic (noteAnswer): a subscriber that only receives
+// never makes a reader poll. A client in the server's own process (tests,
+// a program embedding the server) answers on the same threads as the
+// poll, which would only hold them up: its connection never makes a
+// reader poll (elsewhere).
+
+// epoch is the origin of the relay times connections keep.
+var epoch = time.Now()
+
+// monoNow is the time since epoch in nanoseconds, never 0 (0 is "none").
+func monoNow() int64 { return int64(time.Since(epoch)) | 1 }
+
+// relayed notes that a reader has just written frames to c itself: the
+// next frame c sends within SpinWait counts as its answer.
+func (c *conn) relayed() { c.relayedAt.Store(monoNow()) }
+
+// noteAnswer runs on c's reader when a frame arrives after its buffer ran
+// empty. A frame within SpinWait of the last relay to c counts as an
+// answer, a later one resets the count; a frame with no relay before it
+// (c publishing on its own) leaves the count alone.
+func (c *conn) noteAnswer() {
+	at := c.relayedAt.Load()
+	if at == 0 {
+		return
+	}
+	c.relayedAt.Store(0)
+	if time.Duration(monoNow()-at) > c.srv.cfg.SpinWait {
+		c.answers.Store(0)
+		return
+	}
+	if n := c.answers.Load(); n < answersMax {
+		c.answers.Store(n + 1)
+	}
+}
+
+// answerPoll is a reader's poll for an answer, made once per connection
+// that polls (its bound methods would otherwise be allocated per poll).
+type answerPoll struct {
+	t        *conn // the connection expected to answer
+	deadline time.Time
+	own      uintptr
+	fds      [2]unix.PollFd
+	hit      bool
+	withOwn  func(fd uintptr) // ownFD and otherFD, bound once
+	withPeer func(fd uintptr)
+}
+
+// awaitAnswer polls for t's answer when t has been answering relays: it
+// returns once t's socket or c's own has data (or has ended), or after
+// SpinWait. It runs on c's reader, with nothing left in its buffer.
+func (c *conn) awaitAnswer(st *readState, t *conn) {
+	s := c.srv
+	if s.cfg.SpinWait <= 0 || c.raw == nil || t.raw == nil || t.answers.Load() < answersMin || !t.elsewhere() {
+		return
+	}
+	p := st.poll
+	if p == nil {
+		p = &answerPoll{}
+		p.withOwn, p.withPeer = p.ownFD, p.peerFD
+		st.poll = p
+	}
+	p.t, p.hit, p.deadline = t, false, time.Now().Add(s.cfg.SpinWait)
+	s.stats.spinWaits.Add(1)
+	// Control holds both descriptors open while they are polled.
+	_ = c.raw.Control(p.withOwn)
+	p.t = nil
+	if p.hit {
+		s.stats.spinHits.Add(1)
+	}
+}
+
+// ownFD has the reader's descriptor; it goes on to the peer's.
+func (p *answerPoll) ownFD(fd uintptr) {
+	p.own = fd
+	_ = p.t.raw.Control(p.withPeer)
+}
+
+// peerFD polls both descriptors, without waiting, until one is readable or
+// the deadline passed, letting the process's other goroutines run between
+// polls.
+func (p *answerPoll) peerFD(fd uintptr) {
+	p.fds = [2]unix.PollFd{
+		{Fd: int32(p.own), Events: unix.POLLIN},
+		{Fd: int32(fd), Events: unix.POLLIN},
+	}
+	for {
+		n, err := unix.Poll(p.fds[:], 0)
+		if n > 0 {
+			p.hit = true
+			return
+		}
+		if (err != nil && err != unix.EINTR) || time.Now().After(p.deadline) {
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
+// Where a connection's client runs (conn.peer).
+const (
+	peerUnknown int32 = iota
+	peerElsewhere
+	peerHere
+)
+
+// ownClients holds the local addresses of the TCP connections this
+// process has open as a client of this package (ClientConn), so that a
+// server can tell its own process's clients.
+var ownClients sync.Map // string -> struct{}
+
+// noteOwnClient records nc, a TCP connection, in ownClients and returns
+// its key ("" for other connections).
+func noteOwnClient(nc net.Conn) string {
+	tc, ok := nc.(*net.TCPConn)
+	if !ok {
+		return ""
+	}
+	key := tc.LocalAddr().String()
+	ownClients.Store(key, struct{}{})
+	return key
+}
+
+// elsewhere reports whether c's client runs in another process: a TCP
+// client not in ownClients, or a Unix socket client with another process
+// id. It is worked out once, when first asked (by then the client has
+// long finished dialling).
+func (c *conn) elsewhere() bool {
+	switch c.peer.Load() {
+	case peerElsewhere:
+		return true
+	case peerHere:
+		return false
+	}
+	where := peerElsewhere
+	if c.clientHere() {
+		where = peerHere
+	}
+	c.peer.Store(where)
+	return where == peerElsewhere
+}
+
+// clientHere reports whether c's client is in this process.
+func (c *conn) clientHere() bool {
+	switch a := c.remote.(type) {
+	case *net.TCPAddr:
+		_, ok := ownClients.Load(a.String())
+		return ok
+	case *net.UnixAddr:
+		pid := -1
+		_ = c.raw.Control(func(fd uintptr) {
+			if u, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
+				pid = int(u.Pid)
+			}
+		})
+		return pid == os.Getpid()
+	}
+	return false
+}

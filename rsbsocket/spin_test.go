@@ -1,0 +1,173 @@
+package rsbsocket
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// foreignConn hides a client's *net.TCPConn, so that the client is not
+// recorded as one of this process's own (ownClients) and the server
+// treats it as a client in another process.
+type foreignConn struct{ net.Conn }
+
+// CloseWrite shuts down the sending side, for ClientConn's orderly Close.
+func (f foreignConn) CloseWrite() error { return f.Conn.(*net.TCPConn).CloseWrite() }
+
+// dialForeign is dial for a client the server must take for another
+// process's.
+func dialForeign(t testing.TB, addr string) *ClientConn {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	c, err := NewClientConn(ctx, foreignConn{nc}, ClientConfig{CloseTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// pingPongThrough runs n round trips between two clients of s, dialled by
+// dialer: the pinger sends a frame, the ponger echoes each frame it gets,
+// and the echo (which the server forwards to the pinger, every connection
+// wanting everything) is the pong.
+func pingPongThrough(t *testing.T, s *Server, addr string, dialer func(testing.TB, string) *ClientConn, n int) {
+	t.Helper()
+	ping, pong := dialer(t, addr), dialer(t, addr)
+	connOf(t, s, ping)
+	connOf(t, s, pong)
+	body := notification(t, "/pp/", "bytes", []byte("ping"), 0)
+	for i := range n {
+		send(t, ping, body)
+		got := recv(t, pong)
+		send(t, pong, got)
+		if back := recv(t, ping); !bytes.Equal(back, body) {
+			t.Fatalf("round trip %d: pong differs", i)
+		}
+	}
+}
+
+// TestAwaitAnswer: in a request/reply exchange through the server between
+// clients of other processes, a reader that relayed a frame to a
+// connection which has been answering polls for the answer (SpinWaits)
+// and sees it come (SpinHits); with SpinWait negative no reader ever
+// polls.
+func TestAwaitAnswer(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		spin time.Duration
+		want bool
+	}{
+		// The longest wait, so that a slow test machine still answers
+		// within it and readers learn that it does.
+		{"polls", MaxSpinWait, true},
+		{"never", -1, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := quietConfig()
+			cfg.SpinWait = c.spin
+			s, addr := startServer(t, cfg, nil)
+			pingPongThrough(t, s, addr, dialForeign, 50)
+			st := s.Stats()
+			noDrops(t, st)
+			if !c.want {
+				if st.SpinWaits != 0 || st.SpinHits != 0 {
+					t.Fatalf("SpinWait %v: %d polls, %d hits; want none", c.spin, st.SpinWaits, st.SpinHits)
+				}
+				return
+			}
+			if st.SpinWaits == 0 || st.SpinHits == 0 || st.SpinHits > st.SpinWaits {
+				t.Fatalf("%d polls, %d hits; want some of each, hits at most polls", st.SpinWaits, st.SpinHits)
+			}
+		})
+	}
+}
+
+// TestAwaitAnswerNotForOwnClients: clients of the server's own process,
+// over TCP or a Unix socket, never make a reader poll: they answer on the
+// threads the poll would hold.
+func TestAwaitAnswerNotForOwnClients(t *testing.T) {
+	cfg := quietConfig()
+	cfg.SpinWait = MaxSpinWait
+	s, tcpAddr := startServer(t, cfg, nil)
+	path := filepath.Join(t.TempDir(), "rsbd.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = s.Serve(ln) }()
+	for _, addr := range []string{tcpAddr, UnixPrefix + path} {
+		pingPongThrough(t, s, addr, dial, 50)
+		if st := s.Stats(); st.SpinWaits != 0 {
+			t.Fatalf("%s: %d polls for clients of this process", addr, st.SpinWaits)
+		}
+	}
+}
+
+// TestAwaitAnswerNotForStreams: frames relayed one at a time to a
+// subscriber that never sends make no reader poll, however long
+// SpinWait is.
+func TestAwaitAnswerNotForStreams(t *testing.T) {
+	cfg := quietConfig()
+	cfg.SpinWait = MaxSpinWait
+	s, addr := startServer(t, cfg, nil)
+	pub, sub := dialForeign(t, addr), dialForeign(t, addr)
+	connOf(t, s, pub)
+	connOf(t, s, sub)
+	const n = 300
+	for i, body := range bulkFrames(t, n, 64) {
+		send(t, pub, body)
+		if got := recv(t, sub); !bytes.Equal(got, body) {
+			t.Fatalf("frame %d differs", i)
+		}
+	}
+	waitFor(t, "the last write counted", func() bool { return s.Stats().DirectWrites >= n })
+	if st := s.Stats(); st.SpinWaits != 0 {
+		t.Fatalf("%d polls for a subscriber that never answers", st.SpinWaits)
+	}
+}
+
+// TestNoteAnswer: a frame soon after a relay counts as an answer, up to
+// answersMax; a late one resets the count; a frame with no relay before it
+// leaves the count alone.
+func TestNoteAnswer(t *testing.T) {
+	c := &conn{srv: &Server{cfg: Config{SpinWait: time.Hour}}}
+	c.noteAnswer()
+	if got := c.answers.Load(); got != 0 {
+		t.Fatalf("answers %d without a relay", got)
+	}
+	for i := range answersMax + 2 {
+		c.relayed()
+		c.noteAnswer()
+		if got, want := c.answers.Load(), int32(min(i+1, answersMax)); got != want {
+			t.Fatalf("after %d answers: count %d, want %d", i+1, got, want)
+		}
+	}
+	c.noteAnswer() // no relay since the last answer
+	if got := c.answers.Load(); got != answersMax {
+		t.Fatalf("a frame without a relay changed the count to %d", got)
+	}
+	c.relayedAt.Store(monoNow() - int64(2*time.Hour))
+	c.noteAnswer()
+	if got := c.answers.Load(); got != 0 {
+		t.Fatalf("a late answer left the count at %d", got)
+	}
+}
+
+// TestConfigSpinWaitBound: Validate refuses a SpinWait above MaxSpinWait.
+func TestConfigSpinWaitBound(t *testing.T) {
+	if err := (Config{SpinWait: MaxSpinWait}).Validate(); err != nil {
+		t.Fatalf("MaxSpinWait refused: %v", err)
+	}
+	if err := (Config{SpinWait: MaxSpinWait + 1}).Validate(); err == nil {
+		t.Fatal("SpinWait above MaxSpinWait accepted")
+	}
+}
