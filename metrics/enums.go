@@ -120,7 +120,7 @@ type Queue uint8
 
 // Queues.
 const (
-	QueueSocketIn   Queue = iota // frames read from socket clients, not yet routed
+	QueueSocketIn   Queue = iota // publishes (socket clients' and embedded) waiting for the engine: queued, taken or waiting for room
 	QueueSocketOut               // frames waiting for socket clients, all connections
 	QueueNetworkIn               // datagrams read, not yet processed
 	QueueNetworkOut              // datagrams waiting to be sent

@@ -56,7 +56,7 @@ func (n *Node) registerCollectors() {
 			dc[metrics.DropMemoryLimit] += s.rcv.MemorySheds
 		}
 		n.m.QueueDepth[metrics.QueueNetworkIn].Set(float64(len(n.eng.rxCh)))
-		n.m.QueueDepth[metrics.QueueSocketIn].Set(float64(n.eng.pubs.len()))
+		n.m.QueueDepth[metrics.QueueSocketIn].Set(float64(max(n.eng.pubsPending.Load(), 0)))
 	})
 }
 

@@ -60,9 +60,11 @@ type engine struct {
 	// mu guards every field below but the queues, pending and
 	// lastPublish; see run.
 	mu sync.Mutex
-	// pending counts publishes and receive batches queued but not handled:
-	// the direct paths run only when it is zero, so order is kept.
-	pending atomic.Int64
+	// pubsPending counts publishes submitted to the queue and not yet
+	// handled (waiting for room, queued, or taken); rxPending receive
+	// batches queued and not yet handled. The direct paths run only when
+	// both are zero (idle), so order is kept.
+	pubsPending, rxPending atomic.Int64
 	// lastPublish is when the last publish was offered directly or taken
 	// from the queue (UnixNano).
 	lastPublish atomic.Int64
@@ -185,7 +187,7 @@ func (e *engine) run() {
 		case b := <-e.rxCh:
 			e.mu.Lock()
 			e.receive(b, time.Now())
-			e.pending.Add(-1)
+			e.rxPending.Add(-1)
 		case fn := <-e.ctlCh:
 			e.mu.Lock()
 			fn(e)
@@ -213,7 +215,7 @@ func (e *engine) run() {
 // (flushReplies). A publisher on another goroutine that happens to run
 // meanwhile is sent at that point too.
 func (e *engine) direct(p pubReq) bool {
-	if e.pending.Load() != 0 {
+	if !e.idle() {
 		// A burst is queued (the engine stamps lastPublish as it takes
 		// them): this publish joins it without reading the clock.
 		return false
@@ -225,7 +227,7 @@ func (e *engine) direct(p pubReq) bool {
 		return false
 	}
 	defer e.mu.Unlock()
-	if e.pending.Load() != 0 || len(e.blocked) > 0 {
+	if !e.idle() || len(e.blocked) > 0 {
 		return false
 	}
 	e.publish(p, now)
@@ -288,10 +290,10 @@ func (e *engine) lockSoon(start time.Time) bool {
 // made before directReceive returns, by this goroutine when no other one
 // delivers, else they are copied and queued.
 func (e *engine) directReceive(b rxBatch) bool {
-	if e.pending.Load() != 0 || !e.mu.TryLock() {
+	if !e.idle() || !e.mu.TryLock() {
 		return false
 	}
-	if e.pending.Load() != 0 {
+	if !e.idle() {
 		e.mu.Unlock()
 		return false
 	}
@@ -348,9 +350,13 @@ func (e *engine) drainPublishes(now time.Time) {
 		e.batch[e.next] = pubReq{} // the batch's memory goes back to the queue
 		e.next++
 		e.publish(p, now)
-		e.pending.Add(-1)
+		e.pubsPending.Add(-1)
 	}
 }
+
+// idle reports whether no publish and no receive batch is waiting for the
+// engine.
+func (e *engine) idle() bool { return e.pubsPending.Load() == 0 && e.rxPending.Load() == 0 }
 
 // publishesReady returns the channel that wakes run for publishes: nil
 // while flow control holds them back. When publishes are left over from

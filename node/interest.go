@@ -441,11 +441,11 @@ func (n *Node) onPackets(batch []transport.Packet) {
 		slab = append(slab, p.data...)
 		b.pkts[i] = rxPkt{data: slab[start:len(slab):len(slab)], from: p.from}
 	}
-	n.eng.pending.Add(1)
+	n.eng.rxPending.Add(1)
 	select {
 	case n.eng.rxCh <- b:
 	default:
-		n.eng.pending.Add(-1)
+		n.eng.rxPending.Add(-1)
 		n.m.DropN(metrics.DropQueueFull, uint64(len(b.pkts)))
 	}
 }

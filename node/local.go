@@ -73,7 +73,7 @@ func (n *Node) submit(ctx context.Context, p pubReq) error {
 	if n.eng.direct(p) {
 		return nil
 	}
-	n.eng.pending.Add(1)
+	n.eng.pubsPending.Add(1)
 	for {
 		ok, room := n.eng.pubs.push(p)
 		if ok {
@@ -82,10 +82,10 @@ func (n *Node) submit(ctx context.Context, p pubReq) error {
 		select {
 		case <-room:
 		case <-ctx.Done():
-			n.eng.pending.Add(-1)
+			n.eng.pubsPending.Add(-1)
 			return ctx.Err()
 		case <-n.stop:
-			n.eng.pending.Add(-1)
+			n.eng.pubsPending.Add(-1)
 			n.m.Drop(metrics.DropClosed)
 			return ErrClosed
 		}

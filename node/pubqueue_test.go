@@ -165,7 +165,75 @@ func TestPublishWaitingForRoom(t *testing.T) {
 	a.eng.mu.Unlock()
 	held = false
 	waitFor(t, 10*time.Second, "the queued event", func() bool { return got.len() == 1 })
-	if n := a.eng.pending.Load(); n != 0 {
+	if n := a.eng.pubsPending.Load(); n != 0 {
 		t.Fatalf("%d publishes still counted as pending", n)
 	}
+}
+
+// TestPublishQueueDepthMetric: rsbd_queue_depth{queue="socket_in"} counts
+// every publish waiting for the engine: queued, and waiting for room in
+// the queue; once the engine runs again it falls to zero.
+func TestPublishQueueDepthMetric(t *testing.T) {
+	nodes := startNodes(t, 2, func(_ int, c *Config) { c.PublishQueue = 4; c.SocketAddr = "off" })
+	a, b := nodes[0], nodes[1]
+	var got collector
+	defer b.Subscribe(scope.MustParse("/depth/"), got.handle)()
+	waitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/depth/")) })
+	depth := func() float64 { return gatherGauge(t, a, "rsbd_queue_depth", "queue", "socket_in") }
+	a.eng.mu.Lock()
+	held := true
+	defer func() {
+		if held {
+			a.eng.mu.Unlock()
+		}
+	}()
+	// The queue holds two requests (half of PublishQueue); the third
+	// waits for room.
+	for i := range 2 {
+		if err := a.Publish(context.Background(), testEvent("/depth/", uint32(i), nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- a.Publish(ctx, testEvent("/depth/", 2, nil)) }()
+	waitFor(t, 10*time.Second, "a publish waiting for room", func() bool {
+		a.eng.pubs.mu.Lock()
+		defer a.eng.pubs.mu.Unlock()
+		return a.eng.pubs.room != nil
+	})
+	if got := depth(); got != 3 {
+		t.Fatalf("depth %v with two publishes queued and one waiting, want 3", got)
+	}
+	a.eng.mu.Unlock()
+	held = false
+	if err := <-errc; err != nil {
+		t.Fatalf("waiting publish: %v", err)
+	}
+	waitFor(t, 10*time.Second, "the engine to handle every publish", func() bool { return depth() == 0 })
+	waitFor(t, 10*time.Second, "the three events", func() bool { return got.len() == 3 })
+}
+
+// gatherGauge returns the value of gauge name of n whose label has value.
+func gatherGauge(t *testing.T, n *Node, name, label, value string) float64 {
+	t.Helper()
+	mfs, err := n.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == label && lp.GetValue() == value {
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no gauge %s{%s=%q}", name, label, value)
+	return 0
 }

@@ -53,8 +53,9 @@ func (s *Server) startConn(nc net.Conn) {
 		first := !s.refusing
 		s.refusing = true
 		s.mu.Unlock()
-		_ = nc.Close()
+		// Counted before the close, which the client may see at once.
 		s.stats.connsRefused.Add(1)
+		_ = nc.Close()
 		if first {
 			s.log.Warn("connection limit reached, refusing connections", "max_connections", s.cfg.MaxConnections, "remote", nc.RemoteAddr().String())
 		}
