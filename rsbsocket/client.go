@@ -225,9 +225,7 @@ func (c *ClientConn) Close() error {
 		}
 		c.recvMu.Unlock()
 		c.closeErr = c.nc.Close()
-		if c.own != "" {
-			ownClients.Delete(c.own)
-		}
+		forgetOwnClient(c.own)
 	})
 	return c.closeErr
 }

@@ -125,20 +125,49 @@ const (
 )
 
 // ownClients holds the local addresses of the TCP connections this
-// process has open as a client of this package (ClientConn), so that a
+// process has open as a client of this package (ClientConn), counted (two
+// connections to different servers may share a local address), so that a
 // server can tell its own process's clients.
-var ownClients sync.Map // string -> struct{}
+var ownClients struct {
+	mu    sync.Mutex
+	addrs map[string]int
+}
 
 // noteOwnClient records nc, a TCP connection, in ownClients and returns
-// its key ("" for other connections).
+// its key ("" for other connections), which forgetOwnClient takes.
 func noteOwnClient(nc net.Conn) string {
 	tc, ok := nc.(*net.TCPConn)
 	if !ok {
 		return ""
 	}
 	key := tc.LocalAddr().String()
-	ownClients.Store(key, struct{}{})
+	ownClients.mu.Lock()
+	defer ownClients.mu.Unlock()
+	if ownClients.addrs == nil {
+		ownClients.addrs = make(map[string]int)
+	}
+	ownClients.addrs[key]++
 	return key
+}
+
+// forgetOwnClient undoes noteOwnClient.
+func forgetOwnClient(key string) {
+	if key == "" {
+		return
+	}
+	ownClients.mu.Lock()
+	defer ownClients.mu.Unlock()
+	if ownClients.addrs[key]--; ownClients.addrs[key] <= 0 {
+		delete(ownClients.addrs, key)
+	}
+}
+
+// isOwnClient reports whether addr is the local address of one of this
+// process's client connections.
+func isOwnClient(addr string) bool {
+	ownClients.mu.Lock()
+	defer ownClients.mu.Unlock()
+	return ownClients.addrs[addr] > 0
 }
 
 // elsewhere reports whether c's client runs in another process: a TCP
@@ -164,8 +193,7 @@ func (c *conn) elsewhere() bool {
 func (c *conn) clientHere() bool {
 	switch a := c.remote.(type) {
 	case *net.TCPAddr:
-		_, ok := ownClients.Load(a.String())
-		return ok
+		return isOwnClient(a.String())
 	case *net.UnixAddr:
 		pid := -1
 		_ = c.raw.Control(func(fd uintptr) {

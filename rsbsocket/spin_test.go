@@ -41,9 +41,11 @@ func dialForeign(t testing.TB, addr string) *ClientConn {
 // wanting everything) is the pong.
 func pingPongThrough(t *testing.T, s *Server, addr string, dialer func(testing.TB, string) *ClientConn, n int) {
 	t.Helper()
+	before := len(s.Connections())
 	ping, pong := dialer(t, addr), dialer(t, addr)
-	connOf(t, s, ping)
-	connOf(t, s, pong)
+	// Unix socket clients are unnamed, so connOf cannot tell them apart:
+	// wait for the server to list both.
+	waitFor(t, "both connections", func() bool { return len(s.Connections()) == before+2 })
 	body := notification(t, "/pp/", "bytes", []byte("ping"), 0)
 	for i := range n {
 		send(t, ping, body)
@@ -170,4 +172,25 @@ func TestConfigSpinWaitBound(t *testing.T) {
 	if err := (Config{SpinWait: MaxSpinWait + 1}).Validate(); err == nil {
 		t.Fatal("SpinWait above MaxSpinWait accepted")
 	}
+}
+
+// TestOwnClientsCounted: a local address shared by two client connections
+// (to different servers) stays known until both are gone.
+func TestOwnClientsCounted(t *testing.T) {
+	const addr = "127.0.0.1:1"
+	ownClients.mu.Lock()
+	if ownClients.addrs == nil {
+		ownClients.addrs = make(map[string]int)
+	}
+	ownClients.addrs[addr] += 2
+	ownClients.mu.Unlock()
+	forgetOwnClient(addr)
+	if !isOwnClient(addr) {
+		t.Fatal("forgotten after one of two connections closed")
+	}
+	forgetOwnClient(addr)
+	if isOwnClient(addr) {
+		t.Fatal("still known after both closed")
+	}
+	forgetOwnClient("") // a connection that was never recorded
 }
