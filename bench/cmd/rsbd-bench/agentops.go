@@ -408,9 +408,10 @@ func (s *agentState) opUnprofile(context.Context, json.RawMessage, agent.Progres
 }
 
 // countedFamily says whether a metric family is reported with each run:
-// drops, losses, NACKs, repairs and datagram counts.
+// drops, losses, NACKs, repairs, datagram counts and the polls for
+// answers (UDP readers and socket readers).
 func countedFamily(name string) bool {
-	for _, w := range []string{"drop", "lost", "loss", "nack", "repair", "datagrams"} {
+	for _, w := range []string{"drop", "lost", "loss", "nack", "repair", "datagrams", "spin"} {
 		if strings.Contains(name, w) {
 			return true
 		}

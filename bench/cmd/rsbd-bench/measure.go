@@ -234,6 +234,8 @@ type latRun struct {
 	ping, pong *agent.Process
 	in, out    string // pong topic (the pinger subscribes), ping topic
 	size       int
+	// procs lists the rsbd processes whose counters go into the note.
+	procs []*agent.Process
 }
 
 // latency runs one ping-pong measurement and returns p50 and p99.
@@ -246,10 +248,15 @@ func (r *runner) latency(t latRun) (p50, p99 report.Figure) {
 	}
 	var pr workload.PingResult
 	pa := workload.PingArgs{In: t.in, Out: t.out, N: r.p.pings, Warm: r.p.pingWarm, Size: t.size, Timeout: time.Second}
+	drops0 := r.drops(t.procs)
 	if err := t.ping.Do("ping", pa, probeTimeout+2*time.Minute, &pr); err != nil {
 		return failed(err), failed(err)
 	}
-	return latFigures(pr)
+	p50, p99 = latFigures(pr)
+	if d := dropDelta(procNames(t.procs), drops0, r.drops(t.procs)); d != "" {
+		p50.Note += "; rsbd counters: " + d
+	}
+	return p50, p99
 }
 
 func latFigures(pr workload.PingResult) (p50, p99 report.Figure) {

@@ -129,14 +129,14 @@ func (r *runner) series(sys, label string, send, recv *agent.Process, procs []*a
 			}
 		}
 	}
-	r.latSeries(sys, label, send, recv)
-	r.polled(sys, func(ps string) { r.latSeries(ps, label+" (idle CPUs poll)", send, recv) })
+	r.latSeries(sys, label, send, recv, procs)
+	r.polled(sys, func(ps string) { r.latSeries(ps, label+" (idle CPUs poll)", send, recv, procs) })
 }
 
-func (r *runner) latSeries(sys, label string, ping, pong *agent.Process) {
+func (r *runner) latSeries(sys, label string, ping, pong *agent.Process, procs []*agent.Process) {
 	for _, size := range latencySizes {
 		p50, p99 := r.latency(latRun{
-			ping: ping, pong: pong, size: size,
+			ping: ping, pong: pong, size: size, procs: procs,
 			in:  fmt.Sprintf("/bench/%s/pong/%d/", sys, size),
 			out: fmt.Sprintf("/bench/%s/ping/%d/", sys, size),
 		})
