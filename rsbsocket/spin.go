@@ -62,7 +62,7 @@ type answerPoll struct {
 	own      uintptr
 	fds      [2]unix.PollFd
 	hit      bool
-	withOwn  func(fd uintptr) // ownFD and otherFD, bound once
+	withOwn  func(fd uintptr) // ownFD and peerFD, bound once
 	withPeer func(fd uintptr)
 }
 
