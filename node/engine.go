@@ -57,7 +57,7 @@ type senderState struct {
 // engine owns every qos machine and assembler of the node; one goroutine
 // (run) drives it, fed by bounded queues. Nothing in it is shared.
 type engine struct {
-	// mu guards every field below but the queues, pending and
+	// mu guards every field below but the queues, the pending counts and
 	// lastPublish; see run.
 	mu sync.Mutex
 	// pubsPending counts publishes submitted to the queue and not yet
