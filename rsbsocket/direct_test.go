@@ -11,18 +11,8 @@ import (
 func TestForwardWritesDirectly(t *testing.T) {
 	s, addr := startServer(t, quietConfig(), nil)
 	pub, sub := dial(t, addr), dial(t, addr)
-	connOf(t, s, pub)
-	connOf(t, s, sub)
 	const n = 200
-	for i, body := range bulkFrames(t, n, 64) {
-		send(t, pub, body)
-		if got := recv(t, sub); !bytes.Equal(got, body) {
-			t.Fatalf("frame %d differs", i)
-		}
-	}
-	// A write is counted once its system call returned, maybe after the
-	// subscriber read it.
-	waitFor(t, "the last write counted", func() bool { return s.Stats().DirectWrites >= n })
+	relayEach(t, s, pub, sub, n)
 	st := s.Stats()
 	noDrops(t, st)
 	if st.DirectWrites != n || st.WriterStarts != 0 {

@@ -314,3 +314,20 @@ func sendAll(pub *ClientConn, bodies [][]byte) error {
 	}
 	return nil
 }
+
+// relayEach sends n small frames from pub, one at a time, each read by sub
+// before the next is sent, and waits until s has counted n direct writes
+// (a write is counted once its system call returned, maybe after the
+// subscriber read it).
+func relayEach(t *testing.T, s *Server, pub, sub *ClientConn, n int) {
+	t.Helper()
+	connOf(t, s, pub)
+	connOf(t, s, sub)
+	for i, body := range bulkFrames(t, n, 64) {
+		send(t, pub, body)
+		if got := recv(t, sub); !bytes.Equal(got, body) {
+			t.Fatalf("frame %d differs", i)
+		}
+	}
+	waitFor(t, "the last write counted", func() bool { return s.Stats().DirectWrites >= uint64(n) })
+}

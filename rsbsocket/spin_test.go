@@ -121,17 +121,7 @@ func TestAwaitAnswerNotForStreams(t *testing.T) {
 	cfg := quietConfig()
 	cfg.SpinWait = MaxSpinWait
 	s, addr := startServer(t, cfg, nil)
-	pub, sub := dialForeign(t, addr), dialForeign(t, addr)
-	connOf(t, s, pub)
-	connOf(t, s, sub)
-	const n = 300
-	for i, body := range bulkFrames(t, n, 64) {
-		send(t, pub, body)
-		if got := recv(t, sub); !bytes.Equal(got, body) {
-			t.Fatalf("frame %d differs", i)
-		}
-	}
-	waitFor(t, "the last write counted", func() bool { return s.Stats().DirectWrites >= n })
+	relayEach(t, s, dialForeign(t, addr), dialForeign(t, addr), 300)
 	if st := s.Stats(); st.SpinWaits != 0 {
 		t.Fatalf("%d polls for a subscriber that never answers", st.SpinWaits)
 	}
