@@ -2,10 +2,11 @@ package client
 
 import (
 	"context"
-	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/internal/rttstat"
 
 	"github.com/rsbd/rsbd/client/clienttest"
 	"github.com/rsbd/rsbd/node"
@@ -66,16 +67,7 @@ func benchCalls(b *testing.B, rs *RemoteServer) {
 		}
 		lat = append(lat, time.Since(start))
 	}
-	reportLatency(b, lat)
-}
-
-func reportLatency(b *testing.B, lat []time.Duration) {
-	if len(lat) == 0 {
-		return
-	}
-	slices.Sort(lat)
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+	rttstat.Report(b, lat)
 }
 
 // BenchmarkInformerListener measures events/s from an informer to a

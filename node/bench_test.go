@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/internal/rttstat"
 
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
@@ -124,7 +125,5 @@ func benchLatency(b *testing.B, loss float64, size int, inline bool) {
 		}
 		rtts = append(rtts, time.Since(t0))
 	}
-	slices.Sort(rtts)
-	b.ReportMetric(float64(rtts[len(rtts)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(rtts[len(rtts)*99/100].Microseconds()), "p99-µs")
+	rttstat.Report(b, rtts)
 }

@@ -1,9 +1,10 @@
 package node
 
 import (
-	"slices"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/internal/rttstat"
 
 	"github.com/rsbd/rsbd/notification"
 )
@@ -51,9 +52,7 @@ func BenchmarkSocketRoundTrip(b *testing.B) {
 		rtts = append(rtts, time.Since(start))
 	}
 	b.StopTimer()
-	slices.Sort(rtts)
-	b.ReportMetric(float64(rtts[len(rtts)/2].Nanoseconds())/1e3, "p50-µs")
-	b.ReportMetric(float64(rtts[len(rtts)*99/100].Nanoseconds())/1e3, "p99-µs")
+	rttstat.Report(b, rtts)
 	_ = pong.Close()
 	<-done
 }

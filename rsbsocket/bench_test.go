@@ -3,9 +3,10 @@ package rsbsocket
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/internal/rttstat"
 )
 
 // BenchmarkRelay measures frames through the server relay from one
@@ -168,9 +169,7 @@ func BenchmarkRelayRoundTrip(b *testing.B) {
 		rtts = append(rtts, time.Since(start))
 	}
 	b.StopTimer()
-	slices.Sort(rtts)
-	b.ReportMetric(float64(rtts[len(rtts)/2].Nanoseconds())/1e3, "p50-µs")
-	b.ReportMetric(float64(rtts[len(rtts)*99/100].Nanoseconds())/1e3, "p99-µs")
+	rttstat.Report(b, rtts)
 	_ = pong.Close()
 	<-done
 }
