@@ -23,36 +23,5 @@ func BenchmarkSocketRoundTrip(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() {
-		var buf []byte
-		for {
-			got, err := pong.RecvInto(buf)
-			if err == nil {
-				err = pong.Send(got)
-			}
-			if err != nil {
-				done <- err
-				return
-			}
-			buf = got
-		}
-	}()
-	rtts := make([]time.Duration, 0, b.N)
-	var back []byte
-	b.ReportAllocs()
-	for b.Loop() {
-		start := time.Now()
-		if err := ping.Send(body); err != nil {
-			b.Fatal(err)
-		}
-		if back, err = ping.RecvInto(back); err != nil {
-			b.Fatal(err)
-		}
-		rtts = append(rtts, time.Since(start))
-	}
-	b.StopTimer()
-	rttstat.Report(b, rtts)
-	_ = pong.Close()
-	<-done
+	rttstat.PingPong(b, ping, pong, body)
 }

@@ -141,37 +141,8 @@ func BenchmarkRelayRoundTrip(b *testing.B) {
 	connOf(b, s, ping)
 	connOf(b, s, pong)
 	body := notification(b, "/bench/ping/", "bytes", bytes.Repeat([]byte{'p'}, 64), 0)
-	done := make(chan error, 1)
-	go func() {
-		for {
-			got, err := pong.Recv()
-			if err == nil {
-				err = pong.Send(got)
-			}
-			if err != nil {
-				done <- err
-				return
-			}
-		}
-	}()
-	rtts := make([]time.Duration, 0, b.N)
-	_ = ping.SetReadDeadline(time.Now().Add(time.Hour))
-	b.ReportAllocs()
-	for b.Loop() {
-		start := time.Now()
-		if err := ping.Send(body); err != nil {
-			b.Fatal(err)
-		}
-		// The ponger's echo reaches the pinger too: it is the pong.
-		if _, err := ping.Recv(); err != nil {
-			b.Fatal(err)
-		}
-		rtts = append(rtts, time.Since(start))
-	}
-	b.StopTimer()
-	rttstat.Report(b, rtts)
-	_ = pong.Close()
-	<-done
+	// The ponger's echo reaches the pinger too: it is the pong.
+	rttstat.PingPong(b, ping, pong, body)
 }
 
 // BenchmarkRelayFanOut measures 64-byte frames from one publisher (batches
