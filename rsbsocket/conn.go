@@ -309,6 +309,7 @@ func (c *conn) abort(r DisconnectReason) {
 // EOF the writer first drains the queue and shuts down the sending side.
 func (c *conn) finish(orderly, published bool) {
 	s := c.srv
+	c.stopAnswering()
 	s.mu.Lock()
 	delete(s.conns, c.id)
 	if c.routed {

@@ -241,4 +241,9 @@ const (
 	// answering stops costing polls after one miss.
 	answersMin = 2
 	answersMax = 4
+
+	// answeringMax is the most connections answering relays (answersMin
+	// in a row) with which a reader still polls: one conversation, the
+	// request's side and the reply's. See spin.go.
+	answeringMax = 2
 )

@@ -92,8 +92,14 @@ func (c *conn) readRun(st *readState) (done, orderly bool) {
 			c.handOn(nil)
 			return true, c.readFailed(err)
 		}
-		if first && fresh {
-			c.noteAnswer()
+		if first {
+			// Busy from the first frame read to the end of the run; the
+			// wait for that frame does not count.
+			s.busyReaders.Add(1)
+			defer s.busyReaders.Add(-1)
+			if fresh {
+				c.noteAnswer()
+			}
 		}
 		f, err := ParseFrame(body)
 		if err != nil {

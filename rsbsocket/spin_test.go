@@ -3,10 +3,14 @@ package rsbsocket
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/scope"
 )
 
 // foreignConn hides a client's *net.TCPConn, so that the client is not
@@ -142,6 +146,9 @@ func TestNoteAnswer(t *testing.T) {
 		if got, want := c.answers.Load(), int32(min(i+1, answersMax)); got != want {
 			t.Fatalf("after %d answers: count %d, want %d", i+1, got, want)
 		}
+		if got, want := c.srv.answering.Load(), int32(min(1, (i+1)/answersMin)); got != want {
+			t.Fatalf("after %d answers: the server counts %d answering, want %d", i+1, got, want)
+		}
 	}
 	c.noteAnswer() // no relay since the last answer
 	if got := c.answers.Load(); got != answersMax {
@@ -151,6 +158,13 @@ func TestNoteAnswer(t *testing.T) {
 	c.noteAnswer()
 	if got := c.answers.Load(); got != 0 {
 		t.Fatalf("a late answer left the count at %d", got)
+	}
+	if got := c.srv.answering.Load(); got != 0 {
+		t.Fatalf("the server still counts %d answering after a late answer", got)
+	}
+	c.stopAnswering() // a connection ending with nothing counted
+	if got := c.srv.answering.Load(); got != 0 {
+		t.Fatalf("stopAnswering of a silent connection made the count %d", got)
 	}
 }
 
@@ -183,4 +197,90 @@ func TestOwnClientsCounted(t *testing.T) {
 		t.Fatal("still known after both closed")
 	}
 	forgetOwnClient("") // a connection that was never recorded
+}
+
+// rrPair is a request/reply conversation through a server: ping listens on
+// /rr/<k>/pong/, pong on /rr/<k>/ping/, each announced with a Hello, so
+// that each frame goes to one connection.
+type rrPair struct {
+	ping, pong *ClientConn
+	k          int
+	req, rep   []byte
+}
+
+// newPair dials the two clients of conversation k (foreign ones) and waits
+// until the server routes both scopes.
+func newPair(t *testing.T, s *Server, addr string, k int) *rrPair {
+	t.Helper()
+	p := &rrPair{ping: dialForeign(t, addr), pong: dialForeign(t, addr), k: k}
+	pingSc, pongSc := fmt.Sprintf("/rr/%d/ping/", k), fmt.Sprintf("/rr/%d/pong/", k)
+	send(t, p.ping, helloFrame(t, uuid(byte(2*k)), "listener", pongSc))
+	send(t, p.pong, helloFrame(t, uuid(byte(2*k+1)), "listener", pingSc))
+	waitFor(t, "both scopes routed", func() bool {
+		return s.Wanted(scope.MustParse(pingSc)) && s.Wanted(scope.MustParse(pongSc))
+	})
+	p.req = notification(t, pingSc, "bytes", []byte("request"), 0)
+	p.rep = notification(t, pongSc, "bytes", []byte("reply"), 0)
+	return p
+}
+
+// roundTrips runs n requests and their replies.
+func (p *rrPair) roundTrips(t *testing.T, n int) {
+	t.Helper()
+	for range n {
+		send(t, p.ping, p.req)
+		recvScope(t, p.pong, fmt.Sprintf("/rr/%d/ping/", p.k))
+		send(t, p.pong, p.rep)
+		recvScope(t, p.ping, fmt.Sprintf("/rr/%d/pong/", p.k))
+	}
+}
+
+// recvScope reads frames until one on scope want, skipping introspection
+// (the other clients' Hellos).
+func recvScope(t *testing.T, c *ClientConn, want string) {
+	t.Helper()
+	for {
+		f, err := ParseFrame(recv(t, c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch sc := f.Scope.String(); {
+		case sc == want:
+			return
+		case !strings.HasPrefix(sc, IntrospectionScope.String()):
+			t.Fatalf("frame on %s, want %s", sc, want)
+		}
+	}
+}
+
+// TestAwaitAnswerOneConversation: readers poll for answers while one
+// request/reply conversation runs through the server, not while two do
+// (they would take the clients' CPUs), and again once the second ended.
+func TestAwaitAnswerOneConversation(t *testing.T) {
+	cfg := quietConfig()
+	cfg.SpinWait = MaxSpinWait
+	s, addr := startServer(t, cfg, nil)
+	one := newPair(t, s, addr, 1)
+	one.roundTrips(t, 20)
+	if st := s.Stats(); st.SpinWaits == 0 {
+		t.Fatal("no poll with one conversation")
+	}
+	two := newPair(t, s, addr, 2)
+	two.roundTrips(t, 20)
+	if got := s.answering.Load(); got != 4 {
+		t.Fatalf("%d connections answering, want 4", got)
+	}
+	before := s.Stats().SpinWaits
+	one.roundTrips(t, 20)
+	two.roundTrips(t, 20)
+	if st := s.Stats(); st.SpinWaits != before {
+		t.Fatalf("%d polls with two conversations", st.SpinWaits-before)
+	}
+	_ = two.ping.Close()
+	_ = two.pong.Close()
+	waitFor(t, "the second conversation's connections gone", func() bool { return s.answering.Load() == 2 })
+	one.roundTrips(t, 20)
+	if st := s.Stats(); st.SpinWaits == before {
+		t.Fatal("no poll once the second conversation ended")
+	}
 }
