@@ -94,7 +94,9 @@
 // last relays to it within SpinWait (Stats.SpinWaits, Stats.SpinHits). The
 // reply of a request/reply through the server then finds a thread awake
 // instead of waking one. A subscriber that only receives never makes a
-// reader poll.
+// reader poll, and a reader polls only for a single conversation: while
+// at most two connections answer, no other reader is busy and no other
+// reader polls.
 //
 // A writer sends each frame's header and body in one system call
 // (rsb-python reads the length with a plain recv(4)) and coalesces queued
