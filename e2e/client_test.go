@@ -190,7 +190,18 @@ func (c *client) listen(scopes ...string) {
 // participant scope it was published on.
 func (c *client) announce(id [16]byte, sc string) string {
 	c.t.Helper()
-	h := &introspection.Hello{
+	data, err := helloData(id, sc)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	participant := participantScope(id)
+	c.publish(participant, rsbsocket.HelloWireSchema, data)
+	return participant
+}
+
+// helloData is the serialized introspection Hello of listener id on sc.
+func helloData(id [16]byte, sc string) ([]byte, error) {
+	return proto.Marshal(&introspection.Hello{
 		Kind:      proto.String("listener"),
 		Id:        id[:],
 		Scope:     proto.String(sc),
@@ -198,14 +209,13 @@ func (c *client) announce(id [16]byte, sc string) string {
 		Process: &operatingsystem.Process{Id: proto.String(fmt.Sprint(os.Getpid())),
 			ProgramName: proto.String("rsbd-e2e"), StartTime: proto.Uint64(uint64(time.Now().UnixMicro()))},
 		Host: &operatingsystem.Host{Id: proto.String("e2e-host"), Hostname: proto.String("localhost")},
-	}
-	data, err := proto.Marshal(h)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	participant := rsbsocket.ParticipantsScope.String() + notification.FormatUUID(id) + "/"
-	c.publish(participant, rsbsocket.HelloWireSchema, data)
-	return participant
+	})
+}
+
+// participantScope is the introspection scope participant id announces
+// itself on.
+func participantScope(id [16]byte) string {
+	return rsbsocket.ParticipantsScope.String() + notification.FormatUUID(id) + "/"
 }
 
 // received returns the events matching keep, in arrival order.

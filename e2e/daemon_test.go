@@ -46,7 +46,7 @@ type readyInfo struct {
 // cluster is the daemons of one test, sharing a multicast pool no other
 // test uses.
 type cluster struct {
-	t       *testing.T
+	t       testing.TB
 	pool    string
 	daemons []*daemon
 }
@@ -59,7 +59,7 @@ var (
 // newCluster returns an empty cluster with a private multicast pool: a
 // 239.201.x.0 base (apart from the ranges of the packages' own tests) and a
 // port below the ephemeral range, both distinct per test.
-func newCluster(t *testing.T) *cluster {
+func newCluster(t testing.TB) *cluster {
 	i := poolStart + poolSeq.Add(1)
 	pool := fmt.Sprintf("239.201.%d.0:%d", i%250+1, 20000+(i*37)%12000)
 	return &cluster{t: t, pool: pool}
@@ -79,7 +79,7 @@ type opts struct {
 
 // daemon is one rsbd process of a test.
 type daemon struct {
-	t     *testing.T
+	t     testing.TB
 	name  string
 	dir   string
 	netns string // network namespace the daemon runs in; "" for the test's
@@ -324,7 +324,7 @@ func (c *cluster) waitPeers(timeout time.Duration) time.Duration {
 
 // waitFor polls cond until it holds, failing the test after timeout; it
 // returns how long it took.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) time.Duration {
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) time.Duration {
 	t.Helper()
 	start := time.Now()
 	for !cond() {
