@@ -19,7 +19,8 @@ import (
 // one daemon process, run at once by pairs of socket clients in the test
 // process: each requester sends a request and waits for the reply its
 // replier sends back, one outstanding per pair. It reports round trips/s
-// over all pairs and their p50/p99. With one pair the daemon's readers
+// over all pairs, their p50/p99 and the daemon's polls for an answer per
+// round trip (rsbd_socket_spin_waits_total). With one pair its readers
 // poll for the answer (--socket-spin-wait, default 100µs); with more they
 // do not; poll=0 turns the poll off.
 func BenchmarkRequestReplyPairs(b *testing.B) {
@@ -36,6 +37,7 @@ func benchPairs(b *testing.B, poll string, pairs int) {
 	for i := range convs {
 		convs[i] = newConversation(b, d.info.Socket, i)
 	}
+	polls0 := d.metric("rsbd_socket_spin_waits_total")
 	per := max(1, b.N/pairs)
 	rtts := make([][]time.Duration, pairs)
 	var wg sync.WaitGroup
@@ -54,6 +56,7 @@ func benchPairs(b *testing.B, poll string, pairs int) {
 		all = append(all, r...)
 	}
 	b.ReportMetric(float64(len(all))/b.Elapsed().Seconds(), "round-trips/s")
+	b.ReportMetric((d.metric("rsbd_socket_spin_waits_total")-polls0)/float64(max(len(all), 1)), "polls/round-trip")
 	rttstat.Report(b, all)
 }
 

@@ -95,8 +95,8 @@
 // reply of a request/reply through the server then finds a thread awake
 // instead of waking one. A subscriber that only receives never makes a
 // reader poll, and a reader polls only for a single conversation: while
-// at most two connections answer, no other reader is busy and no other
-// reader polls.
+// at most two connections answer and no other reader polls, until another
+// reader reads a frame.
 //
 // A writer sends each frame's header and body in one system call
 // (rsb-python reads the length with a plain recv(4)) and coalesces queued

@@ -92,14 +92,8 @@ func (c *conn) readRun(st *readState) (done, orderly bool) {
 			c.handOn(nil)
 			return true, c.readFailed(err)
 		}
-		if first {
-			// Busy from the first frame read to the end of the run; the
-			// wait for that frame does not count.
-			s.busyReaders.Add(1)
-			defer s.busyReaders.Add(-1)
-			if fresh {
-				c.noteAnswer()
-			}
+		if first && fresh {
+			c.noteAnswer()
 		}
 		f, err := ParseFrame(body)
 		if err != nil {

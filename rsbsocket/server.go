@@ -91,17 +91,15 @@ type Server struct {
 	// heavyQueues counts the send queues at or above their backlog floor,
 	// so that BackloggedWithin looks at the connections only when one is.
 	heavyQueues atomic.Int64
-	// busyReaders counts the readers handling frames they have read (see
-	// readRun), answering the connections that answer relays at once
+	// answering counts the connections that answer relays at once
 	// (noteAnswer); polling is set while a reader polls for an answer.
 	// See awaitAnswer.
-	busyReaders atomic.Int32
-	answering   atomic.Int32
-	polling     atomic.Bool
-	routes      atomic.Pointer[[]*conn]    // connections past the handshake, for Deliver
-	index       atomic.Pointer[routeIndex] // routes by interest, rebuilt with routes and on interest changes
-	addr        atomic.Pointer[net.Addr]
-	done        chan struct{} // closed by Close or Shutdown
+	answering atomic.Int32
+	polling   atomic.Bool
+	routes    atomic.Pointer[[]*conn]    // connections past the handshake, for Deliver
+	index     atomic.Pointer[routeIndex] // routes by interest, rebuilt with routes and on interest changes
+	addr      atomic.Pointer[net.Addr]
+	done      chan struct{} // closed by Close or Shutdown
 
 	mu        sync.Mutex
 	closed    bool

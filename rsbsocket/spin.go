@@ -29,8 +29,8 @@ import (
 // Polling helps a daemon that would go idle between a request and its
 // reply, and it takes a CPU from the clients meanwhile. So a reader polls
 // only for a single conversation: while at most two connections answer
-// (answeringMax), no other reader is busy and no other polls; it stops
-// once another reader gets frames. With several request/reply pairs at
+// (answeringMax) and no other reader polls; it stops as soon as another
+// reader reads a frame (Stats.FramesIn moves). With several request/reply pairs at
 // once the daemon's threads are busier and the clients need the CPUs:
 // on the 2-core VM of docs/BENCHMARKS.md, four pairs through one daemon
 // made 32 k round trips/s with a reader polling after every relay, 53 k
@@ -84,7 +84,8 @@ type answerPoll struct {
 	own      uintptr
 	fds      [2]unix.PollFd
 	hit      bool
-	busy     *atomic.Int32    // the server's busy readers: another one ends the poll
+	framesIn *atomic.Uint64   // the server's count of frames read: when it moves, another reader is busy
+	frames   uint64           // its value when the poll began
 	withOwn  func(fd uintptr) // ownFD and peerFD, bound once
 	withPeer func(fd uintptr)
 }
@@ -97,7 +98,7 @@ func (c *conn) awaitAnswer(st *readState, t *conn) {
 	if s.cfg.SpinWait <= 0 || c.raw == nil || t.raw == nil || t.answers.Load() < answersMin || !t.elsewhere() {
 		return
 	}
-	if s.answering.Load() > answeringMax || s.busyReaders.Load() > 1 || !s.polling.CompareAndSwap(false, true) {
+	if s.answering.Load() > answeringMax || !s.polling.CompareAndSwap(false, true) {
 		return
 	}
 	defer s.polling.Store(false)
@@ -107,7 +108,8 @@ func (c *conn) awaitAnswer(st *readState, t *conn) {
 		p.withOwn, p.withPeer = p.ownFD, p.peerFD
 		st.poll = p
 	}
-	p.t, p.hit, p.deadline, p.busy = t, false, time.Now().Add(s.cfg.SpinWait), &s.busyReaders
+	p.t, p.hit, p.deadline = t, false, time.Now().Add(s.cfg.SpinWait)
+	p.framesIn, p.frames = &s.stats.framesIn, s.stats.framesIn.Load()
 	s.stats.spinWaits.Add(1)
 	// Control holds both descriptors open while they are polled.
 	_ = c.raw.Control(p.withOwn)
@@ -137,7 +139,7 @@ func (p *answerPoll) peerFD(fd uintptr) {
 			p.hit = true
 			return
 		}
-		if (err != nil && err != unix.EINTR) || p.busy.Load() > 1 || time.Now().After(p.deadline) {
+		if (err != nil && err != unix.EINTR) || p.framesIn.Load() != p.frames || time.Now().After(p.deadline) {
 			return
 		}
 		runtime.Gosched()
