@@ -24,9 +24,9 @@ import (
 // poll for the answer (--socket-spin-wait, default 100µs); with more they
 // do not; poll=0 turns the poll off.
 func BenchmarkRequestReplyPairs(b *testing.B) {
-	for _, poll := range []string{"100µs", "0"} {
-		for _, pairs := range []int{1, 2, 4, 8} {
-			b.Run(fmt.Sprintf("poll=%s/pairs=%d", poll, pairs), func(b *testing.B) { benchPairs(b, poll, pairs) })
+	for _, pairs := range []int{1, 2, 4, 8} {
+		for _, poll := range []string{"100µs", "0"} {
+			b.Run(fmt.Sprintf("pairs=%d/poll=%s", pairs, poll), func(b *testing.B) { benchPairs(b, poll, pairs) })
 		}
 	}
 }
