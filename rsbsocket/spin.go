@@ -5,7 +5,6 @@ import (
 	"os"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -84,8 +83,7 @@ type answerPoll struct {
 	own      uintptr
 	fds      [2]unix.PollFd
 	hit      bool
-	framesIn *atomic.Uint64   // the server's count of frames read: when it moves, another reader is busy
-	frames   uint64           // its value when the poll began
+	frames   uint64           // the server's count of frames read when the poll began: when it moves, another reader is busy
 	withOwn  func(fd uintptr) // ownFD and peerFD, bound once
 	withPeer func(fd uintptr)
 }
@@ -109,7 +107,7 @@ func (c *conn) awaitAnswer(st *readState, t *conn) {
 		st.poll = p
 	}
 	p.t, p.hit, p.deadline = t, false, time.Now().Add(s.cfg.SpinWait)
-	p.framesIn, p.frames = &s.stats.framesIn, s.stats.framesIn.Load()
+	p.frames = s.stats.framesIn.Load()
 	s.stats.spinWaits.Add(1)
 	// Control holds both descriptors open while they are polled.
 	_ = c.raw.Control(p.withOwn)
@@ -139,7 +137,7 @@ func (p *answerPoll) peerFD(fd uintptr) {
 			p.hit = true
 			return
 		}
-		if (err != nil && err != unix.EINTR) || p.framesIn.Load() != p.frames || time.Now().After(p.deadline) {
+		if (err != nil && err != unix.EINTR) || p.t.srv.stats.framesIn.Load() != p.frames || time.Now().After(p.deadline) {
 			return
 		}
 		runtime.Gosched()
