@@ -60,6 +60,44 @@ func (d *dropCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// familySet collects every rsbd family as one collector, so that the
+// refresh hooks run before any family is read. (A registry collects its
+// collectors concurrently: a gauge set by another collector's Collect
+// could be read before it is set.)
+type familySet struct {
+	cs []prometheus.Collector // fixed once New returns
+
+	mu      sync.Mutex
+	refresh []func()
+}
+
+func (f *familySet) addRefresh(fn func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refresh = append(f.refresh, fn)
+}
+
+// Describe implements prometheus.Collector.
+func (f *familySet) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range f.cs {
+		c.Describe(ch)
+	}
+}
+
+// Collect implements prometheus.Collector: the refresh hooks, then every
+// family.
+func (f *familySet) Collect(ch chan<- prometheus.Metric) {
+	f.mu.Lock()
+	refresh := f.refresh
+	f.mu.Unlock()
+	for _, fn := range refresh {
+		fn()
+	}
+	for _, c := range f.cs {
+		c.Collect(ch)
+	}
+}
+
 // SnapshotMetric describes one metric read from a stats snapshot of type S.
 type SnapshotMetric[S any] struct {
 	Name   string               // full name, rsbd_ prefix and unit suffix included

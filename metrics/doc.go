@@ -44,6 +44,12 @@
 // atomics), and counters they report must never decrease. For a single value,
 // prometheus.NewGaugeFunc and prometheus.NewCounterFunc serve as well.
 //
+// Gauges of New's families that mirror state kept elsewhere (queue depths, open
+// connections) are set by hooks given to AddRefresh. Every family of New is one
+// collector, which runs those hooks before it reads any family: a registry reads its
+// collectors concurrently, so a gauge set from another collector's Collect could be
+// read before it was set.
+//
 // # HTTP
 //
 // NewHandler serves /metrics (Prometheus text or OpenMetrics by negotiation), /livez

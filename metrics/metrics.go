@@ -59,6 +59,7 @@ type Metrics struct {
 
 	reg   prometheus.Registerer
 	drops *dropCollector
+	fams  *familySet
 }
 
 // Option configures New.
@@ -88,8 +89,8 @@ func New(reg prometheus.Registerer, opts ...Option) *Metrics {
 	for _, fn := range opts {
 		fn(&o)
 	}
-	m := &Metrics{reg: reg, drops: newDropCollector()}
-	f := factory{reg}
+	m := &Metrics{reg: reg, drops: newDropCollector(), fams: &familySet{}}
+	f := factory{m.fams}
 	f.counters("received_events_total", "Events received, by path.", "path", pathNames[:], m.EventsIn[:])
 	f.counters("sent_events_total", "Events sent, by path.", "path", pathNames[:], m.EventsOut[:])
 	f.counters("received_bytes_total", "Serialized event bytes received, by path.", "path", pathNames[:], m.BytesIn[:])
@@ -113,7 +114,8 @@ func New(reg prometheus.Registerer, opts ...Option) *Metrics {
 	f.histograms("event_size_bytes", "Serialized size of events received, by path.", EventSizeBuckets, m.EventSize[:])
 	f.histograms("delivery_latency_seconds", "Seconds from an event's send time to its local delivery, by path it came from.", LatencyBuckets, m.DeliveryLatency[:])
 	f.buildInfo(o.version)
-	reg.MustRegister(m.drops)
+	f.add(m.drops)
+	reg.MustRegister(m.fams)
 	return m
 }
 
@@ -131,23 +133,30 @@ func (m *Metrics) DropN(r DropReason, n uint64) {
 	}
 }
 
+// AddRefresh adds a hook that runs at every scrape before any rsbd family
+// is read: the place to Set gauges and Add to counters that mirror state
+// kept elsewhere, so that a scrape sees the state of its own time.
+func (m *Metrics) AddRefresh(fn func()) { m.fams.addRefresh(fn) }
+
 // AddDropSource adds a pull source to rsbd_drops_total: at every scrape src adds its
 // package's cumulative drop counts into the counts it is given. See the package
 // documentation for the rules a source must follow.
 func (m *Metrics) AddDropSource(src func(into *DropCounts)) { m.drops.addSource(src) }
 
-// factory creates rsbd families on one registerer.
-type factory struct{ reg prometheus.Registerer }
+// factory creates rsbd families into one collector.
+type factory struct{ fams *familySet }
+
+func (f factory) add(c prometheus.Collector) { f.fams.cs = append(f.fams.cs, c) }
 
 func (f factory) counter(name, help string) prometheus.Counter {
 	c := prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help})
-	f.reg.MustRegister(c)
+	f.add(c)
 	return c
 }
 
 func (f factory) gauge(name, help string) prometheus.Gauge {
 	g := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help})
-	f.reg.MustRegister(g)
+	f.add(g)
 	return g
 }
 
@@ -155,7 +164,7 @@ func (f factory) gauge(name, help string) prometheus.Gauge {
 // out[i] having label value values[i].
 func (f factory) counters(name, help, label string, values []string, out []prometheus.Counter) {
 	v := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help}, []string{label})
-	f.reg.MustRegister(v)
+	f.add(v)
 	for i, val := range values {
 		out[i] = v.WithLabelValues(val)
 	}
@@ -164,7 +173,7 @@ func (f factory) counters(name, help, label string, values []string, out []prome
 // gauges is counters for gauges.
 func (f factory) gauges(name, help, label string, values []string, out []prometheus.Gauge) {
 	v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help}, []string{label})
-	f.reg.MustRegister(v)
+	f.add(v)
 	for i, val := range values {
 		out[i] = v.WithLabelValues(val)
 	}
@@ -173,7 +182,7 @@ func (f factory) gauges(name, help, label string, values []string, out []prometh
 // histograms creates a histogram family labelled by path.
 func (f factory) histograms(name, help string, buckets []float64, out []prometheus.Observer) {
 	v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: name, Help: help, Buckets: buckets}, []string{"path"})
-	f.reg.MustRegister(v)
+	f.add(v)
 	for i, val := range pathNames {
 		out[i] = v.WithLabelValues(val)
 	}
@@ -188,7 +197,7 @@ func (f factory) buildInfo(version string) {
 		ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
 	})
 	g.Set(1)
-	f.reg.MustRegister(g)
+	f.add(g)
 }
 
 // buildVersion returns the main module's version, or "unknown".

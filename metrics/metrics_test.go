@@ -354,3 +354,30 @@ func TestSnapshotCollector(t *testing.T) {
 		}
 	}
 }
+
+// TestRefreshBeforeRead: a refresh hook runs at every scrape before any
+// family is read, so a gauge it sets shows that scrape's value, never the
+// one before.
+func TestRefreshBeforeRead(t *testing.T) {
+	reg := NewRegistry()
+	m := New(reg)
+	var n float64
+	m.AddRefresh(func() {
+		n++
+		m.Peers.Set(n)
+		m.QueueDepth[QueueSocketIn].Set(2 * n)
+	})
+	for i := 1; i <= 50; i++ {
+		fams := families(t, reg) // one scrape
+		peers := fams["rsbd_peers"].GetMetric()[0].GetGauge().GetValue()
+		var depth float64
+		for _, s := range fams["rsbd_queue_depth"].GetMetric() {
+			if s.GetLabel()[0].GetValue() == "socket_in" {
+				depth = s.GetGauge().GetValue()
+			}
+		}
+		if peers != float64(i) || depth != float64(2*i) {
+			t.Fatalf("scrape %d: rsbd_peers %v, socket_in depth %v; want %d, %d", i, peers, depth, i, 2*i)
+		}
+	}
+}

@@ -24,7 +24,8 @@ const (
 var timeNow = time.Now
 
 // registerCollectors adds the drop counts other packages keep to
-// rsbd_drops_total and keeps the socket gauges current at scrape time.
+// rsbd_drops_total and keeps the socket and queue gauges current at scrape
+// time.
 func (n *Node) registerCollectors() {
 	n.m.AddDropSource(func(dc *metrics.DropCounts) {
 		if n.sock != nil {
@@ -36,11 +37,6 @@ func (n *Node) registerCollectors() {
 			dc[metrics.DropClosed] += st.Drops[rsbsocket.DropClosed]
 			dc[metrics.DropStreamLimit] += st.Drops[rsbsocket.DropParticipantLimit]
 			dc[metrics.DropBadHandshake] += st.Drops[rsbsocket.DropHandshake]
-			n.m.SocketConnections.Set(float64(st.ConnsCurrent))
-			if d := st.ConnsTotal - n.accepted.Swap(st.ConnsTotal); d > 0 {
-				n.m.SocketAccepted.Add(float64(d))
-			}
-			n.m.QueueDepth[metrics.QueueSocketOut].Set(float64(st.QueueFrames))
 		}
 		if n.ep != nil {
 			st := n.ep.Stats()
@@ -54,6 +50,16 @@ func (n *Node) registerCollectors() {
 			dc[metrics.DropUnknownStream] += s.rcv.UnknownStream
 			dc[metrics.DropStreamLimit] += s.rcv.StreamsEvicted
 			dc[metrics.DropMemoryLimit] += s.rcv.MemorySheds
+		}
+	})
+	n.m.AddRefresh(func() {
+		if n.sock != nil {
+			st := n.sock.Stats()
+			n.m.SocketConnections.Set(float64(st.ConnsCurrent))
+			if d := st.ConnsTotal - n.accepted.Swap(st.ConnsTotal); d > 0 {
+				n.m.SocketAccepted.Add(float64(d))
+			}
+			n.m.QueueDepth[metrics.QueueSocketOut].Set(float64(st.QueueFrames))
 		}
 		n.m.QueueDepth[metrics.QueueNetworkIn].Set(float64(len(n.eng.rxCh)))
 		n.m.QueueDepth[metrics.QueueSocketIn].Set(float64(max(n.eng.pubsPending.Load(), 0)))
