@@ -2,6 +2,7 @@ package node
 
 import (
 	"net"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -9,6 +10,8 @@ import (
 
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
+	"github.com/rsbd/rsbd/transport"
+	"github.com/rsbd/rsbd/transport/datagram"
 )
 
 // membershipValues gathers n's membership families: family name, then
@@ -114,4 +117,64 @@ func TestOversizeDatagramCounted(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// TestControlBeforeEngine: an ACK or NACK that reaches the transport's
+// reader before the node's engine exists (the readers start first; a
+// restarted daemon's peers may still address its port) is dropped as
+// rsbd_drops_total{reason="unknown_stream"}, and the node starts.
+func TestControlBeforeEngine(t *testing.T) {
+	var sent int
+	for _, kind := range []datagram.Kind{datagram.KindAck, datagram.KindNack} {
+		d := datagram.Datagram{Kind: kind, Stream: datagram.StreamKey{Instance: datagram.InstanceID{1}, Class: datagram.ReliableOrdered},
+			Target: datagram.InstanceID{2}, Edge: 1}
+		if kind == datagram.KindNack {
+			d.Ranges = []datagram.Range{{First: 1, Last: 2}}
+		}
+		b, err := datagram.Append(nil, &d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := testConfig(t, testPool())
+		c.NewConn = func(tc transport.Config, h transport.Handler) (transport.Conn, error) {
+			conn, err := transport.Open(tc, h)
+			if err == nil {
+				h([]transport.Packet{{Data: b, From: netip.MustParseAddrPort("127.0.0.1:9")}})
+				sent++
+			}
+			return conn, err
+		}
+		n, err := New(c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := gatherDrop(t, n, "unknown_stream"); got != 1 {
+			t.Errorf("%v before the engine: unknown_stream drops %v, want 1", kind, got)
+		}
+		n.Close()
+	}
+	if sent != 2 {
+		t.Fatalf("%d early datagrams handed over, want 2", sent)
+	}
+}
+
+// gatherDrop returns rsbd_drops_total{reason} of n.
+func gatherDrop(t *testing.T, n *Node, reason string) float64 {
+	t.Helper()
+	mfs, err := n.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "rsbd_drops_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if labelValue(m, "reason") == reason {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	t.Fatalf("no rsbd_drops_total{reason=%q}", reason)
+	return 0
 }

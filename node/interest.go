@@ -431,6 +431,12 @@ func (n *Node) onPackets(batch []transport.Packet) {
 	if len(*pp) == 0 {
 		return
 	}
+	if !n.engineUp.Load() {
+		// Only NACKs and ACKs pass acceptPacket this early (no group is
+		// wanted yet): for streams of an instance that has none.
+		n.m.DropN(metrics.DropUnknownStream, uint64(len(*pp)))
+		return
+	}
 	if n.eng.directReceive(rxBatch{pkts: *pp}) {
 		return
 	}

@@ -51,6 +51,9 @@ type Node struct {
 	sinks    *sinkTable
 	dq       *deliveryQueue
 	eng      *engine
+	// engineUp is set once eng exists: the transport's readers start
+	// before it does (the engine sizes its flow window from the socket).
+	engineUp atomic.Bool
 	wanted   wantedSet
 	interest func() group.InterestReader
 
@@ -113,6 +116,7 @@ func (n *Node) start() error {
 	if n.eng, err = newEngine(n); err != nil {
 		return err
 	}
+	n.engineUp.Store(true)
 	n.eng.tx.m = n.m
 	if err = n.openMembership(); err != nil {
 		return err
