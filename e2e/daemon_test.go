@@ -30,6 +30,8 @@ const (
 	stopTimeout  = 15 * time.Second // SIGTERM until exit, before SIGKILL
 	pollEvery    = 10 * time.Millisecond
 	logTailLines = 60 // log lines of each daemon shown when a test fails
+	// stackTailLines is how much of a hung daemon's goroutine dump is shown.
+	stackTailLines = 400
 )
 
 // readyInfo is the ready file rsbd writes once serving (--ready-file).
@@ -161,9 +163,20 @@ func (d *daemon) run(args []string) {
 		case <-time.After(pollEvery):
 		}
 		if time.Now().After(deadline) {
-			d.t.Fatalf("%s not ready after %v:\n%s", d.name, startTimeout, d.logs.Tail(logTailLines))
+			d.t.Fatalf("%s not ready after %v:\n%s", d.name, startTimeout, d.stacks(exited))
 		}
 	}
+}
+
+// stacks asks a daemon that hangs for its goroutines (SIGQUIT makes the Go
+// runtime print them and exit) and returns the end of its output.
+func (d *daemon) stacks(exited <-chan struct{}) string {
+	d.signal(syscall.SIGQUIT)
+	select {
+	case <-exited:
+	case <-time.After(stopTimeout):
+	}
+	return d.logs.Tail(stackTailLines)
 }
 
 // restart runs the daemon again on the addresses it had, as a supervisor
