@@ -31,7 +31,7 @@ const (
 	pollEvery    = 10 * time.Millisecond
 	logTailLines = 60 // log lines of each daemon shown when a test fails
 	// stackTailLines is how much of a hung daemon's goroutine dump is shown.
-	stackTailLines = 400
+	stackTailLines = 1500
 )
 
 // readyInfo is the ready file rsbd writes once serving (--ready-file).
