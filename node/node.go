@@ -51,8 +51,9 @@ type Node struct {
 	sinks    *sinkTable
 	dq       *deliveryQueue
 	eng      *engine
-	// engineUp is set once eng exists: the transport's readers start
-	// before it does (the engine sizes its flow window from the socket).
+	// engineUp is set once eng, membership and the node's goroutines
+	// exist: the transport's readers start before them (the engine sizes
+	// its flow window from the socket).
 	engineUp atomic.Bool
 	wanted   wantedSet
 	interest func() group.InterestReader
@@ -116,7 +117,6 @@ func (n *Node) start() error {
 	if n.eng, err = newEngine(n); err != nil {
 		return err
 	}
-	n.engineUp.Store(true)
 	n.eng.tx.m = n.m
 	if err = n.openMembership(); err != nil {
 		return err
@@ -129,6 +129,7 @@ func (n *Node) start() error {
 	go func() { defer n.wg.Done(); n.deliveryLoop() }()
 	go func() { defer n.wg.Done(); n.interestLoop() }()
 	go func() { defer n.wg.Done(); n.memberLoop() }()
+	n.engineUp.Store(true)
 	if err = n.openSocket(); err != nil {
 		return err
 	}
