@@ -153,34 +153,6 @@ func TestHandlerPublishes(t *testing.T) {
 	checkSeqs(t, got, n)
 }
 
-// TestReplyingReaderPolls: the node whose handler replies polls its socket
-// for the next request instead of sleeping (rsbd_spin_waits_total grows);
-// with SpinWait negative it never does.
-func TestReplyingReaderPolls(t *testing.T) {
-	for _, c := range []struct {
-		spin time.Duration
-		want bool
-	}{{0, true}, {-1, false}} {
-		a, b, got := pingPong(t, func(_ int, cfg *Config) { cfg.Transport.SpinWait = c.spin },
-			func(b *Node, ev *notification.Event) {
-				if err := b.Publish(context.Background(), seqEvent("/resp/", ev.ID.SequenceNumber, 64)); err != nil {
-					t.Error(err)
-				}
-			})
-		const n = 50
-		for i := 0; i < n; i++ {
-			if err := a.Publish(context.Background(), seqEvent("/req/", uint32(i), 64)); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, 10*time.Second, "the reply", func() bool { return got.len() > i })
-		}
-		waits := gatherCounter(t, b, "rsbd_spin_waits_total")
-		if (waits > 0) != c.want {
-			t.Fatalf("SpinWait %v: %v spin waits", c.spin, waits)
-		}
-	}
-}
-
 // gatherCounter returns the value of the unlabelled counter name of n.
 func gatherCounter(t *testing.T, n *Node, name string) float64 {
 	t.Helper()

@@ -39,7 +39,9 @@ type Config struct {
 	// SpinWait is how long a reader polls its socket for the next datagram
 	// before it sleeps, after a delivery the Handler answered (see
 	// Endpoint.Answered): the answer to a reply comes back within
-	// microseconds, and polling saves the wake-up. 0 means
+	// microseconds, and polling saves the wake-up. A reader does not
+	// poll after a batch from another Endpoint of this process, which
+	// answers on the threads the poll would hold. 0 means
 	// DefaultSpinWait; negative never polls.
 	SpinWait time.Duration
 

@@ -83,6 +83,7 @@ func Open(cfg Config, h Handler) (*Endpoint, error) {
 		_ = e.uni.conn.Close()
 		return nil, err
 	}
+	register(e)
 	e.start(e.uni)
 	return e, nil
 }
@@ -195,6 +196,7 @@ func (e *Endpoint) Close() error {
 		e.wg.Wait()
 		return nil
 	}
+	unregister(e)
 	err := e.uni.conn.Close()
 	for _, socks := range e.ports {
 		for _, s := range socks {

@@ -57,8 +57,8 @@ func (r *reader) run() {
 		}
 		answers := r.e.answers.Load()
 		r.deliver(n)
-		if r.e.answers.Load() != answers {
-			r.spin.wait() // answered: the answer may be close behind
+		if r.e.answers.Load() != answers && r.spin.limit > 0 {
+			r.afterAnswer()
 		}
 	}
 }
@@ -102,10 +102,21 @@ func (r *reader) deliver(n int) {
 		}
 		pkts = append(pkts, Packet{Data: m.Buffers[0][:m.N], From: from})
 	}
+	r.pkts = pkts
 	if len(pkts) > 0 {
 		e.stats.received.Add(uint64(len(pkts)))
 		e.h(pkts)
 	}
+}
+
+// afterAnswer polls for the answer to the reply the Handler sent, unless
+// the batch came from an Endpoint of this process (see endpoints).
+func (r *reader) afterAnswer() {
+	if r.e.fromProcess(r.pkts) {
+		r.e.stats.spinInProcess.Add(1)
+		return
+	}
+	r.spin.wait()
 }
 
 // isOwn reports whether a multicast datagram came from this Endpoint.

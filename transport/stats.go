@@ -26,6 +26,10 @@ type Stats struct {
 	// delivery its Handler answered (Config.SpinWait); SpinHits those in
 	// which a datagram came while it polled.
 	SpinWaits, SpinHits uint64
+	// SpinInProcess counts the answered deliveries after which a reader
+	// did not poll because they came from another Endpoint of this
+	// process.
+	SpinInProcess uint64
 	// Groups is the number of joined groups.
 	Groups int
 	// Sockets is the number of open sockets, the unicast one included.
@@ -38,7 +42,7 @@ type Stats struct {
 
 type counters struct {
 	sent, sendErrors, received, receiveErrors, oversize, own atomic.Uint64
-	spinWaits, spinHits                                      atomic.Uint64
+	spinWaits, spinHits, spinInProcess                       atomic.Uint64
 	rcvbuf, sndbuf                                           atomic.Int64
 }
 
@@ -49,7 +53,7 @@ func (e *Endpoint) Stats() Stats {
 		Sent: c.sent.Load(), SendErrors: c.sendErrors.Load(),
 		Received: c.received.Load(), ReceiveErrors: c.receiveErrors.Load(),
 		Oversize: c.oversize.Load(), Own: c.own.Load(),
-		SpinWaits: c.spinWaits.Load(), SpinHits: c.spinHits.Load(),
+		SpinWaits: c.spinWaits.Load(), SpinHits: c.spinHits.Load(), SpinInProcess: c.spinInProcess.Load(),
 		RecvBuffer: int(c.rcvbuf.Load()), SendBuffer: int(c.sndbuf.Load()),
 	}
 	e.mu.Lock()
