@@ -101,21 +101,7 @@ func TestOversizeDatagramCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "the oversize datagram counted", func() bool {
-		mfs, err := n.Registry().Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, mf := range mfs {
-			if mf.GetName() != "rsbd_drops_total" {
-				continue
-			}
-			for _, m := range mf.GetMetric() {
-				if labelValue(m, "reason") == "datagram_too_large" && m.GetCounter().GetValue() == 1 {
-					return true
-				}
-			}
-		}
-		return false
+		return metricValue(t, n, "rsbd_drops_total", "reason", "datagram_too_large") == 1
 	})
 }
 
@@ -148,7 +134,7 @@ func TestControlBeforeEngine(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := gatherDrop(t, n, "unknown_stream"); got != 1 {
+		if got := metricValue(t, n, "rsbd_drops_total", "reason", "unknown_stream"); got != 1 {
 			t.Errorf("%v before the engine: unknown_stream drops %v, want 1", kind, got)
 		}
 		n.Close()
@@ -156,25 +142,4 @@ func TestControlBeforeEngine(t *testing.T) {
 	if sent != 2 {
 		t.Fatalf("%d early datagrams handed over, want 2", sent)
 	}
-}
-
-// gatherDrop returns rsbd_drops_total{reason} of n.
-func gatherDrop(t *testing.T, n *Node, reason string) float64 {
-	t.Helper()
-	mfs, err := n.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "rsbd_drops_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			if labelValue(m, "reason") == reason {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	t.Fatalf("no rsbd_drops_total{reason=%q}", reason)
-	return 0
 }

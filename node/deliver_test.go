@@ -153,22 +153,6 @@ func TestHandlerPublishes(t *testing.T) {
 	checkSeqs(t, got, n)
 }
 
-// gatherCounter returns the value of the unlabelled counter name of n.
-func gatherCounter(t *testing.T, n *Node, name string) float64 {
-	t.Helper()
-	mfs, err := n.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
-			return mf.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	t.Fatalf("no counter %s", name)
-	return 0
-}
-
 // TestHandlerPublishesIntoFullWindow: one request makes the handler publish
 // far more than the flow window (16 datagrams) and the publish queue (32
 // events) hold, so its publishes block inside the handler until ACKs open

@@ -140,3 +140,38 @@ func countFrames(c *rsbsocket.ClientConn, got *atomic.Int64, done chan<- error) 
 		got.Add(1)
 	}
 }
+
+// metricValue returns the value of the counter or gauge name of n: the
+// series whose label has value, or the only series when label is "".
+func metricValue(t testing.TB, n *Node, name, label, value string) float64 {
+	t.Helper()
+	mfs, err := n.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if label != "" && labelValue(m, label) != value {
+				continue
+			}
+			if label == "" && len(mf.GetMetric()) != 1 {
+				break
+			}
+			if m.GetCounter() != nil {
+				return m.GetCounter().GetValue()
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no series %s{%s=%q}", name, label, value)
+	return 0
+}
+
+// gatherCounter returns the value of the unlabelled counter name of n.
+func gatherCounter(t testing.TB, n *Node, name string) float64 {
+	t.Helper()
+	return metricValue(t, n, name, "", "")
+}

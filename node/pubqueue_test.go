@@ -179,7 +179,7 @@ func TestPublishQueueDepthMetric(t *testing.T) {
 	var got collector
 	defer b.Subscribe(scope.MustParse("/depth/"), got.handle)()
 	waitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/depth/")) })
-	depth := func() float64 { return gatherGauge(t, a, "rsbd_queue_depth", "queue", "socket_in") }
+	depth := func() float64 { return metricValue(t, a, "rsbd_queue_depth", "queue", "socket_in") }
 	a.eng.mu.Lock()
 	held := true
 	defer func() {
@@ -213,27 +213,4 @@ func TestPublishQueueDepthMetric(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "the engine to handle every publish", func() bool { return depth() == 0 })
 	waitFor(t, 10*time.Second, "the three events", func() bool { return got.len() == 3 })
-}
-
-// gatherGauge returns the value of gauge name of n whose label has value.
-func gatherGauge(t *testing.T, n *Node, name, label, value string) float64 {
-	t.Helper()
-	mfs, err := n.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == label && lp.GetValue() == value {
-					return m.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	t.Fatalf("no gauge %s{%s=%q}", name, label, value)
-	return 0
 }
