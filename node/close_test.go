@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"net"
 	"runtime"
 	"testing"
 	"time"
@@ -57,4 +58,37 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		_ = pub.Close()
 	}()
 	leakcheck.Wait(t, before, 15*time.Second)
+}
+
+// TestNewFailsCleanly: a node whose start fails after its transport and
+// engine exist (its gossip port is taken) returns the error at once and
+// leaves no goroutine behind; its Close must not wait for an engine that
+// never ran.
+func TestNewFailsCleanly(t *testing.T) {
+	taken, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	before := runtime.NumGoroutine()
+	c := testConfig(t, testPool())
+	c.GossipAddr = taken.LocalAddr().String()
+	done := make(chan error, 1)
+	go func() {
+		n, err := New(c, nil)
+		if n != nil {
+			n.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("New on a taken gossip port succeeded")
+		}
+		t.Logf("New failed as it should: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("New with a taken gossip port did not return")
+	}
+	leakcheck.Wait(t, before, 10*time.Second)
 }

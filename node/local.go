@@ -355,7 +355,12 @@ func (n *Node) flushReliable(d time.Duration) {
 		case <-time.After(time.Until(deadline)):
 			return
 		}
-		if <-quiet || !time.Now().Before(deadline) {
+		select {
+		case q := <-quiet:
+			if q || !time.Now().Before(deadline) {
+				return
+			}
+		case <-time.After(time.Until(deadline)):
 			return
 		}
 		t := time.NewTimer(flushQuiet / 4)

@@ -53,7 +53,8 @@ type Node struct {
 	eng      *engine
 	// engineUp is set once eng, membership and the node's goroutines
 	// exist: the transport's readers start before them (the engine sizes
-	// its flow window from the socket).
+	// its flow window from the socket), and a start that failed earlier
+	// has no engine to flush through.
 	engineUp atomic.Bool
 	wanted   wantedSet
 	interest func() group.InterestReader
@@ -368,7 +369,7 @@ func (n *Node) close() error {
 		errs = append(errs, n.sock.Shutdown(ctx))
 		cancel()
 	}
-	if n.eng != nil {
+	if n.engineUp.Load() { // else New failed before the engine ran: nothing to flush
 		n.flushReliable(n.cfg.ShutdownFlush)
 	}
 	if n.mem != nil {
