@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -130,12 +131,26 @@ func (c *cluster) start(name string, o opts) *daemon {
 // run starts the process with args and waits for its ready file.
 func (d *daemon) run(args []string) {
 	d.t.Helper()
+	if err := d.start(args); err != nil {
+		d.t.Fatal(err)
+	}
+}
+
+// errExited is start's error for a daemon that exited before it was ready.
+var errExited = errors.New("exited before it was ready")
+
+// start starts the process with args and waits for its ready file. A
+// daemon that exits first is an error wrapping errExited, with what it
+// printed; one that is not ready in time fails the test.
+func (d *daemon) start(args []string) error {
+	d.t.Helper()
 	ready := filepath.Join(d.dir, "ready.json")
 	os.Remove(ready)
 	cmd := exec.Command(rsbdBin, args...)
 	if d.netns != "" {
 		cmd = exec.Command("ip", append([]string{"netns", "exec", d.netns, rsbdBin}, args...)...)
 	}
+	printed := len(d.logs.String())
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = d.dir, d.env, d.logs, d.logs
 	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
@@ -155,11 +170,11 @@ func (d *daemon) run(args []string) {
 	deadline := time.Now().Add(startTimeout)
 	for {
 		if b, err := os.ReadFile(ready); err == nil && json.Unmarshal(b, &d.info) == nil && d.info.PID == cmd.Process.Pid {
-			return
+			return nil
 		}
 		select {
 		case <-exited:
-			d.t.Fatalf("%s exited before it was ready (%v):\n%s", d.name, d.err, d.logs.Tail(logTailLines))
+			return fmt.Errorf("%s %w (%v):\n%s", d.name, errExited, d.err, d.logs.String()[printed:])
 		case <-time.After(pollEvery):
 		}
 		if time.Now().After(deadline) {
@@ -180,11 +195,25 @@ func (d *daemon) stacks(exited <-chan struct{}) string {
 }
 
 // restart runs the daemon again on the addresses it had, as a supervisor
-// restarting it would.
+// restarting it would, and as a supervisor does it starts it again while
+// it exits because one of its ports is in use: between the kill and the
+// restart, a socket of a test running in parallel may have been given one
+// of them as its ephemeral port.
 func (d *daemon) restart() {
 	d.t.Helper()
-	d.run(append(append([]string(nil), d.args...), "--socket-addr", d.info.Socket, "--gossip-addr", d.info.Gossip,
-		"--data-addr", d.info.Data, "--metrics-addr", d.info.Metrics))
+	args := append(append([]string(nil), d.args...), "--socket-addr", d.info.Socket, "--gossip-addr", d.info.Gossip,
+		"--data-addr", d.info.Data, "--metrics-addr", d.info.Metrics)
+	deadline := time.Now().Add(startTimeout)
+	for {
+		err := d.start(args)
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, errExited) || !strings.Contains(err.Error(), "address already in use") || time.Now().After(deadline) {
+			d.t.Fatal(err)
+		}
+		d.t.Logf("restart of %s failed, starting it again: %v", d.name, err)
+	}
 }
 
 // witness returns the daemon's witness client, connecting it on first use:
