@@ -39,13 +39,7 @@ func TestQoSClassesUnderLoss(t *testing.T) {
 			defer b.Subscribe(scope.MustParse("/q/"), got.handle)()
 			// Warm up without faults: a receiver starts at the first datagram it
 			// hears, so the stream must exist before loss is switched on.
-			waitFor(t, 10*time.Second, "first event", func() bool {
-				if got.len() == 0 {
-					publishSeq(t, a, 0)
-				}
-				return got.len() > 0
-			})
-			base := got.len()
+			base := warmUp(t, a, &got)
 			faults := faultnet.Faults{Loss: 0.10, Duplicate: 0.05, Reorder: 0.05, ReorderDelay: 2 * time.Millisecond}
 			if err := net.SetFaults(faults); err != nil {
 				t.Fatal(err)
@@ -56,6 +50,29 @@ func TestQoSClassesUnderLoss(t *testing.T) {
 			checkDelivery(t, q, &got, base, events)
 		})
 	}
+}
+
+// fenceSeq is the sequence number of warmUp's fence event.
+const fenceSeq = 1 << 31
+
+// warmUp publishes event 0 until one arrives (a receiver starts at the
+// first datagram it hears), then a fence event and waits for it: copies of
+// event 0 still in flight arrive before it on the fault-free network. It
+// returns the number of events got holds then, where the test's own
+// events start.
+func warmUp(t *testing.T, a *Node, got *collector) int {
+	t.Helper()
+	waitFor(t, 10*time.Second, "first event", func() bool {
+		if got.len() == 0 {
+			publishSeq(t, a, 0)
+		}
+		return got.len() > 0
+	})
+	publishSeq(t, a, fenceSeq)
+	waitFor(t, 10*time.Second, "the warm-up fence", func() bool {
+		return binary.BigEndian.Uint32(got.get(got.len()-1).Data) == fenceSeq
+	})
+	return got.len()
 }
 
 // publishSeq publishes an event on /q/ whose payload is its sequence number.
