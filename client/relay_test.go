@@ -46,14 +46,20 @@ func (r *relay) accept() {
 		if err != nil {
 			return
 		}
-		if _, err := c.Write([]byte{0, 0, 0, 0}); err != nil {
-			c.Close()
-			continue
-		}
+		// Registered before the handshake, so that a client that has read
+		// the handshake gets every frame published after it; its write
+		// lock, taken first, keeps frames behind the handshake.
+		wmu := new(sync.Mutex)
+		wmu.Lock()
 		r.mu.Lock()
-		r.conns[c] = new(sync.Mutex)
+		r.conns[c] = wmu
 		r.mu.Unlock()
+		_, err = c.Write([]byte{0, 0, 0, 0})
+		wmu.Unlock()
 		r.wg.Add(1)
+		if err != nil {
+			c.Close() // serve's first read fails and removes c
+		}
 		go r.serve(c)
 	}
 }

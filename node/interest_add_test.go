@@ -199,8 +199,11 @@ func TestSubscribeBarrierWithDeltas(t *testing.T) {
 		}
 		waitFor(t, 10e9, "event "+sc, func() bool { return got.len() == 1 })
 	}
-	if sent := a.mem.Stats().DeltasSent - before; sent < 30 {
-		t.Fatalf("%d of the 30 Subscribes reached the peer as deltas", sent)
+	// Any push may go out whole instead (a failed push is retried by the
+	// push loop with the whole state; one of 30 did on a loaded machine):
+	// most must be deltas.
+	if st := a.mem.Stats(); st.DeltasSent-before < 25 {
+		t.Fatalf("%d of the 30 Subscribes reached the peer as deltas (%d pushes failed)", st.DeltasSent-before, st.PushErrors)
 	}
 	// A push/pull exchange may hand the peer a version it never confirmed,
 	// and the next delta then misses (and the whole state follows); most
