@@ -63,9 +63,8 @@ func TestSocketPathServesClients(t *testing.T) {
 	defer n.Subscribe(scope.MustParse("/unix/"), func(ev *notification.Event) { got <- bytes.Clone(ev.Data) })()
 	uc := dialAddr(t, rsbsocket.UnixPrefix+path)
 	tc := dialAddr(t, n.SocketAddr().String())
-	// The server routes a connection just after its handshake: an event
-	// sent before both are routed could miss the TCP client.
-	waitFor(t, 10*time.Second, "both clients routed", func() bool { return len(n.sock.Connections()) == 2 })
+	// No wait for routing: the server routes a connection before it
+	// writes the greeting that dialAddr reads.
 
 	body, err := notification.Marshal(testEvent("/unix/a/", 1, []byte("from the unix client")))
 	if err != nil {

@@ -75,6 +75,7 @@ func (s *Server) startConn(nc net.Conn) {
 	}
 	growUnixBuffer(nc)
 	c.q.heavy = &s.heavyQueues
+	c.q.owned = true // by serve, until the greeting is written
 	c.match.Store(newMatcher(c.parts.interest()))
 	s.conns[c.id] = c
 	s.wg.Add(1)
@@ -103,16 +104,26 @@ func remoteOf(nc net.Conn) net.Addr {
 }
 
 // serve is the connection's main goroutine and its only exit path.
+//
+// It owns the send queue from the start (startConn) and routes the
+// connection before it writes the greeting, so that a frame for the client
+// can never fall between the two: frames queued meanwhile wait behind the
+// greeting, and letting go of the queue gets them written.
 func (c *conn) serve() {
 	defer c.srv.wg.Done()
+	c.publish()
 	if err := c.handshake(); err != nil {
 		c.setReason(classifyWriteError(err))
 		c.srv.stats.drop(DropHandshake, 1)
 		c.logAt(slog.LevelInfo, "handshake failed", "err", err)
-		c.finish(false, false)
+		c.abort(DisconnectWriteError)
+		c.letGo()
+		c.finish(false, true)
 		return
 	}
-	c.publish()
+	if !c.letGo() {
+		go c.writeLoop(handoff{})
+	}
 	orderly := c.readLoop()
 	c.finish(orderly, true)
 }

@@ -27,7 +27,10 @@
 // connection whose interest matches the frame's scope, never back to X (an
 // echo would make the sender deliver its own event twice), and also hands
 // it to its Handler, which forwards it to the network. Deliver queues frames
-// from elsewhere (the network, embedded participants) the same way.
+// from elsewhere (the network, embedded participants) the same way. A new
+// connection is routed before its greeting is written, and frames queued
+// for it meanwhile go out right behind the greeting: a client that has read
+// the greeting misses no frame sent after that.
 //
 // A connection's interest is learnt from the introspection events it
 // publishes: a Hello (wire schema .rsb.protocol.introspection.Hello) on

@@ -39,8 +39,9 @@ type HandlerFunc func(conn ConnID, f Frame)
 func (h HandlerFunc) OnFrame(conn ConnID, f Frame) { h(conn, f) }
 
 // ConnObserver is optionally implemented by a Handler that wants to know
-// when connections come and go. OnConnect runs after the handshake, before
-// the connection receives frames; OnDisconnect after it was removed. Both
+// when connections come and go. OnConnect runs once a connection is
+// accepted, before it is routed and before the greeting is written;
+// OnDisconnect after it was removed, also when its greeting failed. Both
 // run on the connection's goroutine and must not call Close or Shutdown.
 type ConnObserver interface {
 	OnConnect(conn ConnID, remote net.Addr)
@@ -96,7 +97,7 @@ type Server struct {
 	// See awaitAnswer.
 	answering atomic.Int32
 	polling   atomic.Bool
-	routes    atomic.Pointer[[]*conn]    // connections past the handshake, for Deliver
+	routes    atomic.Pointer[[]*conn]    // routed connections (from before their greeting), for Deliver
 	index     atomic.Pointer[routeIndex] // routes by interest, rebuilt with routes and on interest changes
 	addr      atomic.Pointer[net.Addr]
 	done      chan struct{} // closed by Close or Shutdown
@@ -352,7 +353,8 @@ type ConnInfo struct {
 	Stalled     bool // made no room within StallTimeout; forwarding does not wait for it
 }
 
-// Connections describes the connections past their handshake.
+// Connections describes the routed connections: each is routed just before
+// its greeting is written.
 func (s *Server) Connections() []ConnInfo {
 	routes := *s.routes.Load()
 	out := make([]ConnInfo, 0, len(routes))
