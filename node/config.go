@@ -67,7 +67,10 @@ type Config struct {
 	AdvertiseAddr string
 	// DataAddr is the unicast UDP address for data, NACKs and repairs.
 	DataAddr string
-	// Join lists peers' gossip addresses to join at start.
+	// Join lists peers' gossip addresses. The node contacts them in the
+	// background once it serves, and again whenever it has no peer
+	// (membership.StartJoining; Membership.JoinRetry and JoinRetryMax set
+	// the pace).
 	Join []string
 	// Unicast turns multicast off: datagrams go to each interested peer.
 	Unicast bool

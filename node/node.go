@@ -135,10 +135,10 @@ func (n *Node) start() error {
 		return err
 	}
 	n.signalInterest()
-	if len(n.cfg.Join) > 0 {
-		if _, err := n.mem.Join(n.cfg.Join); err != nil {
-			n.log.Warn("join failed; will serve alone until a peer joins", "seeds", n.cfg.Join, "err", err)
-		}
+	// In the background, and again whenever the node is alone: a seed that
+	// is down, or slow to answer, holds up neither New nor Close for long.
+	if err := n.mem.StartJoining(n.cfg.Join); err != nil {
+		return fmt.Errorf("node: membership: %w", err)
 	}
 	return nil
 }

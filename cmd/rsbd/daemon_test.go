@@ -89,34 +89,8 @@ func TestServeUntilSignal(t *testing.T) {
 			latArgs = []string{"--cpu-latency", "11"}
 		}
 	}
-	pool := fmt.Sprintf("239.255.%d.0:%d", 20+rand.IntN(200), 20000+rand.IntN(10000))
-	signals := make(chan os.Signal, 2)
-	done := make(chan int, 1)
-	var stderr syncbuf.Buffer
-	go func() {
-		done <- run(process{
-			args: append([]string{"--socket-addr", "127.0.0.1:0", "--gossip-addr", "127.0.0.1:0", "--data-addr", "127.0.0.1:0",
-				"--metrics-addr", "127.0.0.1:0", "--local", "--group-pool", pool, "--ready-file", ready, "--log-format", "json",
-				"--socket-path", sock}, latArgs...),
-			stdout: io.Discard, stderr: &stderr, signals: signals, load: config.LoadOptions{Files: []string{}},
-		})
-	}()
-	var info readyInfo
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		b, err := os.ReadFile(ready)
-		if err == nil && json.Unmarshal(b, &info) == nil {
-			break
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("daemon exited with %d before it was ready:\n%s", code, stderr.String())
-		case <-time.After(10 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no ready file:\n%s", stderr.String())
-		}
-	}
+	d := startServing(t, ready, append([]string{"--local", "--socket-path", sock}, latArgs...)...)
+	info, signals, done, stderr := d.info, d.signals, d.done, d.stderr
 	if info.Socket == "" || info.Metrics == "" || info.PID != os.Getpid() || info.SocketPath != sock {
 		t.Fatalf("ready file %+v", info)
 	}
@@ -164,6 +138,79 @@ func TestServeUntilSignal(t *testing.T) {
 		if !strings.Contains(stderr.String(), msg) {
 			t.Errorf("log lacks %s:\n%s", msg, stderr.String())
 		}
+	}
+}
+
+// serving is a daemon run by startServing.
+type serving struct {
+	info    readyInfo
+	signals chan os.Signal
+	done    chan int // its exit code
+	stderr  *syncbuf.Buffer
+}
+
+// startServing runs the daemon on loopback with kernel-chosen ports, a
+// random group pool, JSON logs and the ready file ready, plus args, and
+// waits until it is ready.
+func startServing(t *testing.T, ready string, args ...string) serving {
+	t.Helper()
+	pool := fmt.Sprintf("239.255.%d.0:%d", 20+rand.IntN(200), 20000+rand.IntN(10000))
+	d := serving{signals: make(chan os.Signal, 2), done: make(chan int, 1), stderr: &syncbuf.Buffer{}}
+	go func() {
+		d.done <- run(process{
+			args: append([]string{"--socket-addr", "127.0.0.1:0", "--gossip-addr", "127.0.0.1:0", "--data-addr", "127.0.0.1:0",
+				"--metrics-addr", "127.0.0.1:0", "--group-pool", pool, "--ready-file", ready, "--log-format", "json"}, args...),
+			stdout: io.Discard, stderr: d.stderr, signals: d.signals, load: config.LoadOptions{Files: []string{}},
+		})
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, err := os.ReadFile(ready)
+		if err == nil && json.Unmarshal(b, &d.info) == nil {
+			return d
+		}
+		select {
+		case code := <-d.done:
+			t.Fatalf("daemon exited with %d before it was ready:\n%s", code, d.stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no ready file:\n%s", d.stderr.String())
+		}
+	}
+}
+
+// A --join member that accepts and never answers neither delays the
+// daemon's start nor its exit on SIGTERM (the LAN profile's join timeout
+// is 10 s).
+func TestServeWithUnansweringSeed(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	began := time.Now()
+	d := startServing(t, filepath.Join(t.TempDir(), "ready.json"), "--join", ln.Addr().String())
+	held, err := ln.Accept() // the join's connection, never answered
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if took := time.Since(began); took > 5*time.Second {
+		t.Errorf("ready after %v with an unanswering seed", took)
+	}
+	stopping := time.Now()
+	d.signals <- syscall.SIGTERM
+	select {
+	case code := <-d.done:
+		if code != exitOK {
+			t.Fatalf("exit %d after SIGTERM:\n%s", code, d.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no exit after SIGTERM")
+	}
+	if took := time.Since(stopping); took > 5*time.Second {
+		t.Fatalf("exit took %v after SIGTERM during a join", took)
 	}
 }
 

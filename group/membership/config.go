@@ -36,10 +36,17 @@ type Config struct {
 	// AdvertisePort is the port other members reach this node at. Default the
 	// bound port.
 	AdvertisePort int
-	// Join lists seed members ("host" or "host:port") that New contacts. If
-	// none answers, New logs it and keeps running: other nodes may join this
-	// one later, and Join can be called again.
+	// Join lists seed members ("host" or "host:port"). New starts the join
+	// loop on them (StartJoining): it contacts them in the background and
+	// again whenever this node has no peer, so New never waits for them.
 	Join []string
+	// JoinRetry is the join loop's first delay after a failed attempt, and
+	// how often it checks whether the node is alone. Default
+	// DefaultJoinRetry (LocalJoinRetry in the Local profile).
+	JoinRetry time.Duration
+	// JoinRetryMax caps the join loop's doubling delay. Default
+	// DefaultJoinRetryMax (LocalJoinRetryMax in the Local profile).
+	JoinRetryMax time.Duration
 	// Local selects the loopback test profile (fast probes and gossip, see
 	// params.go) instead of the LAN one.
 	Local bool
@@ -94,10 +101,24 @@ func (c Config) withDefaults() Config {
 			c.DeadNodeReclaimTime = LocalDeadNodeReclaimTime
 		}
 	}
+	if c.JoinRetry == 0 {
+		c.JoinRetry = pick(c.Local, LocalJoinRetry, DefaultJoinRetry)
+	}
+	if c.JoinRetryMax == 0 {
+		c.JoinRetryMax = max(c.JoinRetry, pick(c.Local, LocalJoinRetryMax, DefaultJoinRetryMax))
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
 	return c
+}
+
+// pick returns local in the Local profile, else lan.
+func pick(local bool, localValue, lan time.Duration) time.Duration {
+	if local {
+		return localValue
+	}
+	return lan
 }
 
 // defaultNodeName returns the hostname with a random hex suffix.
@@ -129,8 +150,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: SecretKey must be 16, 24 or 32 bytes, not %d", ErrConfig, len(c.SecretKey))
 	case len(c.Label) > maxLabelLen:
 		return fmt.Errorf("%w: Label longer than %d bytes", ErrConfig, maxLabelLen)
-	case c.ProbeInterval < 0 || c.GossipInterval < 0 || c.PushPullInterval < 0 || c.DeadNodeReclaimTime < 0:
+	case c.ProbeInterval < 0 || c.GossipInterval < 0 || c.PushPullInterval < 0 || c.DeadNodeReclaimTime < 0 ||
+		c.JoinRetry < 0:
 		return fmt.Errorf("%w: negative interval", ErrConfig)
+	case c.JoinRetryMax < c.JoinRetry:
+		return fmt.Errorf("%w: JoinRetryMax %v below JoinRetry %v", ErrConfig, c.JoinRetryMax, c.JoinRetry)
 	}
 	if _, err := netip.ParseAddr(c.BindAddr); err != nil {
 		return fmt.Errorf("%w: BindAddr: %v", ErrConfig, err)

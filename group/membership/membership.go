@@ -60,12 +60,13 @@ type Membership struct {
 	log      *slog.Logger
 	maxPeers int
 
-	ml       *memberlist.Memberlist
-	queue    *memberlist.TransmitLimitedQueue
-	local    *group.LocalSet
-	interest *group.Interest
-	stats    counters
-	leaving  atomic.Bool
+	ml        *memberlist.Memberlist
+	transport *stoppableTransport // Close aborts its dials first
+	queue     *memberlist.TransmitLimitedQueue
+	local     *group.LocalSet
+	interest  *group.Interest
+	stats     counters
+	leaving   atomic.Bool
 
 	mu         sync.Mutex // guards members and pending; taken before the Interest lock
 	members    map[string]*member
@@ -84,6 +85,9 @@ type Membership struct {
 
 	life       sync.RWMutex // Join and Leave hold it shared, Close exclusively
 	closed     bool
+	joining    atomic.Bool // the join loop was started
+	joinRetry  time.Duration
+	joinMax    time.Duration
 	pushSignal chan struct{}
 	stop       chan struct{}
 	wg         sync.WaitGroup
@@ -119,8 +123,8 @@ func (o *ownState) encode() {
 	})
 }
 
-// New starts memberlist with cfg and the local node's state, and joins the
-// seeds of cfg.Join if any (failing to reach them is logged, not fatal).
+// New starts memberlist with cfg and the local node's state, and starts the
+// join loop on the seeds of cfg.Join if any (StartJoining).
 func New(cfg Config, local LocalState) (*Membership, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -139,19 +143,22 @@ func New(cfg Config, local LocalState) (*Membership, error) {
 		RetransmitMult: mc.RetransmitMult,
 	}
 	m.publish()
+	if m.transport, err = newStoppableTransport(mc); err != nil {
+		return nil, err
+	}
+	mc.Transport = m.transport
 	if m.ml, err = memberlist.Create(mc); err != nil {
+		m.transport.abort()
+		_ = m.transport.Shutdown()
 		return nil, fmt.Errorf("membership: start memberlist: %w", err)
 	}
 	m.resolveDataAddr()
 	m.wg.Add(1)
 	go m.pushLoop()
 	m.log.Info("membership started", "node", m.name, "gossip", m.GossipAddr(), "instance", fmt.Sprintf("%x", m.instance[:]))
-	if len(cfg.Join) > 0 {
-		if n, err := m.Join(cfg.Join); err != nil {
-			m.log.Warn("membership: no seed reachable; waiting to be joined", "seeds", cfg.Join, "err", err)
-		} else {
-			m.log.Info("membership joined", "seeds_reached", n)
-		}
+	if err := m.StartJoining(cfg.Join); err != nil {
+		_ = m.Close()
+		return nil, err
 	}
 	return m, nil
 }
@@ -184,6 +191,8 @@ func newMembership(cfg Config, local LocalState) (*Membership, error) {
 		events:     make(chan Event, EventQueueDepth),
 		pushSignal: make(chan struct{}, 1),
 		stop:       make(chan struct{}),
+		joinRetry:  cfg.JoinRetry,
+		joinMax:    cfg.JoinRetryMax,
 	}
 	m.dataAddr.Store(&local.DataAddr)
 	m.acks.version = map[string]uint64{}
@@ -249,6 +258,9 @@ func (m *Membership) announceLeaving() {
 // graceful exit), stops the background work and closes the Events channel.
 // It is idempotent.
 func (m *Membership) Close() error {
+	// A join or push under way ends now rather than at its TCP timeout;
+	// the join loop holds life shared while it joins.
+	m.transport.abort()
 	m.life.Lock()
 	defer m.life.Unlock()
 	if m.closed {

@@ -16,6 +16,9 @@ const (
 	// nodeNameSuffixBytes random bytes (hex) follow the hostname in a default
 	// node name, so several daemons on one host get distinct names.
 	nodeNameSuffixBytes = 4
+	// anyPortBindTries is how often the gossip transport tries a
+	// kernel-chosen port whose UDP twin turns out to be taken.
+	anyPortBindTries = 10
 	// maxLabelLen is memberlist's limit on the gossip label.
 	maxLabelLen = 255
 )
@@ -59,6 +62,12 @@ const (
 	// random member (memberlist's LAN default is 30 s). It bounds how long a
 	// node that missed an interest broadcast stays out of date.
 	DefaultPushPullInterval = 15 * time.Second
+	// DefaultJoinRetry is the join loop's first delay after a failed
+	// attempt and its check period while the node has peers.
+	DefaultJoinRetry = time.Second
+	// DefaultJoinRetryMax caps the join loop's delay: a seed that comes up
+	// is found within about this long (plus a quarter of jitter).
+	DefaultJoinRetryMax = 30 * time.Second
 	// DefaultDeadNodeReclaimTime lets a node that failed come back under the
 	// same name from another address (a restarted daemon with a fixed name
 	// and a new port or IP) after this long.
@@ -75,6 +84,8 @@ const (
 	LocalPushPullInterval    = 2 * time.Second
 	LocalGossipToTheDeadTime = 2 * time.Second
 	LocalDeadNodeReclaimTime = 100 * time.Millisecond
+	LocalJoinRetry           = 100 * time.Millisecond
+	LocalJoinRetryMax        = 2 * time.Second
 )
 
 // compressMessages is memberlist's message compression, off: interest

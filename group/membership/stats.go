@@ -45,6 +45,9 @@ type Stats struct {
 	// for); FullOnRequest the whole states sent because a member asked, and
 	// FullDrops those requests dropped with MaxAckSends already under way.
 	DeltasSent, DeltasApplied, DeltaMisses, FullOnRequest, FullDrops uint64
+	// JoinsOK counts the join loop's attempts after which the node had a
+	// peer; JoinsFailed those after which it was still alone.
+	JoinsOK, JoinsFailed uint64
 }
 
 // counters are the live counters behind Stats.
@@ -53,6 +56,7 @@ type counters struct {
 	malformed, unknownMsgs, metaInvalid, tableTruncated, pushes, pushErrors    atomic.Uint64
 	eventsDropped, conflicts, ackDrops, pushesSkipped                          atomic.Uint64
 	deltasSent, deltasApplied, deltaMisses, fullOnRequest, fullDrops           atomic.Uint64
+	joinsOK, joinsFailed                                                       atomic.Uint64
 }
 
 // Stats returns a snapshot of the counters.
@@ -68,5 +72,6 @@ func (m *Membership) Stats() Stats {
 		PushesSkipped: c.pushesSkipped.Load(),
 		DeltasSent:    c.deltasSent.Load(), DeltasApplied: c.deltasApplied.Load(), DeltaMisses: c.deltaMisses.Load(),
 		FullOnRequest: c.fullOnRequest.Load(), FullDrops: c.fullDrops.Load(),
+		JoinsOK: c.joinsOK.Load(), JoinsFailed: c.joinsFailed.Load(),
 	}
 }
