@@ -14,6 +14,13 @@
 // failed may come back under its name from another address once
 // DeadNodeReclaimTime has passed.
 //
+// StartJoining (Config.Join) runs the join loop: it contacts the seeds in
+// the background, and again whenever the node has no peer, backing off
+// from JoinRetry to JoinRetryMax, so daemons find each other whatever the
+// order they start in. Outgoing TCP connections go through a transport
+// whose dials and open connections Close aborts first, so a seed that
+// never answers holds up neither New nor Close.
+//
 // # Interest gossip
 //
 // The groups this node wants form a reference-counted group.LocalSet
