@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/config"
+	"github.com/rsbd/rsbd/internal/gcfloor"
 	"github.com/rsbd/rsbd/metrics"
 	"github.com/rsbd/rsbd/node"
 )
@@ -107,6 +108,9 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 		defer hold.Close()
 		log.Info("holding a CPU wake-up latency request", "us", s.cpuLatency, "device", cpuLatencyDevice)
 	}
+	if stop := startGCFloor(s.gcFloorMiB, log); stop != nil {
+		defer stop()
+	}
 	reg := metrics.NewRegistry()
 	nd, err := node.New(s.node, reg)
 	if err != nil {
@@ -144,6 +148,27 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 	log.Info("shutting down", "signal", sig.String())
 	stopping.Store(true)
 	return shutdown(log, func() error { return closeAll(nd, ms, log) }, signals, shutdownTimeout)
+}
+
+// startGCFloor puts the heap floor of --gc-floor in force, unless it is
+// off or the environment sets the collector's policy (GOGC, GOMEMLIMIT),
+// which then wins. It returns the function that ends it, or nil.
+func startGCFloor(floorMiB int, log *slog.Logger) func() {
+	if floorMiB == 0 {
+		return nil
+	}
+	for _, env := range []string{"GOGC", "GOMEMLIMIT"} {
+		if _, ok := os.LookupEnv(env); ok {
+			log.Info("heap floor off: the environment sets the collector's policy", "env", env)
+			return nil
+		}
+	}
+	stop, err := gcfloor.Start(gcfloor.Config{FloorMiB: floorMiB})
+	if err != nil { // another daemon in this process (tests) holds it
+		log.Warn("heap floor not set", "err", err)
+		return nil
+	}
+	return stop
 }
 
 // closeAll closes the node (socket clients, reliable flush, leaving the

@@ -23,6 +23,8 @@ const (
 	cpuLatencyDevice = "/dev/cpu_dma_latency"
 	// maxCPULatency bounds --cpu-latency (one second, in microseconds).
 	maxCPULatency = 1_000_000
+	// maxGCFloorMiB bounds --gc-floor (1 TiB).
+	maxGCFloorMiB = 1 << 20
 )
 
 // Exit codes.

@@ -26,6 +26,7 @@ type settings struct {
 	metricsAddr string // empty: no HTTP endpoints
 	readyFile   string // empty: no ready file
 	cpuLatency  int    // µs of the PM QoS request to hold; -1: none
+	gcFloorMiB  int    // heap floor; 0: none (Go's own policy)
 	logLevel    slog.Level
 	logFormat   string // logAuto, logText or logJSON
 }
@@ -114,6 +115,7 @@ func parseSettings(c *config.Config) (settings, error) {
 	s.metricsAddr = r.hostPort(config.KeyMetricsAddr, true)
 	s.readyFile = c.String(keyReadyFile, "")
 	s.cpuLatency = r.cpuLatency()
+	s.gcFloorMiB = r.gcFloor()
 	if err := s.logLevel.UnmarshalText([]byte(c.String(keyLogLevel, "info"))); err != nil {
 		r.fail(keyLogLevel, "debug, info, warn or error", nil)
 	}
@@ -270,6 +272,14 @@ func (r *reader) cpuLatency() int {
 		return -1
 	}
 	return r.intRange(keyCPULatency, 0, maxCPULatency)
+}
+
+// gcFloor reads --gc-floor: "off" (0) or MiB.
+func (r *reader) gcFloor() int {
+	if v := strings.TrimSpace(r.c.String(keyGCFloor, valueOff)); v == valueOff || v == "" {
+		return 0
+	}
+	return r.intRange(keyGCFloor, 0, maxGCFloorMiB)
 }
 
 // hostPort reads a TCP listen address; with offOK, "off" (or empty) gives "".

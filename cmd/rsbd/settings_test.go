@@ -13,6 +13,7 @@ import (
 
 	"github.com/rsbd/rsbd/config"
 	"github.com/rsbd/rsbd/group"
+	"github.com/rsbd/rsbd/internal/gcfloor"
 	"github.com/rsbd/rsbd/node"
 	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/scope"
@@ -114,7 +115,7 @@ func TestEveryOptionHasItsKey(t *testing.T) {
 	keys := []string{config.KeySocketAddr, keySocketPath, config.KeyGossipAddr, config.KeyMetricsAddr, config.KeyJoin,
 		config.KeyMulticast, keyDataAddr, keyAdvertiseAddr, keyInterface, keyName, keyMaxDatagram,
 		keyMulticastTTL, keyGroupPool, keyGroupPoolSize, keyLocal, keySlowClient, keyDefaultInt,
-		keyQueueFrames, keyQueueBytes, keyMaxFrame, keyStallTimeout, keyMaxConns, keyParticipants, keySocketSpin, keyShutdownFlush, keyBarrier, keySpinWait, keyCPULatency, keyLogLevel,
+		keyQueueFrames, keyQueueBytes, keyMaxFrame, keyStallTimeout, keyMaxConns, keyParticipants, keySocketSpin, keyShutdownFlush, keyBarrier, keySpinWait, keyCPULatency, keyGCFloor, keyLogLevel,
 		keyLogFormat, keyReadyFile}
 	var got []string
 	for _, o := range options {
@@ -332,5 +333,32 @@ func TestUnknownKeys(t *testing.T) {
 	}
 	if got, want := unknownKeys(c), []string{"rsbd.gosip.addr", "rsbd.sockt.addr"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("unknown keys %q, want %q", got, want)
+	}
+}
+
+func TestGCFloorSetting(t *testing.T) {
+	if s, _ := mustSettings(t, "", nil); s.gcFloorMiB != gcfloor.DefaultFloorMiB {
+		t.Fatalf("default floor %d MiB, want %d", s.gcFloorMiB, gcfloor.DefaultFloorMiB)
+	}
+	if s, _ := mustSettings(t, "", nil, "--gc-floor", "off"); s.gcFloorMiB != 0 {
+		t.Fatalf("--gc-floor off: %d MiB", s.gcFloorMiB)
+	}
+	if s, _ := mustSettings(t, "[rsbd]\ngc.floor = 256\n", nil); s.gcFloorMiB != 256 {
+		t.Fatalf("gc.floor = 256 in a file: %d MiB", s.gcFloorMiB)
+	}
+	c, err := load(t, "", nil, "--gc-floor", "-5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parseSettings(c); err == nil || !strings.Contains(err.Error(), keyGCFloor) {
+		t.Fatalf("--gc-floor -5: %v, want an error naming %s", err, keyGCFloor)
+	}
+}
+
+func TestGCFloorYieldsToTheEnvironment(t *testing.T) {
+	t.Setenv("GOGC", "150")
+	if stop := startGCFloor(64, slog.New(slog.DiscardHandler)); stop != nil {
+		stop()
+		t.Fatal("the heap floor was set although GOGC is")
 	}
 }

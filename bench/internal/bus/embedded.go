@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rsbd/rsbd/group"
+	"github.com/rsbd/rsbd/internal/gcfloor"
 	"github.com/rsbd/rsbd/node"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
@@ -41,6 +42,7 @@ type Embedded struct {
 	losses atomic.Int64
 	scopes sync.Map // topic string -> scope.Scope
 	ctx    context.Context
+	gcStop func() // ends the heap floor of a daemon; nil otherwise
 }
 
 // NewEmbedded starts an rsbd node on loopback: memberlist's local profile,
@@ -69,12 +71,21 @@ func NewEmbedded(c NodeConfig) (*Embedded, error) {
 		Logger:       slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	if c.Socket {
+		// A daemon: it runs with rsbd's heap floor, as cmd/rsbd does.
 		cfg.SocketAddr = "127.0.0.1:0"
+		stop, err := gcfloor.Start(gcfloor.DefaultConfig())
+		if err != nil {
+			return nil, err
+		}
+		e.gcStop = stop
 	}
 	cfg.SocketPath = c.SocketPath
 	cfg.Socket.MaxParticipants = c.MaxParticipants
 	n, err := node.New(cfg, nil)
 	if err != nil {
+		if e.gcStop != nil {
+			e.gcStop()
+		}
 		return nil, err
 	}
 	e.n = n
@@ -143,4 +154,10 @@ func (e *Embedded) InlineReply() bool { return true }
 func (e *Embedded) Losses() int64 { return e.losses.Load() }
 
 // Close closes the node.
-func (e *Embedded) Close() error { return e.n.Close() }
+func (e *Embedded) Close() error {
+	err := e.n.Close()
+	if e.gcStop != nil {
+		e.gcStop()
+	}
+	return err
+}

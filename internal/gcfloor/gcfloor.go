@@ -1,0 +1,139 @@
+package gcfloor
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+)
+
+// ErrConfig is wrapped by the errors of Config.Validate.
+var ErrConfig = errors.New("gcfloor: invalid config")
+
+// ErrStarted is returned by Start while a floor is in force.
+var ErrStarted = errors.New("gcfloor: already started")
+
+// Config is a heap floor policy. The zero value is DefaultConfig.
+type Config struct {
+	// FloorMiB is the heap size, in MiB, below which the collector does not
+	// run. Zero means DefaultFloorMiB.
+	FloorMiB int
+	// Percent is GOGC's growth above the floor. Zero means DefaultPercent.
+	Percent int
+}
+
+// DefaultConfig returns the daemon's policy.
+func DefaultConfig() Config { return Config{FloorMiB: DefaultFloorMiB, Percent: DefaultPercent} }
+
+// Validate reports whether c, with its defaults, is usable.
+func (c Config) Validate() error {
+	if c.FloorMiB < 0 || c.FloorMiB > 1<<20 || c.Percent < 0 || c.Percent > 1<<16 {
+		return fmt.Errorf("%w: floor %d MiB, percent %d", ErrConfig, c.FloorMiB, c.Percent)
+	}
+	return nil
+}
+
+func (c Config) withDefaults() Config {
+	if c.FloorMiB == 0 {
+		c.FloorMiB = DefaultFloorMiB
+	}
+	if c.Percent == 0 {
+		c.Percent = DefaultPercent
+	}
+	return c
+}
+
+// limitFor is the memory limit after a collection: inUse bytes of memory
+// the runtime holds (the limit's measure), live of them the live heap.
+// GOGC would let the heap grow by live × percent / 100 before the next
+// collection; the floor keeps the limit from going below floor.
+func limitFor(floor, inUse, live uint64, percent int) uint64 {
+	p := uint64(percent)
+	growth := live/100*p + live%100*p/100 // live × percent / 100 without overflow
+	if inUse > math.MaxInt64-growth {
+		return math.MaxInt64
+	}
+	return max(floor, inUse+growth)
+}
+
+// controller holds one Start's state.
+type controller struct {
+	floor   uint64
+	percent int
+	stopped atomic.Bool
+	adjusts atomic.Uint64 // limits set, for tests
+	prevGC  int
+	prevLim int64
+	samples []metrics.Sample
+	mu      sync.Mutex // serializes adjust with stop
+}
+
+// active is the controller in force, if any.
+var active atomic.Pointer[controller]
+
+// Metric names read after each collection.
+const (
+	metricTotal    = "/memory/classes/total:bytes"
+	metricReleased = "/memory/classes/heap/released:bytes"
+	metricLive     = "/gc/heap/live:bytes"
+)
+
+// Start puts the heap floor in force for the process and returns the
+// function that restores the GOGC and memory limit it found.
+func Start(cfg Config) (stop func(), err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	c := &controller{floor: uint64(cfg.FloorMiB) << 20, percent: cfg.Percent,
+		samples: []metrics.Sample{{Name: metricTotal}, {Name: metricReleased}, {Name: metricLive}}}
+	if !active.CompareAndSwap(nil, c) {
+		return nil, ErrStarted
+	}
+	c.prevLim = debug.SetMemoryLimit(int64(c.floor))
+	c.prevGC = debug.SetGCPercent(-1)
+	c.adjust()
+	c.arm()
+	return c.stop, nil
+}
+
+// arm attaches the next adjustment to the end of the next collection.
+func (c *controller) arm() {
+	s := new([sentinelSize]byte)
+	runtime.AddCleanup(s, func(c *controller) {
+		if c.adjust() {
+			c.arm()
+		}
+	}, c)
+}
+
+// adjust sets the limit from what the last collection left; it reports
+// false once the controller is stopped.
+func (c *controller) adjust() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped.Load() {
+		return false
+	}
+	metrics.Read(c.samples)
+	total, released, live := c.samples[0].Value.Uint64(), c.samples[1].Value.Uint64(), c.samples[2].Value.Uint64()
+	debug.SetMemoryLimit(int64(limitFor(c.floor, total-min(released, total), live, c.percent)))
+	c.adjusts.Add(1)
+	return true
+}
+
+// stop restores the settings Start found.
+func (c *controller) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped.Swap(true) {
+		return
+	}
+	debug.SetGCPercent(c.prevGC)
+	debug.SetMemoryLimit(c.prevLim)
+	active.Store(nil)
+}

@@ -1,0 +1,104 @@
+package gcfloor
+
+import (
+	"errors"
+	"math"
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+func TestLimitFor(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		inUse, live uint64
+		percent     int
+		want        uint64
+	}{
+		{10 * mib, 4 * mib, 100, 64 * mib},           // small heap: the floor
+		{100 * mib, 80 * mib, 100, 180 * mib},        // above it: GOGC's growth
+		{100 * mib, 80 * mib, 50, 140 * mib},         // a smaller percent
+		{math.MaxInt64 - 1, mib, 100, math.MaxInt64}, // no overflow
+	} {
+		if got := limitFor(64*mib, c.inUse, c.live, c.percent); got != c.want {
+			t.Errorf("limitFor(64 MiB, %d, %d, %d) = %d, want %d", c.inUse, c.live, c.percent, got, c.want)
+		}
+	}
+}
+
+func TestConfig(t *testing.T) {
+	if err := (Config{FloorMiB: -1}).Validate(); !errors.Is(err, ErrConfig) {
+		t.Fatalf("negative floor: %v", err)
+	}
+	if c := (Config{}).withDefaults(); c != DefaultConfig() {
+		t.Fatalf("zero value %+v, want %+v", c, DefaultConfig())
+	}
+}
+
+// currentLimit reads the memory limit without changing it.
+func currentLimit() int64 { return debug.SetMemoryLimit(-1) }
+
+// currentPercent reads GOGC's percent.
+func currentPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+// sink keeps allocations live.
+var sink [][]byte
+
+func TestStartKeepsTheLimitAboveTheLiveHeap(t *testing.T) {
+	prevGC, prevLim := currentPercent(), currentLimit()
+	stop, err := Start(Config{FloorMiB: 8, Percent: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Start(Config{}); !errors.Is(err, ErrStarted) {
+		t.Fatalf("second Start: %v, want ErrStarted", err)
+	}
+	if p := currentPercent(); p != -1 {
+		t.Fatalf("GOGC %d while the floor is in force, want off (-1)", p)
+	}
+	if l := currentLimit(); l < 8<<20 {
+		t.Fatalf("limit %d, want at least the 8 MiB floor", l)
+	}
+	// A live heap of 32 MiB: after a collection the limit must leave it
+	// room to double, or the collector would run without end.
+	for range 32 {
+		sink = append(sink, make([]byte, 1<<20))
+	}
+	c := active.Load()
+	before := c.adjusts.Load()
+	runtime.GC()
+	deadline := time.Now().Add(10 * time.Second)
+	for c.adjusts.Load() == before {
+		if time.Now().After(deadline) {
+			t.Fatal("no adjustment after a collection")
+		}
+		runtime.Gosched()
+	}
+	if l := currentLimit(); l < 64<<20 {
+		t.Fatalf("limit %d MiB with 32 MiB live, want at least 64", l>>20)
+	}
+	sink = nil
+	stop()
+	stop() // idempotent
+	if p, l := currentPercent(), currentLimit(); p != prevGC || l != prevLim {
+		t.Fatalf("after stop: GOGC %d, limit %d; want %d, %d", p, l, prevGC, prevLim)
+	}
+	// The cleanup armed before stop ends the chain: no more adjustments.
+	n := c.adjusts.Load()
+	runtime.GC()
+	runtime.GC()
+	if got := c.adjusts.Load(); got != n {
+		t.Fatalf("%d adjustments after stop", got-n)
+	}
+	// A new Start is possible after stop.
+	stop, err = Start(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+}

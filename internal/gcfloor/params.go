@@ -1,0 +1,16 @@
+package gcfloor
+
+// DefaultFloorMiB is the daemon's heap floor. Measured with one publisher
+// and one subscriber through one daemon (docs/BENCHMARKS.md), it raised
+// 64 KiB and 1 MiB event throughput by about a fifth for about 15 MB more
+// peak memory; a floor of 128 MiB gained a little more for 70 MB more.
+const DefaultFloorMiB = 64
+
+// DefaultPercent is the heap growth allowed above the floor between
+// collections, as GOGC: 100, Go's own default.
+const DefaultPercent = 100
+
+// sentinelSize keeps the object whose cleanup tells of a finished
+// collection out of the tiny allocator, which would tie its lifetime to
+// its neighbours'.
+const sentinelSize = 32
