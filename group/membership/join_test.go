@@ -3,9 +3,10 @@ package membership
 import (
 	"errors"
 	"net"
-	"strconv"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/internal/testport"
 )
 
 func TestJoinBackoff(t *testing.T) {
@@ -27,38 +28,14 @@ func TestJoinBackoff(t *testing.T) {
 	}
 }
 
-// reservePort holds a TCP listener and a UDP socket on one free loopback
-// port until release: a seed that is not up yet, whose address nothing
-// else may take meanwhile. The listener never accepts, so a join to it
-// waits for memberlist's TCP timeout, as with a seed that accepts and
-// never answers.
-func reservePort(t *testing.T) (port int, release func()) {
-	t.Helper()
-	for range 20 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port = ln.Addr().(*net.TCPAddr).Port
-		pc, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(port))
-		if err != nil {
-			_ = ln.Close()
-			continue
-		}
-		return port, func() { _ = ln.Close(); _ = pc.Close() }
-	}
-	t.Fatal("no free TCP and UDP port pair")
-	return 0, nil
-}
-
 // A node whose seed comes up after it keeps trying and joins it; once the
 // seed is gone and back at the same address, the node, alone again, joins
 // it again. Neither seed start has a Join list of its own: only the join
 // loop can bring the two together.
 func TestJoinSeedThatStartsLater(t *testing.T) {
-	port, release := reservePort(t)
-	defer release()
-	seedAddr := "127.0.0.1:" + strconv.Itoa(port)
+	// The listener of the held port never accepts: a join to it waits for
+	// memberlist's TCP timeout, as with a seed that accepts and never answers.
+	seedAddr, port, release := testport.Hold(t)
 
 	cfg := LocalConfig()
 	cfg.NodeName = "early"
