@@ -41,9 +41,9 @@ func (b *joinBackoff) next(alone bool, jitter float64) time.Duration {
 // has no peer, backing off from JoinRetry to JoinRetryMax while none of
 // them answers. One peer is enough: gossip brings the rest. A node thus
 // finds its cluster whatever the order in which the daemons start, and
-// after losing every peer. The loop ends with Close; Close waits for a
-// join attempt under way (memberlist's join takes no cancellation: at
-// most its TCP timeout per seed that accepts and never answers).
+// after losing every peer. The loop ends with Leave (a node that announced
+// its departure must not join again) or Close, which aborts an attempt
+// under way (its dials and connections; see stoppableTransport).
 func (m *Membership) StartJoining(seeds []string) error {
 	if len(seeds) == 0 {
 		return nil
@@ -56,14 +56,17 @@ func (m *Membership) StartJoining(seeds []string) error {
 	case !m.joining.CompareAndSwap(false, true):
 		return ErrJoining
 	}
+	m.joinEnded = make(chan struct{})
 	m.wg.Add(1)
 	go m.joinLoop(append([]string(nil), seeds...))
 	return nil
 }
 
-// joinLoop is the join loop's goroutine; it exits when stop is closed.
+// joinLoop is the join loop's goroutine; it exits when stop is closed or
+// an attempt finds the membership leaving or closing.
 func (m *Membership) joinLoop(seeds []string) {
 	defer m.wg.Done()
+	defer close(m.joinEnded)
 	b := joinBackoff{min: m.joinRetry, max: m.joinMax}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -92,7 +95,8 @@ func (m *Membership) joinLoop(seeds []string) {
 
 // joinAttempt contacts the seeds once and counts the outcome: ok when the
 // node has a peer afterwards. It reports false when the membership is
-// closing. Only the first of a row of failures is logged as a warning.
+// leaving or closing. Only the first of a row of failures is logged as a
+// warning.
 func (m *Membership) joinAttempt(seeds []string, failedBefore bool) bool {
 	// Close holds the lock exclusively while it waits for this loop: a
 	// join must not queue behind it.
@@ -100,7 +104,7 @@ func (m *Membership) joinAttempt(seeds []string, failedBefore bool) bool {
 		return false
 	}
 	defer m.life.RUnlock()
-	if m.closed {
+	if m.closed || m.leaving.Load() {
 		return false
 	}
 	reached, err := m.ml.Join(seeds)

@@ -151,3 +151,26 @@ func TestCloseDuringJoin(t *testing.T) {
 		t.Fatalf("joins ok %d with a seed that never answered", st.JoinsOK)
 	}
 }
+
+// A node that announced its departure does not join again: the join loop
+// ends at its next attempt.
+func TestJoinLoopEndsWithLeave(t *testing.T) {
+	cfg := LocalConfig()
+	cfg.Logger = discard
+	cfg.Join = []string{"127.0.0.1:1"}
+	cfg.JoinRetry, cfg.JoinRetryMax = time.Millisecond, time.Millisecond
+	m, err := New(cfg, LocalState{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	waitFor(t, "a failed join attempt", func() bool { return m.Stats().JoinsFailed >= 1 })
+	if err := m.Leave(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-m.joinEnded:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the join loop still runs after Leave")
+	}
+}

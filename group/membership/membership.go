@@ -85,7 +85,8 @@ type Membership struct {
 
 	life       sync.RWMutex // Join and Leave hold it shared, Close exclusively
 	closed     bool
-	joining    atomic.Bool // the join loop was started
+	joining    atomic.Bool   // the join loop was started
+	joinEnded  chan struct{} // closed when the join loop returns; set by StartJoining
 	joinRetry  time.Duration
 	joinMax    time.Duration
 	pushSignal chan struct{}
