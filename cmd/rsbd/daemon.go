@@ -163,10 +163,14 @@ func startGCFloor(floorMiB int, log *slog.Logger) func() {
 			return nil
 		}
 	}
-	stop, err := gcfloor.Start(gcfloor.Config{FloorMiB: floorMiB})
+	cfg := gcfloor.Config{FloorMiB: floorMiB}
+	stop, err := gcfloor.Start(cfg)
 	if err != nil { // another daemon in this process (tests) holds it
 		log.Warn("heap floor not set", "err", err)
 		return nil
+	}
+	if floor, capped := gcfloor.EffectiveFloor(cfg); capped {
+		log.Info("heap floor lowered to a quarter of the cgroup's memory limit", "floor_mib", floor>>20, "asked_mib", floorMiB)
 	}
 	return stop
 }

@@ -101,7 +101,7 @@ var options = []option{
 	{"interest-barrier", node.DefaultInterestBarrier.String(), "DURATION", "how long a new listener waits for its interest to reach the peers"},
 	{"spin-wait", transport.DefaultSpinWait.String(), "DURATION", "how long a UDP reader polls for the answer to a reply before it sleeps (0: never)"},
 	{"cpu-latency", valueOff, "off|MICROSECONDS", "while running, ask that no CPU take longer to wake (0: idle CPUs poll instead of sleeping; halves round trips through a daemon on a VM, costs power; needs write access to " + cpuLatencyDevice + ")"},
-	{"gc-floor", strconv.Itoa(gcfloor.DefaultFloorMiB), "off|MiB", "heap size below which the garbage collector stays idle; above it, it runs as GOGC=100 (ignored when GOGC or GOMEMLIMIT is set)"},
+	{"gc-floor", strconv.Itoa(gcfloor.DefaultFloorMiB), "off|MiB", "heap size below which the garbage collector stays idle; above it, it runs as GOGC=100 (at most a quarter of the cgroup's memory limit; ignored when GOGC or GOMEMLIMIT is set)"},
 	{"log-level", "info", "debug|info|warn|error", "log level"},
 	{"log-format", logAuto, "auto|text|json", "log format (auto: text on a terminal, JSON otherwise)"},
 	{"ready-file", "", "PATH", "once serving, write the bound addresses to PATH as JSON"},

@@ -7,6 +7,10 @@
 // memory limit at the larger of the floor and what GOGC would allow, resetting
 // it after every collection.
 //
+// In a cgroup with a memory limit (a container, a systemd unit with
+// MemoryMax), the floor is at most a quarter of that limit
+// (EffectiveFloor).
+//
 // It is a process-wide setting: the daemon binary (and the benchmark's
 // daemon processes, to measure what the daemon does) start it; packages
 // that embed a node leave the host program's policy alone.

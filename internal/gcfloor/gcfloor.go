@@ -82,14 +82,16 @@ const (
 	metricLive     = "/gc/heap/live:bytes"
 )
 
-// Start puts the heap floor in force for the process and returns the
-// function that restores the GOGC and memory limit it found.
+// Start puts the heap floor in force for the process (EffectiveFloor: cfg's,
+// within the process's cgroup limit) and returns the function that
+// restores the GOGC and memory limit it found.
 func Start(cfg Config) (stop func(), err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	c := &controller{floor: uint64(cfg.FloorMiB) << 20, percent: cfg.Percent,
+	floor, _ := EffectiveFloor(cfg)
+	c := &controller{floor: floor, percent: cfg.Percent,
 		samples: []metrics.Sample{{Name: metricTotal}, {Name: metricReleased}, {Name: metricLive}}}
 	if !active.CompareAndSwap(nil, c) {
 		return nil, ErrStarted

@@ -16,3 +16,15 @@ const DefaultPercent = 100
 // collection out of the tiny allocator, which would tie its lifetime to
 // its neighbours'.
 const sentinelSize = 32
+
+// cgroupShare: the floor is at most this fraction (1/cgroupShare) of the
+// memory limit of the process's cgroup, leaving the rest to the live heap,
+// the runtime, the kernel's socket buffers and whatever else shares it.
+const cgroupShare = 4
+
+// cgroupRoot is where the cgroup hierarchies are mounted.
+const cgroupRoot = "/sys/fs/cgroup"
+
+// unlimitedCgroup: cgroup v1 reports "no limit" as a page-rounded
+// 2^63-1; any limit this large is none.
+const unlimitedCgroup = 1 << 62
