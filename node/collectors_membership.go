@@ -51,7 +51,7 @@ var membershipFamilies = []struct {
 	{"rsbd_membership_full_states_on_request_total", "Whole interest states sent because a peer missed a delta.", "", []memberMetric{
 		{"", func(s membership.Stats) uint64 { return s.FullOnRequest }},
 	}},
-	{"rsbd_membership_joins_total", "Attempts of the join loop to reach the seeds, by whether the node had a peer after.", "result", []memberMetric{
+	{"rsbd_membership_joins_total", "Attempts of the join loop to reach the seeds, by whether one answered.", "result", []memberMetric{
 		{"ok", func(s membership.Stats) uint64 { return s.JoinsOK }},
 		{"failed", func(s membership.Stats) uint64 { return s.JoinsFailed }},
 	}},

@@ -93,10 +93,12 @@ func (m *Membership) joinLoop(seeds []string) {
 	}
 }
 
-// joinAttempt contacts the seeds once and counts the outcome: ok when the
-// node has a peer afterwards. It reports false when the membership is
-// leaving or closing. Only the first of a row of failures is logged as a
-// warning.
+// joinAttempt contacts the seeds once and counts the outcome as memberlist
+// reports it: ok when a seed answered, failed when none did. (Whether the
+// node has a peer is the loop's own test: a seed that got this node's state
+// may still bring it in after an exchange that timed out here.) It reports
+// false when the membership is leaving or closing. Only the first of a row
+// of fruitless attempts is logged as a warning.
 func (m *Membership) joinAttempt(seeds []string, failedBefore bool) bool {
 	// Close holds the lock exclusively while it waits for this loop: a
 	// join must not queue behind it.
@@ -108,12 +110,15 @@ func (m *Membership) joinAttempt(seeds []string, failedBefore bool) bool {
 		return false
 	}
 	reached, err := m.ml.Join(seeds)
-	if m.numMembers.Load() > 0 {
+	if err != nil {
+		m.stats.joinsFailed.Add(1)
+	} else {
 		m.stats.joinsOK.Add(1)
+	}
+	if m.numMembers.Load() > 0 {
 		m.log.Info("membership joined", "seeds_reached", reached)
 		return true
 	}
-	m.stats.joinsFailed.Add(1)
 	level := m.log.Warn
 	if failedBefore {
 		level = m.log.Debug

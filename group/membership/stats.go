@@ -45,8 +45,8 @@ type Stats struct {
 	// for); FullOnRequest the whole states sent because a member asked, and
 	// FullDrops those requests dropped with MaxAckSends already under way.
 	DeltasSent, DeltasApplied, DeltaMisses, FullOnRequest, FullDrops uint64
-	// JoinsOK counts the join loop's attempts after which the node had a
-	// peer; JoinsFailed those after which it was still alone.
+	// JoinsOK counts the join loop's attempts that reached a seed;
+	// JoinsFailed those that reached none.
 	JoinsOK, JoinsFailed uint64
 }
 
