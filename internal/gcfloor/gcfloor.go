@@ -64,7 +64,7 @@ func limitFor(floor, inUse, live uint64, percent int) uint64 {
 type controller struct {
 	floor   uint64
 	percent int
-	stopped atomic.Bool
+	stopped bool          // guarded by mu
 	adjusts atomic.Uint64 // limits set, for tests
 	prevGC  int
 	prevLim int64
@@ -118,7 +118,7 @@ func (c *controller) arm() {
 func (c *controller) adjust() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.stopped.Load() {
+	if c.stopped {
 		return false
 	}
 	metrics.Read(c.samples)
@@ -132,9 +132,10 @@ func (c *controller) adjust() bool {
 func (c *controller) stop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.stopped.Swap(true) {
+	if c.stopped {
 		return
 	}
+	c.stopped = true
 	debug.SetGCPercent(c.prevGC)
 	debug.SetMemoryLimit(c.prevLim)
 	active.Store(nil)
