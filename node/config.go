@@ -163,6 +163,8 @@ func (c *Config) applyDefaults() {
 	if c.Streams.Sender.RetainBytes == 0 {
 		c.Streams.Sender.RetainBytes = DefaultRetainBytes
 	}
+	defInt(&c.Streams.Receivers.Receiver.ReorderBytes, DefaultReorderBytes)
+	defInt(&c.Streams.Receivers.Receiver.ReorderDatagrams, DefaultReorderDatagrams)
 	if c.ShutdownFlush == 0 {
 		c.ShutdownFlush = DefaultShutdownFlush
 	}

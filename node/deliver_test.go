@@ -276,3 +276,20 @@ func TestFlowWindowFitsReceiveBuffer(t *testing.T) {
 	}
 	t.Logf("window %d datagrams, receive buffer %d", w, rcv)
 }
+
+// TestFlowWindowFitsReorderHold: whatever the kernel grants, the window
+// stays within half of what an ordered receiver with the same limits holds
+// behind a hole, for every datagram size.
+func TestFlowWindowFitsReorderHold(t *testing.T) {
+	for _, size := range []int{DefaultLANDatagram, 9000, DefaultLoopbackDatagram} {
+		for _, reorder := range []int{0, 1 << 20} {
+			n := &Node{cfg: Config{MaxDatagram: size}}
+			n.cfg.Streams.Receivers.Receiver.ReorderBytes = reorder
+			n.cfg.applyDefaults()
+			hold := n.cfg.Streams.Receivers.Receiver.HeldDatagrams(size)
+			if w := int(n.flowWindow()); w > minFlowWindow && w > hold/2 {
+				t.Errorf("datagrams of %d bytes, reorder bytes %d: window %d, hold %d", size, reorder, w, hold)
+			}
+		}
+	}
+}

@@ -32,12 +32,15 @@ type ackState struct {
 }
 
 // flowWindow returns the window in datagrams for the node's datagram size.
-// It also fits the window in half of the receive buffer the kernel granted
-// (peers are assumed to run with the same limits): the kernel charges each
+// Peers are assumed to run with the same limits. It fits the window in half
+// of the receive buffer the kernel granted: the kernel charges each
 // datagram's whole buffer, so a window of flowWindowBytes of 60 000-byte
 // datagrams nearly fills the usual 8 MiB, and a publish may overshoot the
 // window by one event's fragments, repairs and heartbeats; an overflowing
-// socket buffer costs a NACK round per lost datagram.
+// socket buffer costs a NACK round per lost datagram. It also fits the
+// window in half of what an ordered receiver holds behind a hole (its
+// reorder bounds): everything in flight after a lost datagram waits there
+// for the repair, and a hold that overflows gives the hole up as lost.
 func (n *Node) flowWindow() uint64 {
 	w := flowWindowBytes / n.cfg.MaxDatagram
 	if n.ep != nil {
@@ -45,6 +48,7 @@ func (n *Node) flowWindow() uint64 {
 			w = min(w, rcv/datagramTruesize(n.cfg.MaxDatagram)/2)
 		}
 	}
+	w = min(w, n.cfg.Streams.Receivers.Receiver.HeldDatagrams(n.cfg.MaxDatagram)/2)
 	limit := n.cfg.Streams.Sender.RetainCount
 	if limit == 0 {
 		limit = defaultRetainCount

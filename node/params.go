@@ -72,6 +72,18 @@ const (
 	// what is in flight can still be repaired; flowWindow also keeps it
 	// within half of the receive buffer the kernel granted.
 	flowWindowBytes = 6 << 20
+	// DefaultReorderBytes and DefaultReorderDatagrams bound what an
+	// ordered reliable receiver holds behind a hole (qos's own defaults are
+	// 4 MiB and 1024): room for twice the flow window, because everything
+	// in flight after a lost datagram waits there for its repair, and a
+	// sender's window can be overshot by the fragments of one event, by
+	// repairs and heartbeats (flowWindow takes half of this hold). With
+	// 1400-byte datagrams a 1 MiB event alone is 750 of them; 16 MiB keeps
+	// the window of 60 000-byte datagrams at its 104 (flowWindowBytes).
+	// The hold is only filled while a hole waits for its repair, and the
+	// receivers' table bounds all holds together (qos.DefaultMaxBytes).
+	DefaultReorderBytes     = 16 << 20
+	DefaultReorderDatagrams = 8192
 	// DefaultRetainBytes is the retransmit buffer per reliable stream in
 	// bytes (qos's own default is 8 MiB): room for the flow window plus
 	// repairs of what was just evicted from it.

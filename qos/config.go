@@ -161,6 +161,15 @@ func (c ReceiverConfig) MaxHeldBytes() int {
 	return StreamOverhead + maxGapCost(c.MaxGaps) + c.ReorderBytes
 }
 
+// HeldDatagrams returns how many DATA datagrams of size bytes, one record
+// each, an ordered reliable receiver configured with c (defaults applied)
+// holds at most behind a hole before it gives the hole up
+// (ReasonReorderOverflow). A sender's flow window must stay below it.
+func (c ReceiverConfig) HeldDatagrams(size int) int {
+	c = c.withDefaults()
+	return min(c.ReorderDatagrams, c.ReorderBytes/(max(size, 0)+heldOverhead+recordOverhead))
+}
+
 // ReceiversConfig configures a Receivers table. Zero fields take the defaults
 // of params.go.
 type ReceiversConfig struct {
