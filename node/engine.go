@@ -46,13 +46,20 @@ type senderState struct {
 	s       *qos.Sender
 	rx      map[datagram.InstanceID]rxProgress // receivers' ACKed progress
 	pending [][]byte
-	size    int // encoded size of the pending DATA datagram
+	// pieces are the pending DATA datagram's records when they are the
+	// fragments of a large event, each in pieces that alias its body
+	// (splitPieces). A datagram has records or pieces, never both.
+	pieces [][][]byte
+	size   int // encoded size of the pending DATA datagram
 	// lastRecords is the record count of the last DATA datagram: the next
 	// one's record list starts with that capacity (the sender keeps each
 	// list with its datagram, so none is reused).
 	lastRecords int
 	used        time.Time
 }
+
+// idle reports whether st has no pending DATA datagram.
+func (st *senderState) idle() bool { return len(st.pending) == 0 && len(st.pieces) == 0 }
 
 // engine owns every qos machine and assembler of the node; one goroutine
 // (run) drives it, fed by bounded queues. Nothing in it is shared.
@@ -125,6 +132,7 @@ type engine struct {
 type scratch struct {
 	groups []datagram.GroupID
 	recs   [][]byte
+	pieces [][][]byte
 	drops  []fragmentation.Drop
 }
 

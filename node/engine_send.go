@@ -25,7 +25,7 @@ func (e *engine) publish(p pubReq, now time.Time) {
 	if len(wanted) == 0 {
 		return
 	}
-	recs, err := e.records(p)
+	recs, pieces, err := e.records(p)
 	if err != nil {
 		e.n.m.Drop(metrics.DropFragmentInvalid)
 		e.n.log.Warn("cannot fragment event", "scope", p.scope.String(), "size", p.size, "err", err)
@@ -40,6 +40,9 @@ func (e *engine) publish(p pubReq, now time.Time) {
 		}
 		for _, r := range recs {
 			e.queueRecord(st, r, now)
+		}
+		for _, ps := range pieces {
+			e.queuePieces(st, ps, now)
 		}
 	}
 }
@@ -66,21 +69,26 @@ func (e *engine) wantedGroups(sc scope.Scope) []datagram.GroupID {
 	return ids
 }
 
-// records splits a serialized Notification into serialized
-// FragmentedNotifications that each fit one datagram.
-func (e *engine) records(p pubReq) ([][]byte, error) {
+// records turns a serialized Notification into serialized
+// FragmentedNotifications that each fit one datagram: whole records, or
+// for an event that must be split the fragments in pieces that alias its
+// body, so that its data is not copied on the way to the socket.
+func (e *engine) records(p pubReq) (recs [][]byte, pieces [][][]byte, err error) {
 	if p.frags != nil {
-		return p.frags, nil
+		return p.frags, nil, nil
 	}
 	body := p.body
 	capacity := e.n.recordCapacity()
 	if p.record != nil && len(p.record) <= capacity {
-		return append(e.scratch.recs[:0], p.record), nil
+		return append(e.scratch.recs[:0], p.record), nil, nil
 	}
 	if wholeSize(len(body)) <= capacity {
-		return append(e.scratch.recs[:0], appendWhole(make([]byte, 0, wholeSize(len(body))), body)), nil
+		return append(e.scratch.recs[:0], appendWhole(make([]byte, 0, wholeSize(len(body))), body)), nil, nil
 	}
-	return splitRaw(e.scratch.recs[:0], body, capacity)
+	clear(e.scratch.pieces)
+	pieces, err = splitPieces(e.scratch.pieces[:0], body, capacity)
+	e.scratch.pieces = pieces
+	return nil, pieces, err
 }
 
 // sender returns the sender state of key, creating it (and evicting the
@@ -112,7 +120,7 @@ func (e *engine) evictOldestSender() {
 	var oldest datagram.StreamKey
 	var t time.Time
 	for k, st := range e.senders {
-		if len(st.pending) == 0 && (t.IsZero() || st.used.Before(t)) {
+		if st.idle() && (t.IsZero() || st.used.Before(t)) {
 			oldest, t = k, st.used
 		}
 	}
@@ -128,7 +136,7 @@ func (e *engine) evictOldestSender() {
 // longer retain anything for repair.
 func (e *engine) expireSenders(now time.Time) {
 	for k, st := range e.senders {
-		if len(st.pending) == 0 && st.s.Retained() == 0 && now.Sub(st.used) > DefaultSenderIdle {
+		if st.idle() && st.s.Retained() == 0 && now.Sub(st.used) > DefaultSenderIdle {
 			addSenderStats(&e.retired, st.s.Stats())
 			delete(e.senders, k)
 		}
@@ -136,9 +144,9 @@ func (e *engine) expireSenders(now time.Time) {
 }
 
 // queueRecord adds r to the pending DATA datagram of st, sending the
-// pending one first when r does not fit.
+// pending one first when r does not fit or it holds pieces.
 func (e *engine) queueRecord(st *senderState, r []byte, now time.Time) {
-	if st.size+recordOverhead+len(r) > e.n.cfg.MaxDatagram || len(st.pending) == datagram.MaxRecords {
+	if len(st.pieces) > 0 || st.size+recordOverhead+len(r) > e.n.cfg.MaxDatagram || len(st.pending) == datagram.MaxRecords {
 		e.sendPending(st, now)
 	}
 	if len(st.pending) == 0 {
@@ -151,13 +159,34 @@ func (e *engine) queueRecord(st *senderState, r []byte, now time.Time) {
 	st.size += recordOverhead + len(r)
 }
 
+// queuePieces adds a fragment given in pieces to the pending DATA datagram
+// of st, sending the pending one first when the fragment does not fit or
+// it holds whole records.
+func (e *engine) queuePieces(st *senderState, ps [][]byte, now time.Time) {
+	n := 0
+	for _, p := range ps {
+		n += len(p)
+	}
+	if len(st.pending) > 0 || st.size+recordOverhead+n > e.n.cfg.MaxDatagram || len(st.pieces) == datagram.MaxRecords {
+		e.sendPending(st, now)
+	}
+	if len(st.pieces) == 0 {
+		e.dirty = append(e.dirty, st)
+	}
+	st.pieces = append(st.pieces, ps)
+	st.size += recordOverhead + n
+}
+
 // sendPending numbers the pending DATA datagram of st.
 func (e *engine) sendPending(st *senderState, now time.Time) {
-	if len(st.pending) == 0 {
+	if st.idle() {
 		return
 	}
-	d := &datagram.Datagram{Kind: datagram.KindData, Records: st.pending}
-	st.pending, st.size, st.lastRecords = nil, dataHeader, len(st.pending)
+	d := &datagram.Datagram{Kind: datagram.KindData, Records: st.pending, Pieces: st.pieces}
+	if len(st.pending) > 0 {
+		st.lastRecords = len(st.pending)
+	}
+	st.pending, st.pieces, st.size = nil, nil, dataHeader
 	e.lastActive = now
 	if _, err := st.s.Send(d, now, &e.out); err != nil {
 		e.n.log.Error("sender stream refused datagram", "err", err)

@@ -25,20 +25,56 @@ const splitOverhead = 1 + 5 + 1 + 5 + 1 + 5 + 1 + 5
 // errSplit is returned for a Notification the splitter cannot parse.
 var errSplit = errors.New("node: malformed notification")
 
-// splitRaw splits the serialized Notification body into serialized
+// splitPieces splits the serialized Notification body into
 // FragmentedNotifications of at most capacity bytes each, without decoding
-// it into a message: fragment 0 carries every field but the data together
-// with the first data chunk, later fragments only event_id and a data chunk
-// (RSB's rule). All fragments share one new buffer.
-func splitRaw(dst [][]byte, body []byte, capacity int) ([][]byte, error) {
+// it into a message and without copying its data: fragment 0 carries every
+// field but the data together with the first data chunk, later fragments
+// only event_id and a data chunk (RSB's rule). Each fragment is given as
+// its head, its data chunk (aliasing body) and its tail, which is how a
+// datagram sends it (datagram.Datagram.Pieces); heads and tails share one
+// new buffer. body must not change while the pieces are in use.
+func splitPieces(dst [][][]byte, body []byte, capacity int) ([][][]byte, error) {
 	header, eventID, data, err := scanNotification(body)
 	if err != nil {
 		return dst, err
 	}
-	return splitParts(dst, header, eventID, data, data != nil, capacity)
+	first, rest, err := chunkRoom(header, eventID, capacity)
+	if err != nil {
+		return dst, err
+	}
+	hasData := data != nil
+	parts, c0, c := planChunks(len(data), first, rest)
+	buf := make([]byte, 0, len(header)+parts*(len(eventID)+splitOverhead))
+	pieces := make([][]byte, 3*parts)
+	for i := 0; i < parts; i++ {
+		n, hdr := min(len(data), c), []byte(nil)
+		if i == 0 {
+			hdr, n = header, min(len(data), c0)
+		}
+		start := len(buf)
+		buf = appendFragmentHead(buf, hdr, eventID, n, hasData)
+		mid := len(buf)
+		buf = appendFragmentTail(buf, eventID, parts, i)
+		p := pieces[3*i : 3*i+3 : 3*i+3]
+		p[0], p[1], p[2] = buf[start:mid:mid], data[:n:n], buf[mid:len(buf):len(buf)]
+		dst = append(dst, p)
+		data = data[n:]
+	}
+	return dst, nil
 }
 
-// splitEvent is splitRaw for an event not serialized yet: only its fields
+// chunkRoom returns the data bytes that fit fragment 0 and later fragments
+// of capacity bytes.
+func chunkRoom(header, eventID []byte, capacity int) (first, rest int, err error) {
+	first = capacity - len(header) - len(eventID) - splitOverhead
+	rest = capacity - len(eventID) - splitOverhead
+	if first < fragmentation.MinDataChunk {
+		return 0, 0, fmt.Errorf("%w: %d header bytes, fragments of %d", fragmentation.ErrHeaderTooLarge, len(header)+len(eventID), capacity)
+	}
+	return first, rest, nil
+}
+
+// splitEvent splits an event not serialized yet into contiguous fragments: only its fields
 // other than the data are encoded apart, and the payload is copied once,
 // straight into the fragments.
 func splitEvent(dst [][]byte, ev *notification.Event, capacity int) ([][]byte, error) {
@@ -62,10 +98,9 @@ func splitEvent(dst [][]byte, ev *notification.Event, capacity int) ([][]byte, e
 // planChunks), so that a receiver sizes the event's buffer from any one
 // fragment closely.
 func splitParts(dst [][]byte, header, eventID, data []byte, hasData bool, capacity int) ([][]byte, error) {
-	first := capacity - len(header) - len(eventID) - splitOverhead
-	rest := capacity - len(eventID) - splitOverhead
-	if first < fragmentation.MinDataChunk {
-		return dst, fmt.Errorf("%w: %d header bytes, fragments of %d", fragmentation.ErrHeaderTooLarge, len(header)+len(eventID), capacity)
+	first, rest, err := chunkRoom(header, eventID, capacity)
+	if err != nil {
+		return dst, err
 	}
 	parts, c0, c := planChunks(len(data), first, rest)
 	buf := make([]byte, 0, len(header)+len(eventID)+len(data)+parts*(len(eventID)+splitOverhead))
@@ -110,17 +145,32 @@ func planChunks(n, first, rest int) (parts, c0, c int) {
 // appendFragment appends one FragmentedNotification; the data field is left
 // out only when the event has none.
 func appendFragment(b, hdr, eventID, chunk []byte, hasData bool, parts, part int) []byte {
+	b = appendFragmentHead(b, hdr, eventID, len(chunk), hasData)
+	b = append(b, chunk...)
+	return appendFragmentTail(b, eventID, parts, part)
+}
+
+// appendFragmentHead appends what precedes the data chunk of n bytes in a
+// FragmentedNotification: field 1's tag and length, hdr, and the data
+// field's tag and length when the event has data.
+func appendFragmentHead(b, hdr, eventID []byte, n int, hasData bool) []byte {
 	inner := len(hdr) + len(eventID)
 	if hasData {
-		inner += protowire.SizeTag(fieldData) + protowire.SizeBytes(len(chunk))
+		inner += protowire.SizeTag(fieldData) + protowire.SizeBytes(n)
 	}
 	b = protowire.AppendTag(b, 1, protowire.BytesType)
 	b = protowire.AppendVarint(b, uint64(inner))
 	b = append(b, hdr...)
 	if hasData {
 		b = protowire.AppendTag(b, fieldData, protowire.BytesType)
-		b = protowire.AppendBytes(b, chunk)
+		b = protowire.AppendVarint(b, uint64(n))
 	}
+	return b
+}
+
+// appendFragmentTail appends what follows the data chunk in a
+// FragmentedNotification: event_id, num_data_parts and data_part.
+func appendFragmentTail(b, eventID []byte, parts, part int) []byte {
 	b = append(b, eventID...)
 	b = protowire.AppendTag(b, 2, protowire.VarintType)
 	b = protowire.AppendVarint(b, uint64(parts))

@@ -14,6 +14,43 @@ import (
 	"github.com/rsbd/rsbd/scope"
 )
 
+// splitRaw is splitPieces with each fragment's pieces joined: the bytes
+// its datagrams carry.
+func splitRaw(dst [][]byte, body []byte, capacity int) ([][]byte, error) {
+	pieces, err := splitPieces(nil, body, capacity)
+	for _, p := range pieces {
+		dst = append(dst, bytes.Join(p, nil))
+	}
+	return dst, err
+}
+
+// TestSplitPiecesAliasBody: the data pieces are the body's own bytes, in
+// order, and only they are large.
+func TestSplitPiecesAliasBody(t *testing.T) {
+	body := splitTestBody(t, 1<<20)
+	_, _, data, err := scanNotification(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pieces, err := splitPieces(nil, body, 60000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := 0
+	for i, p := range pieces {
+		if len(p) != 3 || len(p[0]) > 200 || len(p[2]) > 100 {
+			t.Fatalf("fragment %d: %d pieces, head %d, tail %d bytes", i, len(p), len(p[0]), len(p[2]))
+		}
+		if &p[1][0] != &data[off] {
+			t.Fatalf("fragment %d: data piece is not the body's bytes at %d", i, off)
+		}
+		off += len(p[1])
+	}
+	if off != len(data) {
+		t.Fatalf("pieces carry %d of %d data bytes", off, len(data))
+	}
+}
+
 func splitTestBody(t testing.TB, size int) []byte {
 	t.Helper()
 	ev := &notification.Event{Scope: scope.MustParse("/split/me/"), Method: "REQUEST", WireSchema: "bytes",

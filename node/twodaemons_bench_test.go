@@ -18,7 +18,7 @@ import (
 // fragmented and reassembled on B). One op is one event
 // received by that client.
 func BenchmarkTwoDaemons(b *testing.B) {
-	for _, size := range []int{64, 1 << 10, 16 << 10, 100 << 10} {
+	for _, size := range []int{64, 1 << 10, 16 << 10, 100 << 10, 1 << 20} {
 		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) { benchTwoDaemons(b, size) })
 	}
 }

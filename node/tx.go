@@ -77,11 +77,7 @@ func gatherRecords(d *datagram.Datagram) bool {
 	if d.Kind != datagram.KindData || datagram.GatherSegments(d) > transport.MaxSegments {
 		return false
 	}
-	n := 0
-	for _, r := range d.Records {
-		n += len(r)
-	}
-	return n >= gatherMinRecord*len(d.Records)
+	return d.RecordBytes() >= gatherMinRecord*d.RecordCount()
 }
 
 // pending reports whether the run holds datagrams.

@@ -28,11 +28,7 @@ type retainBuffer struct {
 
 // retainedSize is what a datagram costs while retained.
 func retainedSize(d *datagram.Datagram) int {
-	size := retainOverhead
-	for _, r := range d.Records {
-		size += len(r) + recordOverhead
-	}
-	return size
+	return retainOverhead + d.RecordBytes() + d.RecordCount()*recordOverhead
 }
 
 // push appends d (numbered seq, the next after the newest) growing the ring

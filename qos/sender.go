@@ -72,9 +72,9 @@ func (s *Sender) Stats() SenderStats { return s.stats }
 // and appends d to out.Datagrams. It returns d's sequence number.
 //
 // The sender keeps d until it is evicted: the caller must not modify d or its
-// Records after Send.
+// Records (or Pieces) after Send.
 func (s *Sender) Send(d *datagram.Datagram, now time.Time, out *Output) (uint64, error) {
-	if len(d.Records) == 0 {
+	if d.RecordCount() == 0 {
 		return 0, ErrNoRecords
 	}
 	if s.highest >= MaxSeq {
@@ -84,7 +84,7 @@ func (s *Sender) Send(d *datagram.Datagram, now time.Time, out *Output) (uint64,
 	d.Kind, d.Stream, d.Seq = datagram.KindData, s.key, s.highest
 	d.Flags &^= datagram.FlagRepair
 	s.stats.DataSent++
-	s.stats.RecordsSent += uint64(len(d.Records))
+	s.stats.RecordsSent += uint64(d.RecordCount())
 	if s.reliable {
 		s.evictAged(now)
 		s.retain(d, now)

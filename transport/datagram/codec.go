@@ -98,10 +98,16 @@ func appendEncoded(dst []byte, d *Datagram) []byte {
 	dst = appendHeader(dst, d)
 	switch d.Kind {
 	case KindData:
-		dst = be.AppendUint16(dst, uint16(len(d.Records)))
+		dst = be.AppendUint16(dst, uint16(d.RecordCount()))
 		for _, r := range d.Records {
 			dst = be.AppendUint32(dst, uint32(len(r)))
 			dst = append(dst, r...)
+		}
+		for _, ps := range d.Pieces {
+			dst = be.AppendUint32(dst, uint32(piecesLen(ps)))
+			for _, p := range ps {
+				dst = append(dst, p...)
+			}
 		}
 	case KindHeartbeat:
 		dst = be.AppendUint64(dst, d.Trail)
@@ -126,7 +132,7 @@ func encodedSize(d *Datagram) (int, error) {
 	var size int
 	switch d.Kind {
 	case KindData:
-		n, err := recordsSize(d.Records)
+		n, err := recordsSize(d)
 		if err != nil {
 			return 0, err
 		}
@@ -179,20 +185,25 @@ func checkHeader(d *Datagram) error {
 	return nil
 }
 
-// recordsSize validates DATA records and returns the body size.
-func recordsSize(recs [][]byte) (int, error) {
+// recordsSize validates the records of a DATA datagram (Records or
+// Pieces) and returns the body size.
+func recordsSize(d *Datagram) (int, error) {
+	count := d.RecordCount()
 	switch {
-	case len(recs) == 0:
+	case len(d.Records) > 0 && len(d.Pieces) > 0:
+		return 0, fmt.Errorf("%w: both records and pieces", ErrRecord)
+	case count == 0:
 		return 0, fmt.Errorf("%w: DATA without records", ErrEmpty)
-	case len(recs) > MaxRecords:
-		return 0, fmt.Errorf("%w: %d records", ErrTooMany, len(recs))
+	case count > MaxRecords:
+		return 0, fmt.Errorf("%w: %d records", ErrTooMany, count)
 	}
 	n := countSize
-	for i, r := range recs {
-		if len(r) == 0 || len(r) > DataCapacity(MaxDatagramSize) {
-			return 0, fmt.Errorf("%w: record %d has %d bytes", ErrRecord, i, len(r))
+	for i := 0; i < count; i++ {
+		l := d.RecordLen(i)
+		if l == 0 || l > DataCapacity(MaxDatagramSize) {
+			return 0, fmt.Errorf("%w: record %d has %d bytes", ErrRecord, i, l)
 		}
-		n += RecordOverhead + len(r)
+		n += RecordOverhead + l
 		if n > MaxDatagramSize {
 			return 0, fmt.Errorf("%w: records exceed %d bytes", ErrTooLarge, MaxDatagramSize)
 		}

@@ -82,6 +82,11 @@ type Datagram struct {
 	// Records are the serialized FragmentedNotifications of a DATA datagram.
 	// After decoding they alias the input buffer.
 	Records [][]byte
+	// Pieces, on a DATA datagram to send, gives its records in pieces that
+	// are not copied together: record i is the concatenation of Pieces[i]
+	// (a fragment's header, its data where it lies, its trailer). A datagram
+	// to send has Records or Pieces, not both; Decode fills Records only.
+	Pieces [][][]byte
 
 	// Trail and Highest (HEARTBEAT): the oldest retained and the highest sent
 	// sequence number. Trail > Highest means nothing is retained yet.

@@ -21,21 +21,36 @@ func AppendGather(dst []byte, segs [][]byte, d *Datagram) ([]byte, [][]byte, err
 		return dst, append(segs, dst[start:len(dst):len(dst)]), nil
 	}
 	start := len(dst)
-	dst = slices.Grow(dst, HeaderSize+countSize+RecordOverhead*len(d.Records))
+	dst = slices.Grow(dst, HeaderSize+countSize+RecordOverhead*d.RecordCount())
 	dst = appendHeader(dst, d)
-	dst = be.AppendUint16(dst, uint16(len(d.Records)))
+	dst = be.AppendUint16(dst, uint16(d.RecordCount()))
 	for _, r := range d.Records {
 		dst = be.AppendUint32(dst, uint32(len(r)))
 		segs = append(segs, dst[start:len(dst):len(dst)], r)
 		start = len(dst)
 	}
+	for _, ps := range d.Pieces {
+		dst = be.AppendUint32(dst, uint32(piecesLen(ps)))
+		segs = append(segs, dst[start:len(dst):len(dst)])
+		for _, p := range ps {
+			if len(p) > 0 {
+				segs = append(segs, p)
+			}
+		}
+		start = len(dst)
+	}
 	return dst, segs, nil
 }
 
-// GatherSegments is the number of segments AppendGather makes of d.
+// GatherSegments is the number of segments AppendGather makes of d (at
+// most: empty pieces are left out).
 func GatherSegments(d *Datagram) int {
 	if d.Kind != KindData {
 		return 1
 	}
-	return 2 * len(d.Records)
+	n := 2 * len(d.Records)
+	for _, ps := range d.Pieces {
+		n += 1 + len(ps)
+	}
+	return n
 }

@@ -70,3 +70,82 @@ func TestAppendGatherRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestPieces checks that a DATA datagram given in pieces encodes, copied
+// and gathered, to the bytes of the same datagram with each record's
+// pieces joined; that gathering references the pieces; and that it decodes
+// to the joined records.
+func TestPieces(t *testing.T) {
+	data := bytes.Repeat([]byte{0xab}, 3000)
+	pieces := [][][]byte{
+		{[]byte("head0"), data[:1000], []byte("tail0")},
+		{[]byte("head1"), data[1000:], nil, []byte("t")},
+		{[]byte("whole")},
+	}
+	d := &Datagram{Kind: KindData, Stream: testStream, Seq: 7, Pieces: pieces}
+	joined := &Datagram{Kind: KindData, Stream: testStream, Seq: 7}
+	for _, ps := range pieces {
+		joined.Records = append(joined.Records, bytes.Join(ps, nil))
+	}
+	want, err := Append(nil, joined)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Append(nil, d)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("Append: %v, %x\nwant %x", err, got, want)
+	}
+	if d.RecordCount() != 3 || d.RecordBytes() != joined.RecordBytes() || d.RecordLen(1) != len(joined.Records[1]) {
+		t.Fatalf("count %d bytes %d len(1) %d", d.RecordCount(), d.RecordBytes(), d.RecordLen(1))
+	}
+	_, segs, err := AppendGather([]byte("old"), nil, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(segs) > GatherSegments(d) {
+		t.Fatalf("%d segments, GatherSegments says at most %d", len(segs), GatherSegments(d))
+	}
+	if g := bytes.Join(segs, nil); !bytes.Equal(g, want) {
+		t.Fatalf("gathered %x\nwant %x", g, want)
+	}
+	referenced := false
+	for _, s := range segs {
+		if len(s) > 0 && &s[0] == &data[1000] {
+			referenced = true
+		}
+	}
+	if !referenced {
+		t.Fatal("the data piece was copied, not referenced")
+	}
+	var dec Datagram
+	if err := Decode(got, &dec); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range dec.Records {
+		if !bytes.Equal(r, joined.Records[i]) {
+			t.Fatalf("record %d decodes to %x", i, r)
+		}
+	}
+}
+
+// TestPiecesRejects: records and pieces together, a record whose pieces
+// are all empty, and pieces past the datagram size are refused.
+func TestPiecesRejects(t *testing.T) {
+	big := make([]byte, MaxDatagramSize)
+	for name, c := range map[string]struct {
+		d    *Datagram
+		want error
+	}{
+		"both":  {&Datagram{Kind: KindData, Stream: testStream, Seq: 1, Records: [][]byte{{1}}, Pieces: [][][]byte{{{1}}}}, ErrRecord},
+		"empty": {&Datagram{Kind: KindData, Stream: testStream, Seq: 1, Pieces: [][][]byte{{nil, {}}}}, ErrRecord},
+		"large": {&Datagram{Kind: KindData, Stream: testStream, Seq: 1, Pieces: [][][]byte{{big[:100]}, {big[:MaxDatagramSize/2], big[:MaxDatagramSize/2]}}}, ErrRecord},
+		"sum":   {&Datagram{Kind: KindData, Stream: testStream, Seq: 1, Pieces: [][][]byte{{big[:MaxDatagramSize/2]}, {big[:MaxDatagramSize/2]}}}, ErrTooLarge},
+	} {
+		if _, err := Append(nil, c.d); !errors.Is(err, c.want) {
+			t.Errorf("%s: Append: %v, want %v", name, err, c.want)
+		}
+		if _, _, err := AppendGather(nil, nil, c.d); !errors.Is(err, c.want) {
+			t.Errorf("%s: AppendGather: %v, want %v", name, err, c.want)
+		}
+	}
+}
