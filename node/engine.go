@@ -347,7 +347,8 @@ var dlPool = sync.Pool{New: func() any { return new([]delivery) }}
 // drainPublishes handles queued publish requests so that small events share
 // datagrams under load, without waiting when the queue is empty.
 func (e *engine) drainPublishes(now time.Time) {
-	for i := 0; i < maxDrain && len(e.blocked) == 0; i++ {
+	bytes := 0
+	for i := 0; i < maxDrain && bytes < maxDrainBytes && len(e.blocked) == 0; i++ {
 		if e.next == len(e.batch) {
 			e.batch, e.next = e.pubs.take(e.batch[:0]), 0
 			if len(e.batch) == 0 {
@@ -359,6 +360,7 @@ func (e *engine) drainPublishes(now time.Time) {
 		e.next++
 		e.publish(p, now)
 		e.pubsPending.Add(-1)
+		bytes += p.size
 	}
 }
 

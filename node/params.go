@@ -201,4 +201,9 @@ const (
 	// maxDrain is how many queued inputs the engine handles before it
 	// flushes pending datagrams (batching under load, latency when idle).
 	maxDrain = 256
+	// maxDrainBytes bounds the same by the events' bytes: a burst of large
+	// events is sent a few at a time between the other inputs, so that
+	// NACKs and ACKs are answered while it lasts (a receiver gives a hole
+	// up after NackTries unanswered NACKs, 100 ms).
+	maxDrainBytes = 1 << 20
 )
