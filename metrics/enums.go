@@ -44,14 +44,15 @@ type LossReason uint8
 
 // Loss reasons.
 const (
-	LossGone     LossReason = iota // the sender said GONE: no longer retained
-	LossTrail                      // a heartbeat's trail passed the gap
-	LossRetries                    // NACK retries exhausted
-	LossGapLimit                   // more gaps than the receiver tracks
+	LossGone       LossReason = iota // the sender said GONE: no longer retained
+	LossTrail                        // a heartbeat's trail passed the gap
+	LossRetries                      // NACK retries exhausted
+	LossGapLimit                     // more gaps than the receiver tracks
+	LossReassembly                   // an event evicted from its reassembly buffer
 	NumLossReasons
 )
 
-var lossNames = [NumLossReasons]string{"gone", "trail", "retries", "gap_limit"}
+var lossNames = [NumLossReasons]string{"gone", "trail", "retries", "gap_limit", "reassembly"}
 
 // String returns the label value.
 func (r LossReason) String() string { return name(lossNames[:], int(r), "loss reason") }

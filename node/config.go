@@ -100,8 +100,9 @@ type Config struct {
 	// Streams configures the qos stream machines.
 	Streams qos.Config
 	// Assembly configures the reassembly of fragmented events; its Timeout
-	// is replaced per class by the params.go timeouts when zero, and its
-	// Alloc by the node's pool of reassembly buffers.
+	// is replaced per class by the params.go timeouts when zero, the
+	// reliable streams' MaxPartialEvents by DefaultReliablePartialEvents
+	// when zero, and its Alloc by the node's pool of reassembly buffers.
 	Assembly fragmentation.Config
 	// PublishQueue, ReceiveQueue, MaxSenders: see params.go; 0 = default.
 	PublishQueue, ReceiveQueue, MaxSenders int

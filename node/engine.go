@@ -86,6 +86,7 @@ type engine struct {
 	rcv         *qos.Receivers
 	asmRel      *fragmentation.Assembler
 	asmUnrel    *fragmentation.Assembler
+	partials    partialOrigins // of asmRel's partial events
 	out         qos.Output
 	d           datagram.Datagram
 	origin      map[datagram.InstanceID]netip.AddrPort // unicast address per sender instance
@@ -148,6 +149,9 @@ func newEngine(n *Node) (*engine, error) {
 	if rel.Timeout == 0 {
 		rel.Timeout = DefaultReliableAssemblyTimeout
 	}
+	if rel.MaxPartialEvents == 0 {
+		rel.MaxPartialEvents = DefaultReliablePartialEvents
+	}
 	if unrel.Timeout == 0 {
 		unrel.Timeout = DefaultUnreliableAssemblyTimeout
 	}
@@ -167,6 +171,7 @@ func newEngine(n *Node) (*engine, error) {
 		acks:    map[datagram.StreamKey]ackState{},
 	}
 	e.want.m = map[scope.Scope][]datagram.GroupID{}
+	e.partials.limit = 2 * rel.MaxPartialEvents
 	if e.asmRel, err = fragmentation.NewAssembler(rel); err != nil {
 		return nil, err
 	}

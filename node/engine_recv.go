@@ -105,16 +105,33 @@ func (e *engine) deliverRecords(dl qos.Delivery, now time.Time) {
 			continue
 		}
 		if !whole {
-			e.assemble(asm, r, now)
+			e.assemble(asm, r, dl, now)
 			continue
 		}
 		e.dl = append(e.dl, delivery{kind: deliverBody, body: body, size: len(body)})
 	}
 }
 
-// assemble offers a fragment to asm and collects the event it completes.
-func (e *engine) assemble(asm *fragmentation.Assembler, r []byte, now time.Time) {
+// assemble offers a fragment of the delivery dl to asm and collects the
+// event it completes. On reliable streams it notes where partial events
+// came from (partialOrigins).
+func (e *engine) assemble(asm *fragmentation.Assembler, r []byte, dl qos.Delivery, now time.Time) {
+	var key partialKey
+	tracked := false
+	if asm == e.asmRel {
+		if key, tracked = fragmentKey(r); tracked && e.partials.wasEvicted(key) {
+			e.n.m.Drop(metrics.DropReassemblyEvicted) // reported when it was evicted
+			return
+		}
+	}
 	n, err := asm.AddBytes(now, r)
+	if tracked && err == nil {
+		if n == nil {
+			e.partials.note(key, dl.Stream, dl.Seq)
+		} else {
+			e.partials.done(key)
+		}
+	}
 	e.countAssemblyDrops()
 	if err != nil {
 		if !errors.Is(err, fragmentation.ErrDuplicate) && !errors.Is(err, fragmentation.ErrDropped) {
@@ -129,12 +146,20 @@ func (e *engine) assemble(asm *fragmentation.Assembler, r []byte, now time.Time)
 	e.dl = append(e.dl, delivery{kind: deliverMsg, msg: n, room: asm.TakeRoom(), size: proto.Size(n)})
 }
 
-// countAssemblyDrops moves the assemblers' drop records into the metrics.
+// countAssemblyDrops moves the assemblers' drop records into the metrics,
+// and reports the reliable events their bounds evicted as losses.
 func (e *engine) countAssemblyDrops() {
 	for _, a := range []*fragmentation.Assembler{e.asmRel, e.asmUnrel} {
 		e.scratch.drops = a.AppendDrops(e.scratch.drops[:0])
 		for _, d := range e.scratch.drops {
 			e.n.m.Drop(assemblyDropReason(d.Reason))
+			if a != e.asmRel {
+				continue
+			}
+			if l, ok := e.partials.dropped(d); ok {
+				l.At = time.Now()
+				e.dl = append(e.dl, delivery{kind: deliverLoss, loss: &l})
+			}
 		}
 	}
 }

@@ -487,6 +487,8 @@ func lossLabel(l qos.LossReport) metrics.LossReason {
 		return metrics.LossTrail
 	case qos.ReasonRetriesExhausted:
 		return metrics.LossRetries
+	case qos.ReasonReassemblyEvicted:
+		return metrics.LossReassembly
 	}
 	return metrics.LossGapLimit
 }

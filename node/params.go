@@ -48,6 +48,16 @@ const (
 	// DefaultReliableAssemblyTimeout is how long a reliable stream's
 	// partial event may wait for its fragments (retention + 5 s).
 	DefaultReliableAssemblyTimeout = 15 * time.Second
+	// DefaultReliablePartialEvents bounds the partial events of all
+	// reliable streams together (fragmentation's own default is 16). A
+	// reliable stream completes every event it delivers a fragment of, or
+	// reports the loss, so a partial event only waits for repairs; while
+	// holes wait, every stream can have as many partial events as its
+	// sender's flow window has in flight (unordered) or one (ordered),
+	// and evicting one would lose an event that was on its way. The bound
+	// costs 256 bytes of bookkeeping per partial event; the buffers are
+	// bounded by the assembler's byte budget.
+	DefaultReliablePartialEvents = 4096
 	// DefaultUnreliableAssemblyTimeout is the same for unreliable streams.
 	DefaultUnreliableAssemblyTimeout = 2 * time.Second
 	// DefaultShutdownFlush bounds how long Close waits for reliable streams

@@ -100,6 +100,11 @@ const (
 	// ReasonStreamClosed: the stream was freed (Forget, idle or evicted to
 	// make room) while holes were still open.
 	ReasonStreamClosed
+	// ReasonReassemblyEvicted: the datagrams arrived, but an event whose
+	// fragments they carried was evicted from its reassembly buffer by
+	// the buffer's bounds. The qos machines never report it; the owner of
+	// the reassembly does, with the datagrams that carried the event.
+	ReasonReassemblyEvicted
 
 	// NumReasons is one more than the highest Reason; it sizes per-reason
 	// counter arrays.
@@ -108,7 +113,7 @@ const (
 
 var reasonNames = [NumReasons]string{
 	"none", "gone", "trail-passed", "retries-exhausted", "buffer-overflow",
-	"gap-overflow", "memory-limit", "stream-closed",
+	"gap-overflow", "memory-limit", "stream-closed", "reassembly-evicted",
 }
 
 // String returns the reason's metric label, e.g. "trail-passed".
