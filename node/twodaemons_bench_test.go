@@ -14,7 +14,7 @@ import (
 // client publishes events (batches of 128 frames per write, as the bench's
 // clients do) to daemon A, which sends them reliably over loopback
 // multicast to daemon B, which writes them to a socket client that
-// announced a listener with an introspection Hello (100 KiB events are
+// announced a listener with an introspection Hello (100 KiB and 1 MiB events are
 // fragmented and reassembled on B). One op is one event
 // received by that client.
 func BenchmarkTwoDaemons(b *testing.B) {
