@@ -45,10 +45,10 @@ func (p *partialOrigins) wasEvicted(key partialKey) bool {
 // note records that a fragment of the event key, carried by datagram seq
 // of stream, is held by the assembler.
 func (p *partialOrigins) note(key partialKey, stream datagram.StreamKey, seq uint64) {
-	if p.m == nil || len(p.m) >= p.limit {
+	o, ok := p.m[key]
+	if !ok && (p.m == nil || len(p.m) >= p.limit) {
 		p.m = make(map[partialKey]partialOrigin)
 	}
-	o, ok := p.m[key]
 	if !ok || o.stream != stream {
 		p.m[key] = partialOrigin{stream: stream, first: seq, last: seq}
 		return
