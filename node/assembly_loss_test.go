@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/rsbd/rsbd/internal/faultnet"
 	"github.com/rsbd/rsbd/qos"
 	"github.com/rsbd/rsbd/scope"
-	"github.com/rsbd/rsbd/transport"
 )
 
 // TestLargeEventsOnManyReliableStreams: fragmented events on many reliable
@@ -32,19 +30,12 @@ func TestLargeEventsOnManyReliableStreams(t *testing.T) {
 
 func largeEventsOnManyStreams(t *testing.T, ordered bool) {
 	const scopes, perScope = 24, 6
-	net, err := faultnet.New(faultnet.Config{Seed: 21, MaxDatagram: DefaultLANDatagram,
-		Faults: faultnet.Faults{Loss: 0.05, Duplicate: 0.02, Reorder: 0.05, ReorderDelay: time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodes := startNodes(t, 2, func(_ int, c *Config) {
-		c.SocketAddr = "off"
-		c.QoS, c.ExplicitQoS = QoS{Reliable: true, Ordered: ordered}, true
-		c.MaxDatagram = DefaultLANDatagram
-		c.NewConn = func(_ transport.Config, h transport.Handler) (transport.Conn, error) {
-			return net.Listen(netip.AddrPort{}, h)
-		}
-	})
+	net, nodes := startFaultNodes(t, 2, faultnet.Config{Seed: 21, MaxDatagram: DefaultLANDatagram,
+		Faults: faultnet.Faults{Loss: 0.05, Duplicate: 0.02, Reorder: 0.05, ReorderDelay: time.Millisecond}},
+		func(_ int, c *Config) {
+			c.SocketAddr = "off"
+			c.QoS, c.ExplicitQoS = QoS{Reliable: true, Ordered: ordered}, true
+		})
 	a, b := nodes[0], nodes[1]
 	var got collector
 	scopeOf := func(i int) string { return fmt.Sprintf("/many/s%02d/", i%scopes) }
@@ -82,20 +73,13 @@ func largeEventsOnManyStreams(t *testing.T, ordered bool) {
 // loss (ReasonReassemblyEvicted) and counted, never lost silently: every
 // event is delivered or covered by such a report.
 func TestReassemblyEvictionIsReported(t *testing.T) {
-	net, err := faultnet.New(faultnet.Config{Seed: 4, MaxDatagram: DefaultLANDatagram,
-		Faults: faultnet.Faults{Loss: 0.1, Reorder: 0.1, ReorderDelay: time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodes := startNodes(t, 2, func(i int, c *Config) {
-		c.SocketAddr = "off"
-		c.QoS, c.ExplicitQoS = QoS{Reliable: true}, true
-		c.MaxDatagram = DefaultLANDatagram
-		c.Assembly.MaxBufferedBytes, c.Assembly.MaxEventSize = 300<<10, 200<<10
-		c.NewConn = func(_ transport.Config, h transport.Handler) (transport.Conn, error) {
-			return net.Listen(netip.AddrPort{}, h)
-		}
-	})
+	_, nodes := startFaultNodes(t, 2, faultnet.Config{Seed: 4, MaxDatagram: DefaultLANDatagram,
+		Faults: faultnet.Faults{Loss: 0.1, Reorder: 0.1, ReorderDelay: time.Millisecond}},
+		func(_ int, c *Config) {
+			c.SocketAddr = "off"
+			c.QoS, c.ExplicitQoS = QoS{Reliable: true}, true
+			c.Assembly.MaxBufferedBytes, c.Assembly.MaxEventSize = 300<<10, 200<<10
+		})
 	a, b := nodes[0], nodes[1]
 	var got collector
 	var mu sync.Mutex

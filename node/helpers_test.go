@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/group"
+	"github.com/rsbd/rsbd/internal/faultnet"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/scope"
+	"github.com/rsbd/rsbd/transport"
 )
 
 // testPool returns a multicast pool private to one test: a random
@@ -174,4 +176,23 @@ func metricValue(t testing.TB, n *Node, name, label, value string) float64 {
 func gatherCounter(t testing.TB, n *Node, name string) float64 {
 	t.Helper()
 	return metricValue(t, n, name, "", "")
+}
+
+// startFaultNodes starts n nodes whose datagrams cross a faultnet network
+// configured with nc (its MaxDatagram is the nodes' too), after set has
+// adjusted each node's config.
+func startFaultNodes(tb testing.TB, n int, nc faultnet.Config, set func(i int, c *Config)) (*faultnet.Network, []*Node) {
+	tb.Helper()
+	net, err := faultnet.New(nc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	nodes := startNodes(tb, n, func(i int, c *Config) {
+		c.MaxDatagram = nc.MaxDatagram
+		c.NewConn = func(_ transport.Config, h transport.Handler) (transport.Conn, error) {
+			return net.Listen(netip.AddrPort{}, h)
+		}
+		set(i, c)
+	})
+	return net, nodes
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/rsbd/rsbd/internal/faultnet"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
-	"github.com/rsbd/rsbd/transport"
 )
 
 // lossyCase is one network and class for TestTwoSendersOverALossyNetwork.
@@ -69,18 +67,11 @@ func twoSendersOverALossyNetwork(t *testing.T, c lossyCase) {
 	if c.burst {
 		f.Burst = faultnet.Burst{Enter: 0.005, Exit: 0.3}
 	}
-	net, err := faultnet.New(faultnet.Config{Seed: 13, MaxDatagram: c.dgram, Faults: f})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodes := startNodes(t, 3, func(_ int, cf *Config) {
-		cf.QoS, cf.ExplicitQoS = QoS{Reliable: true, Ordered: c.ordered}, true
-		cf.MaxDatagram = c.dgram
-		cf.Streams.Receivers.Receiver.NackTries = 100
-		cf.NewConn = func(_ transport.Config, h transport.Handler) (transport.Conn, error) {
-			return net.Listen(netip.AddrPort{}, h)
-		}
-	})
+	net, nodes := startFaultNodes(t, 3, faultnet.Config{Seed: 13, MaxDatagram: c.dgram, Faults: f},
+		func(_ int, cf *Config) {
+			cf.QoS, cf.ExplicitQoS = QoS{Reliable: true, Ordered: c.ordered}, true
+			cf.Streams.Receivers.Receiver.NackTries = 100
+		})
 	a, b, r := nodes[0], nodes[1], nodes[2]
 	var got collector
 	defer r.Subscribe(scope.MustParse("/lossy/"), got.handle)()

@@ -3,14 +3,12 @@ package node
 import (
 	"bytes"
 	"encoding/binary"
-	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/rsbd/rsbd/internal/faultnet"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
-	"github.com/rsbd/rsbd/transport"
 )
 
 // TestSocketEventsSplitInPieces: events a socket client publishes that
@@ -19,17 +17,9 @@ import (
 // over a network that loses and duplicates datagrams, every event arrives
 // at a peer whole, byte for byte and in order, repairs included.
 func TestSocketEventsSplitInPieces(t *testing.T) {
-	net, err := faultnet.New(faultnet.Config{Seed: 11, MaxDatagram: DefaultLANDatagram,
-		Faults: faultnet.Faults{Loss: 0.05, Duplicate: 0.02}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodes := startNodes(t, 2, func(_ int, c *Config) {
+	net, nodes := startFaultNodes(t, 2, faultnet.Config{Seed: 11, MaxDatagram: DefaultLANDatagram,
+		Faults: faultnet.Faults{Loss: 0.05, Duplicate: 0.02}}, func(_ int, c *Config) {
 		c.QoS, c.ExplicitQoS = QoS{Reliable: true, Ordered: true}, true
-		c.MaxDatagram = DefaultLANDatagram
-		c.NewConn = func(_ transport.Config, h transport.Handler) (transport.Conn, error) {
-			return net.Listen(netip.AddrPort{}, h)
-		}
 	})
 	a, b := nodes[0], nodes[1]
 	var got collector
