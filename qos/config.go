@@ -101,6 +101,9 @@ type ReceiverConfig struct {
 	// NackInterval is the wait for a repair before NACKing again. Default
 	// DefaultNackInterval.
 	NackInterval time.Duration
+	// NackIntervalMax bounds the NACK interval as it adapts to the delay of
+	// repairs. Default DefaultNackIntervalMax; it is at least NackInterval.
+	NackIntervalMax time.Duration
 	// NackTries is how many NACKs a hole gets before it is given up. Default
 	// DefaultNackTries.
 	NackTries int
@@ -131,6 +134,7 @@ func DefaultReceiverConfig() ReceiverConfig { return ReceiverConfig{}.withDefaul
 func (c ReceiverConfig) withDefaults() ReceiverConfig {
 	setDefault(&c.NackBackoff, DefaultNackBackoff)
 	setDefault(&c.NackInterval, DefaultNackInterval)
+	setDefault(&c.NackIntervalMax, max(DefaultNackIntervalMax, c.NackInterval))
 	setDefault(&c.NackTries, DefaultNackTries)
 	setDefault(&c.ReorderDatagrams, DefaultReorderDatagrams)
 	setDefault(&c.ReorderBytes, DefaultReorderBytes)
@@ -144,7 +148,7 @@ func (c ReceiverConfig) withDefaults() ReceiverConfig {
 func (c ReceiverConfig) Validate() error {
 	c = c.withDefaults()
 	switch {
-	case c.NackBackoff < 0 || c.NackInterval <= 0 || c.NackTries < 1:
+	case c.NackBackoff < 0 || c.NackInterval <= 0 || c.NackTries < 1 || c.NackIntervalMax < c.NackInterval:
 		return fmt.Errorf("%w: NACK back-off, interval and tries out of range", ErrConfig)
 	case c.ReorderDatagrams < 1 || c.ReorderBytes < 1 || c.MaxGaps < 1:
 		return fmt.Errorf("%w: reorder and gap bounds must be positive", ErrConfig)

@@ -33,7 +33,8 @@
 // from heartbeats (a highest beyond what arrived is tail loss), NACKs them
 // after a random back-off of up to NackBackoff, stays quiet while another
 // receiver's NACK for the same hole is pending, and NACKs again every
-// NackInterval. A hole the sender says is GONE, that the heartbeat trail has
+// NackInterval, or every twice the smoothed delay of its repairs when the
+// sender answers slower than that (at most NackIntervalMax). A hole the sender says is GONE, that the heartbeat trail has
 // passed, that got NackTries NACKs in vain, or that a bound forces out, is
 // reported in a LossReport and skipped: never silence. Everything a receiver
 // keeps is bounded (hold buffer, holes, dedup window) and every drop is

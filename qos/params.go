@@ -72,11 +72,19 @@ const (
 	// NACK or the repair meanwhile stay quiet (NACK suppression).
 	DefaultNackBackoff = 2 * time.Millisecond
 	// DefaultNackInterval is how long a receiver waits for the repair before
-	// it NACKs a hole again.
+	// it NACKs a hole again, at least. A receiver whose repairs take longer
+	// (a sender slowed by its load) waits twice their smoothed delay,
+	// at most NackIntervalMax, so that such a sender is not given up on
+	// as if it were dead.
 	DefaultNackInterval = 10 * time.Millisecond
+	// DefaultNackIntervalMax is where the adaptive NACK interval stops
+	// growing: a hole of a sender whose repairs took that long is given up
+	// after NackTries of them (2.5 s), as the heartbeat trail would.
+	DefaultNackIntervalMax = 250 * time.Millisecond
 	// DefaultNackTries is how many NACKs in a row a hole gets without the
 	// sender repeating anything on the stream before it is given up as lost
-	// (ReasonRetriesExhausted): about 100 ms for a dead or unreachable sender.
+	// (ReasonRetriesExhausted): about 100 ms for a dead or unreachable sender
+	// whose repairs came at once until then.
 	// Any repair heard meanwhile (for this receiver or another) shows the
 	// sender alive and restarts the count, so a sender working through a
 	// backlog is waited for; the heartbeat trail still bounds the wait.

@@ -45,6 +45,9 @@ type Receiver struct {
 	// repairsHeard counts repairs heard on the stream, wanted or not: the
 	// sign that the sender is alive and answering NACKs.
 	repairsHeard uint64
+	// repairDelay is the smoothed delay from a NACK to the repair that
+	// filled its hole (0 until the first); the NACK interval follows it.
+	repairDelay time.Duration
 
 	// Unreliable classes.
 	win window
@@ -220,7 +223,7 @@ func (r *Receiver) reliableData(d *datagram.Datagram, now time.Time, out *Output
 		}
 		r.highest = seq
 	} else {
-		if !r.fill(seq, d.Flags&datagram.FlagRepair != 0) {
+		if !r.fill(seq, d.Flags&datagram.FlagRepair != 0, now) {
 			r.stats.Duplicates++
 			return
 		}

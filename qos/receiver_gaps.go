@@ -15,6 +15,7 @@ type gap struct {
 	due         time.Time // next NACK or give-up check
 	tries       int       // NACKs sent since the last progress
 	heard       uint64    // Receiver.repairsHeard at the last NACK
+	nacked      time.Time // when it was last NACKed; zero if never
 	lost        Reason    // ReasonNone while pending
 }
 
@@ -43,14 +44,17 @@ func (r *Receiver) gapIndex(seq uint64) int {
 }
 
 // fill removes seq from the pending gap holding it and reports whether there
-// was one.
-func (r *Receiver) fill(seq uint64, repair bool) bool {
+// was one. A repair that fills a NACKed gap is a sample of the repair delay.
+func (r *Receiver) fill(seq uint64, repair bool, now time.Time) bool {
 	i := r.gapIndex(seq)
 	if i == len(r.gaps) || r.gaps[i].first > seq || r.gaps[i].lost != ReasonNone {
 		return false
 	}
 	if repair {
 		r.stats.RepairsReceived++
+		if at := r.gaps[i].nacked; !at.IsZero() && now.After(at) {
+			r.sampleRepair(now.Sub(at))
+		}
 	}
 	g := &r.gaps[i]
 	switch {
@@ -211,7 +215,7 @@ func (r *Receiver) Tick(now time.Time, out *Output) {
 			continue
 		}
 		g.tries++
-		g.due = now.Add(r.cfg.NackInterval)
+		g.due, g.nacked = now.Add(r.nackInterval()), now
 		nack = r.appendNack(nack, g.first, g.last, out)
 	}
 	r.settle(now, out)
@@ -250,7 +254,7 @@ func (r *Receiver) heardNack(d *datagram.Datagram, now time.Time) {
 	if !r.reliable || !r.started {
 		return
 	}
-	until := now.Add(r.cfg.NackInterval)
+	until := now.Add(r.nackInterval())
 	for _, rg := range d.Ranges[:min(len(d.Ranges), MaxNackRanges)] {
 		for i := r.gapIndex(rg.First); i < len(r.gaps) && r.gaps[i].first <= rg.Last; i++ {
 			g := &r.gaps[i]
@@ -262,7 +266,7 @@ func (r *Receiver) heardNack(d *datagram.Datagram, now time.Time) {
 			// no later than holes of one.
 			r.progress(g)
 			g.tries++
-			g.due = until.Add(r.backoff())
+			g.due, g.nacked = until.Add(r.backoff()), now
 			r.stats.NacksSuppressed++
 		}
 	}
@@ -287,4 +291,21 @@ func (r *Receiver) updateDeadline() {
 			r.deadline = g.due
 		}
 	}
+}
+
+// sampleRepair folds the delay of one repair into repairDelay (an
+// exponentially weighted mean, weight 1/8, as TCP smooths its RTT).
+func (r *Receiver) sampleRepair(d time.Duration) {
+	if r.repairDelay == 0 {
+		r.repairDelay = d
+		return
+	}
+	r.repairDelay += (d - r.repairDelay) / 8
+}
+
+// nackInterval is how long a NACKed hole waits for its repair before it is
+// NACKed again: NackInterval, or twice the smoothed repair delay when the
+// sender answers slower than that, at most NackIntervalMax.
+func (r *Receiver) nackInterval() time.Duration {
+	return min(max(r.cfg.NackInterval, 2*r.repairDelay), r.cfg.NackIntervalMax)
 }
