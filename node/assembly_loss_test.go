@@ -35,6 +35,7 @@ func largeEventsOnManyStreams(t *testing.T, ordered bool) {
 		func(_ int, c *Config) {
 			c.SocketAddr = "off"
 			c.QoS, c.ExplicitQoS = QoS{Reliable: true, Ordered: ordered}, true
+			c.Streams.Receivers.Receiver.NackTries = patientNackTries
 		})
 	a, b := nodes[0], nodes[1]
 	var got collector
@@ -78,6 +79,7 @@ func TestReassemblyEvictionIsReported(t *testing.T) {
 		func(_ int, c *Config) {
 			c.SocketAddr = "off"
 			c.QoS, c.ExplicitQoS = QoS{Reliable: true}, true
+			c.Streams.Receivers.Receiver.NackTries = patientNackTries
 			c.Assembly.MaxBufferedBytes, c.Assembly.MaxEventSize = 300<<10, 200<<10
 		})
 	a, b := nodes[0], nodes[1]

@@ -178,6 +178,13 @@ func gatherCounter(t testing.TB, n *Node, name string) float64 {
 	return metricValue(t, n, name, "", "")
 }
 
+// patientNackTries is how many NACKs the receivers of the lossy-network
+// tests send for a hole before they give it up (the default gives up
+// after about 100 ms): a sender slowed by the race detector and a loaded
+// host may answer later, and those tests are about what the streams
+// deliver, not about when a receiver gives up on a dead sender.
+const patientNackTries = 100
+
 // startFaultNodes starts n nodes whose datagrams cross a faultnet network
 // configured with nc (its MaxDatagram is the nodes' too), after set has
 // adjusted each node's config.

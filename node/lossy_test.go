@@ -25,10 +25,7 @@ type lossyCase struct {
 // one from an embedded publisher, one from a socket client, events from 10
 // bytes to 1 MiB, over a network that loses (at random and in bursts),
 // duplicates and reorders datagrams. Every event arrives exactly once, byte
-// for byte, and on ordered streams in its sender's order. The receivers
-// NACK a hole up to 100 times (1 s) before they give it up, as a sender
-// slowed by the race detector may answer late; the test is about what the
-// streams deliver, not about when they give up.
+// for byte, and on ordered streams in its sender's order.
 func TestTwoSendersOverALossyNetwork(t *testing.T) {
 	for _, c := range []lossyCase{
 		{ordered: true, dgram: DefaultLANDatagram},
@@ -70,7 +67,7 @@ func twoSendersOverALossyNetwork(t *testing.T, c lossyCase) {
 	net, nodes := startFaultNodes(t, 3, faultnet.Config{Seed: 13, MaxDatagram: c.dgram, Faults: f},
 		func(_ int, cf *Config) {
 			cf.QoS, cf.ExplicitQoS = QoS{Reliable: true, Ordered: c.ordered}, true
-			cf.Streams.Receivers.Receiver.NackTries = 100
+			cf.Streams.Receivers.Receiver.NackTries = patientNackTries
 		})
 	a, b, r := nodes[0], nodes[1], nodes[2]
 	var got collector

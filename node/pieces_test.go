@@ -20,6 +20,7 @@ func TestSocketEventsSplitInPieces(t *testing.T) {
 	net, nodes := startFaultNodes(t, 2, faultnet.Config{Seed: 11, MaxDatagram: DefaultLANDatagram,
 		Faults: faultnet.Faults{Loss: 0.05, Duplicate: 0.02}}, func(_ int, c *Config) {
 		c.QoS, c.ExplicitQoS = QoS{Reliable: true, Ordered: true}, true
+		c.Streams.Receivers.Receiver.NackTries = patientNackTries
 	})
 	a, b := nodes[0], nodes[1]
 	var got collector
