@@ -45,6 +45,7 @@ func (e *engine) publish(p pubReq, now time.Time) {
 			e.queuePieces(st, ps, now)
 		}
 	}
+	clear(pieces) // the engine's scratch list keeps no event body alive
 }
 
 // wantedGroups returns the groups of sc and its super-scopes that some peer
@@ -85,7 +86,6 @@ func (e *engine) records(p pubReq) (recs [][]byte, pieces [][][]byte, err error)
 	if wholeSize(len(body)) <= capacity {
 		return append(e.scratch.recs[:0], appendWhole(make([]byte, 0, wholeSize(len(body))), body)), nil, nil
 	}
-	clear(e.scratch.pieces)
 	pieces, err = splitPieces(e.scratch.pieces[:0], body, capacity)
 	e.scratch.pieces = pieces
 	return nil, pieces, err
