@@ -49,7 +49,9 @@ func TestLargeEventsOverALossyLink(t *testing.T) {
 	waitRoute(t, 20*time.Second, pub, "/qos/ro/", sub)
 	waitRoute(t, 20*time.Second, pub, "/qos/ru/", sub)
 	for _, host := range []string{"a", "b"} {
-		lab.run(host, "nft", "add table inet lossy")
+		if out, err := exec.Command("ip", "netns", "exec", lab.ns(host), "nft", "add table inet lossy").CombinedOutput(); err != nil {
+			t.Skipf("this kernel takes no nftables rules: %v: %s", err, out) // as newNetLab skips without namespaces
+		}
 		lab.run(host, "nft", "add chain inet lossy in { type filter hook input priority 0; }")
 		lab.run(host, "nft", "add rule inet lossy in udp dport != 7946 numgen random mod 100 < 5 counter drop")
 	}
