@@ -38,23 +38,19 @@ func splitPieces(dst [][][]byte, body []byte, capacity int) ([][][]byte, error) 
 	if err != nil {
 		return dst, err
 	}
-	first, rest, err := chunkRoom(header, eventID, capacity)
+	plan, err := planSplit(header, eventID, len(data), capacity)
 	if err != nil {
 		return dst, err
 	}
 	hasData := data != nil
-	parts, c0, c := planChunks(len(data), first, rest)
-	buf := make([]byte, 0, len(header)+parts*(len(eventID)+splitOverhead))
-	pieces := make([][]byte, 3*parts)
-	for i := 0; i < parts; i++ {
-		n, hdr := min(len(data), c), []byte(nil)
-		if i == 0 {
-			hdr, n = header, min(len(data), c0)
-		}
+	buf := make([]byte, 0, len(header)+plan.parts*(len(eventID)+splitOverhead))
+	pieces := make([][]byte, 3*plan.parts)
+	for i := 0; i < plan.parts; i++ {
+		hdr, n := plan.fragment(i, len(data))
 		start := len(buf)
 		buf = appendFragmentHead(buf, hdr, eventID, n, hasData)
 		mid := len(buf)
-		buf = appendFragmentTail(buf, eventID, parts, i)
+		buf = appendFragmentTail(buf, eventID, plan.parts, i)
 		p := pieces[3*i : 3*i+3 : 3*i+3]
 		p[0], p[1], p[2] = buf[start:mid:mid], data[:n:n], buf[mid:len(buf):len(buf)]
 		dst = append(dst, p)
@@ -63,20 +59,36 @@ func splitPieces(dst [][][]byte, body []byte, capacity int) ([][][]byte, error) 
 	return dst, nil
 }
 
-// chunkRoom returns the data bytes that fit fragment 0 and later fragments
-// of capacity bytes.
-func chunkRoom(header, eventID []byte, capacity int) (first, rest int, err error) {
-	first = capacity - len(header) - len(eventID) - splitOverhead
-	rest = capacity - len(eventID) - splitOverhead
-	if first < fragmentation.MinDataChunk {
-		return 0, 0, fmt.Errorf("%w: %d header bytes, fragments of %d", fragmentation.ErrHeaderTooLarge, len(header)+len(eventID), capacity)
-	}
-	return first, rest, nil
+// splitPlan is how n data bytes are cut into fragments of capacity bytes
+// (planChunks): fragment 0 carries header and c0 bytes, the others c.
+type splitPlan struct {
+	header       []byte
+	parts, c0, c int
 }
 
-// splitEvent splits an event not serialized yet into contiguous fragments: only its fields
-// other than the data are encoded apart, and the payload is copied once,
-// straight into the fragments.
+// planSplit plans the fragments of an event with n data bytes.
+func planSplit(header, eventID []byte, n, capacity int) (splitPlan, error) {
+	first := capacity - len(header) - len(eventID) - splitOverhead
+	rest := capacity - len(eventID) - splitOverhead
+	if first < fragmentation.MinDataChunk {
+		return splitPlan{}, fmt.Errorf("%w: %d header bytes, fragments of %d", fragmentation.ErrHeaderTooLarge, len(header)+len(eventID), capacity)
+	}
+	parts, c0, c := planChunks(n, first, rest)
+	return splitPlan{header: header, parts: parts, c0: c0, c: c}, nil
+}
+
+// fragment returns what fragment i carries with left data bytes still to
+// place: the header (fragment 0 only) and the length of its chunk.
+func (p splitPlan) fragment(i, left int) (hdr []byte, n int) {
+	if i == 0 {
+		return p.header, min(left, p.c0)
+	}
+	return nil, min(left, p.c)
+}
+
+// splitEvent splits an event not serialized yet into contiguous
+// fragments: only its fields other than the data are encoded apart, and
+// the payload is copied once, straight into the fragments.
 func splitEvent(dst [][]byte, ev *notification.Event, capacity int) ([][]byte, error) {
 	rest := *ev
 	rest.Data, rest.Present = nil, ev.Present&^notification.HasData
@@ -98,20 +110,15 @@ func splitEvent(dst [][]byte, ev *notification.Event, capacity int) ([][]byte, e
 // planChunks), so that a receiver sizes the event's buffer from any one
 // fragment closely.
 func splitParts(dst [][]byte, header, eventID, data []byte, hasData bool, capacity int) ([][]byte, error) {
-	first, rest, err := chunkRoom(header, eventID, capacity)
+	plan, err := planSplit(header, eventID, len(data), capacity)
 	if err != nil {
 		return dst, err
 	}
-	parts, c0, c := planChunks(len(data), first, rest)
-	buf := make([]byte, 0, len(header)+len(eventID)+len(data)+parts*(len(eventID)+splitOverhead))
-	for i := 0; i < parts; i++ {
-		n := min(len(data), c)
-		var hdr []byte
-		if i == 0 {
-			hdr, n = header, min(len(data), c0)
-		}
+	buf := make([]byte, 0, len(header)+len(eventID)+len(data)+plan.parts*(len(eventID)+splitOverhead))
+	for i := 0; i < plan.parts; i++ {
+		hdr, n := plan.fragment(i, len(data))
 		start := len(buf)
-		buf = appendFragment(buf, hdr, eventID, data[:n], hasData, parts, i)
+		buf = appendFragment(buf, hdr, eventID, data[:n], hasData, plan.parts, i)
 		dst = append(dst, buf[start:len(buf):len(buf)])
 		data = data[n:]
 	}

@@ -34,9 +34,10 @@
 // after a random back-off of up to NackBackoff, stays quiet while another
 // receiver's NACK for the same hole is pending, and NACKs again every
 // NackInterval, or every twice the smoothed delay of its repairs when the
-// sender answers slower than that (at most NackIntervalMax). A hole the sender says is GONE, that the heartbeat trail has
-// passed, that got NackTries NACKs in vain, or that a bound forces out, is
-// reported in a LossReport and skipped: never silence. Everything a receiver
+// sender answers slower than that (at most NackIntervalMax). A hole the
+// sender says is GONE, that the heartbeat trail has passed, that got
+// NackTries NACKs in vain, or that a bound forces out, is reported in a
+// LossReport and skipped: never silence. Everything a receiver
 // keeps is bounded (hold buffer, holes, dedup window) and every drop is
 // counted by reason in its Stats.
 //
