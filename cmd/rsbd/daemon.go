@@ -169,7 +169,7 @@ func startGCFloor(floorMiB int, log *slog.Logger) func() {
 		log.Warn("heap floor not set", "err", err)
 		return nil
 	}
-	if floor, capped := gcfloor.EffectiveFloor(cfg); capped {
+	if floor, capped, _ := gcfloor.InForce(); capped {
 		log.Info("heap floor lowered to a quarter of the cgroup's memory limit", "floor_mib", floor>>20, "asked_mib", floorMiB)
 	}
 	return stop

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -43,7 +44,7 @@ func newStoppableTransport(mc *memberlist.Config) (*stoppableTransport, error) {
 	var nt *memberlist.NetTransport
 	var err error
 	for range tries {
-		if nt, err = memberlist.NewNetTransport(nc); err == nil || !strings.Contains(err.Error(), "address already in use") {
+		if nt, err = memberlist.NewNetTransport(nc); err == nil || !addrInUse(err) {
 			break
 		}
 	}
@@ -56,6 +57,13 @@ func newStoppableTransport(mc *memberlist.Config) (*stoppableTransport, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &stoppableTransport{NetTransport: nt, ctx: ctx, cancel: cancel, conns: map[*trackedConn]struct{}{}}, nil
+}
+
+// addrInUse reports whether err is a bind that failed on a port already
+// taken. memberlist formats the socket error into its own with %v, so when
+// the chain does not hold syscall.EADDRINUSE its text is looked for.
+func addrInUse(err error) bool {
+	return errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), syscall.EADDRINUSE.Error())
 }
 
 // DialTimeout dials addr; see DialAddressTimeout.

@@ -63,6 +63,7 @@ func limitFor(floor, inUse, live uint64, percent int) uint64 {
 // controller holds one Start's state.
 type controller struct {
 	floor   uint64
+	capped  bool // floor is the cgroup's share, below the one asked
 	percent int
 	stopped bool          // guarded by mu
 	adjusts atomic.Uint64 // limits set, for tests
@@ -90,8 +91,8 @@ func Start(cfg Config) (stop func(), err error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	floor, _ := EffectiveFloor(cfg)
-	c := &controller{floor: floor, percent: cfg.Percent,
+	floor, capped := EffectiveFloor(cfg)
+	c := &controller{floor: floor, capped: capped, percent: cfg.Percent,
 		samples: []metrics.Sample{{Name: metricTotal}, {Name: metricReleased}, {Name: metricLive}}}
 	if !active.CompareAndSwap(nil, c) {
 		return nil, ErrStarted
@@ -101,6 +102,17 @@ func Start(cfg Config) (stop func(), err error) {
 	c.adjust()
 	c.arm()
 	return c.stop, nil
+}
+
+// InForce returns the floor in force, in bytes, and whether the cgroup's
+// memory limit capped it below the one asked (see EffectiveFloor); ok is
+// false when no Start is in force.
+func InForce() (floor uint64, capped, ok bool) {
+	c := active.Load()
+	if c == nil {
+		return 0, false, false
+	}
+	return c.floor, c.capped, true
 }
 
 // arm attaches the next adjustment to the end of the next collection.

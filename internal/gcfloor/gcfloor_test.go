@@ -58,6 +58,9 @@ func TestStartKeepsTheLimitAboveTheLiveHeap(t *testing.T) {
 	if _, err := Start(Config{}); !errors.Is(err, ErrStarted) {
 		t.Fatalf("second Start: %v, want ErrStarted", err)
 	}
+	if f, capped, ok := InForce(); !ok || f != 8<<20 && !capped {
+		t.Fatalf("InForce = %d, %v, %v; want the 8 MiB floor (or the cgroup's share)", f, capped, ok)
+	}
 	if p := currentPercent(); p != -1 {
 		t.Fatalf("GOGC %d while the floor is in force, want off (-1)", p)
 	}
@@ -85,6 +88,9 @@ func TestStartKeepsTheLimitAboveTheLiveHeap(t *testing.T) {
 	sink = nil
 	stop()
 	stop() // idempotent
+	if _, _, ok := InForce(); ok {
+		t.Fatal("InForce reports a floor after stop")
+	}
 	if p, l := currentPercent(), currentLimit(); p != prevGC || l != prevLim {
 		t.Fatalf("after stop: GOGC %d, limit %d; want %d, %d", p, l, prevGC, prevLim)
 	}
