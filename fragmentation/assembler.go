@@ -16,7 +16,10 @@ type Assembler struct {
 	newest   *partial
 	buffered int // bytes charged by all partial events
 	drops    []Drop
+	gone     droppedIDs // the events dropped last
 	stats    Stats
+	last     key  // the event id of the fragment last offered
+	lastOK   bool // last holds a valid id
 	// room is the buffer, with Config.Room around its data, of the event
 	// the last Add or AddBytes completed (TakeRoom); nil otherwise.
 	room []byte
@@ -46,6 +49,7 @@ func NewAssembler(cfg Config) (*Assembler, error) {
 	return &Assembler{
 		cfg:      cfg,
 		partials: make(map[key]*partial, min(cfg.MaxPartialEvents, 64)),
+		gone:     droppedIDs{limit: cfg.MaxRememberedDrops},
 	}, nil
 }
 
@@ -56,8 +60,11 @@ func (a *Assembler) Config() Config { return a.cfg }
 // event when f completes one (a single-fragment event completes at once),
 // nil and nil when f was stored, and nil and an error when f was refused: the
 // error matches ErrDuplicate (f was a repeat; its event continues), ErrDropped
-// (f's event, if any, was dropped; ReasonOf tells why) or ErrDecode (f or its
-// Notification is nil). Evicting or expiring other events does not make an
+// (f's event, if any, was dropped, now or before; ReasonOf tells why) or
+// ErrDecode (f or its Notification is nil). A fragment of an event dropped
+// before (ReasonAfterDrop) is refused whatever it holds, as the event can no
+// longer complete; the last Config.MaxRememberedDrops dropped events are
+// remembered. Evicting or expiring other events does not make an
 // error; those drops are reported through AppendDrops.
 //
 // Add takes ownership of f: fragment 0's Notification becomes the returned
@@ -65,7 +72,7 @@ func (a *Assembler) Config() Config { return a.cfg }
 // is copied, never retained.
 func (a *Assembler) Add(now time.Time, f *rsbpb.FragmentedNotification) (*rsbpb.Notification, error) {
 	a.stats.Fragments++
-	a.room = nil
+	a.room, a.lastOK = nil, false
 	var fr fragment
 	if r := fr.fromMessage(f); r != 0 {
 		return nil, a.refuse(nil, &fr, r)
@@ -78,7 +85,7 @@ func (a *Assembler) Add(now time.Time, f *rsbpb.FragmentedNotification) (*rsbpb.
 // Config.MaxFragmentSize) wrap ErrDecode. b is not retained.
 func (a *Assembler) AddBytes(now time.Time, b []byte) (*rsbpb.Notification, error) {
 	a.stats.Fragments++
-	a.room = nil
+	a.room, a.lastOK = nil, false
 	var fr fragment
 	if r, err := a.decode(b, &fr); r != 0 {
 		a.refuse(nil, &fr, r)
@@ -97,6 +104,14 @@ func (a *Assembler) TakeRoom() []byte {
 	buf := a.room
 	a.room = nil
 	return buf
+}
+
+// LastEventID returns the event id of the fragment the last Add or AddBytes
+// call was given, whatever became of it; ok is false when the fragment had
+// no valid id (or did not decode). It lets the owner follow an event by its
+// id without decoding its fragments again.
+func (a *Assembler) LastEventID() (sender [16]byte, seq uint32, ok bool) {
+	return a.last.sender, a.last.seq, a.lastOK
 }
 
 // Prune drops, as ReasonTimeout, every partial event whose first fragment
@@ -142,12 +157,17 @@ func (a *Assembler) Stats() Stats { return a.stats }
 
 // add runs a fragment with a valid key through the checks and stores it.
 func (a *Assembler) add(now time.Time, fr *fragment) (*rsbpb.Notification, error) {
+	a.last, a.lastOK = fr.key, true
 	var p *partial
 	if len(a.partials) > 0 {
 		if p = a.partials[fr.key]; p != nil && p.expired(now, a.cfg.Timeout) {
 			a.dropPartial(p, ReasonTimeout)
 			p = nil
 		}
+	}
+	if p == nil && a.gone.has(fr.key) {
+		a.stats.Dropped[ReasonAfterDrop]++
+		return nil, reasonErrs[ReasonAfterDrop]
 	}
 	if r := a.check(p, fr); r != 0 {
 		return nil, a.refuse(p, fr, r)
@@ -197,6 +217,9 @@ func (a *Assembler) refuse(p *partial, fr *fragment, r Reason) error {
 	if r != ReasonDuplicate && r != ReasonDecode {
 		a.record(Drop{SenderID: fr.key.sender, SequenceNumber: fr.key.seq, Reason: r, Total: fr.total})
 	}
+	if remembers(r) {
+		a.gone.add(fr.key)
+	}
 	return reasonErrs[r]
 }
 
@@ -211,6 +234,7 @@ func (a *Assembler) dropPartial(p *partial, r Reason) {
 		Total:          p.total,
 		Bytes:          p.bytes,
 	})
+	a.gone.add(p.key)
 	a.remove(p)
 }
 

@@ -339,24 +339,60 @@ func TestAssemblerTimeout(t *testing.T) {
 		t.Fatalf("after prune: %d partials, drops %+v", a.Len(), drops)
 	}
 	// The second event expires lazily when its next fragment arrives late;
-	// that fragment starts a new partial event.
+	// that fragment, which can no longer complete it, is refused, as are
+	// the later fragments of the first event.
 	late := t0.Add(7 * time.Second)
-	if _, err := a.AddBytes(late, other[1]); err != nil {
-		t.Fatal(err)
+	if _, err := a.AddBytes(late, other[1]); ReasonOf(err) != ReasonAfterDrop {
+		t.Fatalf("late fragment of an expired event: %v", err)
 	}
 	drops = a.AppendDrops(nil)
-	if len(drops) != 1 || drops[0].Reason != ReasonTimeout || drops[0].SequenceNumber != 2 || a.Len() != 1 {
+	if len(drops) != 1 || drops[0].Reason != ReasonTimeout || drops[0].SequenceNumber != 2 || a.Len() != 0 {
 		t.Fatalf("lazy expiry: drops %+v, %d partials", drops, a.Len())
 	}
-	if d, ok := a.NextDeadline(); !ok || !d.Equal(late.Add(5*time.Second)) {
-		t.Fatalf("NextDeadline = %v", d)
+	for _, f := range frags[2:] {
+		if _, err := a.AddBytes(late, f); ReasonOf(err) != ReasonAfterDrop || !errors.Is(err, ErrDropped) {
+			t.Fatalf("fragment of a pruned event: %v", err)
+		}
 	}
-	a.Prune(late.Add(time.Hour))
-	if _, ok := a.NextDeadline(); ok || a.Len() != 0 || a.BufferedBytes() != 0 {
-		t.Fatalf("state left after final prune")
+	if _, ok := a.NextDeadline(); ok || a.Len() != 0 || a.BufferedBytes() != 0 || len(a.AppendDrops(nil)) != 0 {
+		t.Fatalf("state left after the refused fragments")
 	}
-	if got := a.Stats().Dropped[ReasonTimeout]; got != 3 {
-		t.Fatalf("timeouts %d", got)
+	s := a.Stats()
+	if s.Dropped[ReasonTimeout] != 2 || s.Dropped[ReasonAfterDrop] != uint64(1+len(frags)-2) {
+		t.Fatalf("timeouts %d, after drop %d", s.Dropped[ReasonTimeout], s.Dropped[ReasonAfterDrop])
+	}
+}
+
+// TestAssemblerForgetsOldDrops: the dropped events remembered are bounded
+// by MaxRememberedDrops; a fragment of one forgotten starts a partial event
+// again.
+func TestAssemblerForgetsOldDrops(t *testing.T) {
+	a := mustAssembler(t, Config{MaxRememberedDrops: 2, Timeout: time.Second})
+	var events [3][][]byte
+	for i := range events {
+		events[i] = mustAppendSplit(t, minimalEvent(4, uint32(i), payload(4, 1000)), 300)
+		feed(t, a, t0, events[i], []int{0})
+	}
+	a.Prune(t0.Add(time.Second)) // drops all three, oldest first
+	if got := len(a.AppendDrops(nil)); got != 3 {
+		t.Fatalf("%d drops", got)
+	}
+	for i := 1; i < 3; i++ {
+		if _, err := a.AddBytes(t0.Add(time.Second), events[i][1]); ReasonOf(err) != ReasonAfterDrop {
+			t.Fatalf("event %d: %v", i, err)
+		}
+	}
+	if _, err := a.AddBytes(t0.Add(time.Second), events[0][1]); err != nil || a.Len() != 1 {
+		t.Fatalf("forgotten event 0: %v, %d partials", err, a.Len())
+	}
+	if s, q, ok := a.LastEventID(); !ok || s != [16]byte(sender(4)) || q != 0 {
+		t.Fatalf("LastEventID = %x, %d, %v", s, q, ok)
+	}
+	if _, err := a.AddBytes(t0, []byte{0xff}); ReasonOf(err) != ReasonDecode {
+		t.Fatalf("garbage: %v", err)
+	}
+	if _, _, ok := a.LastEventID(); ok {
+		t.Fatal("LastEventID names an event after a fragment that did not decode")
 	}
 }
 

@@ -187,16 +187,18 @@ func TestAddBytesDoesNotRetainInput(t *testing.T) {
 
 func TestAssemblerDropRecordsBounded(t *testing.T) {
 	a := mustAssembler(t, Config{MaxPendingDrops: 2})
-	bad := reencode(t, mustAppendSplit(t, minimalEvent(6, 1, []byte("x")), 0)[0],
-		func(f *rsbpb.FragmentedNotification) { f.DataPart = proto.Uint32(5) })
-	for range 5 {
-		a.AddBytes(t0, bad)
+	bad := func(seq uint32) []byte {
+		return reencode(t, mustAppendSplit(t, minimalEvent(6, seq, []byte("x")), 0)[0],
+			func(f *rsbpb.FragmentedNotification) { f.DataPart = proto.Uint32(5) })
+	}
+	for i := range 5 {
+		a.AddBytes(t0, bad(uint32(i)))
 	}
 	s := a.Stats()
 	if got := a.AppendDrops(nil); len(got) != 2 || s.DropRecordsLost != 3 || s.Dropped[ReasonIndexOutOfRange] != 5 {
 		t.Fatalf("drops %d, lost %d, counted %d", len(got), s.DropRecordsLost, s.Dropped[ReasonIndexOutOfRange])
 	}
-	a.AddBytes(t0, bad)
+	a.AddBytes(t0, bad(5))
 	if got := a.AppendDrops(make([]Drop, 0, 4)); len(got) != 1 {
 		t.Fatalf("after draining: %d records", len(got))
 	}

@@ -52,6 +52,9 @@ type Config struct {
 	// MaxPendingDrops bounds the Drop records not yet collected
 	// (DefaultMaxPendingDrops).
 	MaxPendingDrops int
+	// MaxRememberedDrops bounds the ids of dropped events remembered so
+	// that their later fragments are refused (DefaultMaxRememberedDrops).
+	MaxRememberedDrops int
 	// Alloc, when set, provides the data buffers of events being
 	// reassembled: a slice of length 0 and capacity exactly capacity,
 	// whatever its contents (the Assembler writes every byte it hands
@@ -83,6 +86,8 @@ func DefaultConfig() Config {
 		MaxBufferedBytes: DefaultMaxBufferedBytes,
 		Timeout:          DefaultTimeout,
 		MaxPendingDrops:  DefaultMaxPendingDrops,
+
+		MaxRememberedDrops: DefaultMaxRememberedDrops,
 	}
 }
 
@@ -95,6 +100,7 @@ func (c Config) withDefaults() Config {
 	c.MaxPartialEvents = orDefault(c.MaxPartialEvents, d.MaxPartialEvents)
 	c.MaxBufferedBytes = orDefault(c.MaxBufferedBytes, d.MaxBufferedBytes)
 	c.MaxPendingDrops = orDefault(c.MaxPendingDrops, d.MaxPendingDrops)
+	c.MaxRememberedDrops = orDefault(c.MaxRememberedDrops, d.MaxRememberedDrops)
 	if c.Timeout == 0 {
 		c.Timeout = d.Timeout
 	}
@@ -106,7 +112,8 @@ func (c Config) withDefaults() Config {
 // MaxEventSize once defaults are applied.
 func (c Config) Validate() error {
 	if c.MaxEventSize < 0 || c.MaxFragmentSize < 0 || c.MaxParts < 0 || c.MaxPartialEvents < 0 ||
-		c.MaxBufferedBytes < 0 || c.Timeout < 0 || c.MaxPendingDrops < 0 {
+		c.MaxBufferedBytes < 0 || c.Timeout < 0 || c.MaxPendingDrops < 0 ||
+		c.MaxRememberedDrops < 0 {
 		return fmt.Errorf("%w: negative limit", ErrInvalidConfig)
 	}
 	c = c.withDefaults()

@@ -33,9 +33,16 @@
 // (Config.Room, TakeRoom), so that the owner can serialize the event again
 // around its data without copying it.
 //
+// An Assembler remembers the ids of the last events it dropped
+// (Config.MaxRememberedDrops) and refuses their later fragments
+// (ReasonAfterDrop), which could no longer complete them; without this they
+// would start a partial event that holds memory until it times out. It does
+// not remember completed events: suppressing repeated events is the job of
+// the stream receiver in front of it. LastEventID names the event of the
+// fragment last offered, so that the owner can follow events by id without
+// decoding their fragments again.
+//
 // An Assembler is owned by one goroutine; it is not safe for concurrent use.
-// It does not remember completed events: suppressing repeated events is the
-// job of the stream receiver in front of it.
 //
 // The package imports only the generated protocol messages of rsbd.
 package fragmentation

@@ -38,6 +38,11 @@ const (
 	// ReasonDecode: AddBytes could not decode the fragment (or it exceeds
 	// Config.MaxFragmentSize). No Drop record is made.
 	ReasonDecode
+	// ReasonAfterDrop: a fragment of an event the Assembler already dropped
+	// (for any reason but a duplicate, a bad event id or a decode failure)
+	// arrived. Only the fragment is dropped; the event's Drop record was
+	// made when it was dropped, so none is made again.
+	ReasonAfterDrop
 
 	// NumReasons is one more than the largest Reason; Stats.Dropped has this
 	// many entries and entry 0 stays unused.
@@ -56,6 +61,7 @@ var reasonNames = [NumReasons]string{
 	ReasonEvictedBytes:      "evicted_bytes",
 	ReasonBadEventID:        "bad_event_id",
 	ReasonDecode:            "decode",
+	ReasonAfterDrop:         "after_drop",
 }
 
 // String returns the reason as a metrics label, e.g. "timeout".
@@ -132,8 +138,8 @@ type Stats struct {
 	// that were a single fragment.
 	Delivered, Unfragmented uint64
 	// Dropped counts drops by Reason: events for most reasons, fragments for
-	// ReasonDuplicate, ReasonDecode and ReasonBadEventID (and for refused
-	// fragments that had no partial event).
+	// ReasonDuplicate, ReasonDecode, ReasonBadEventID and ReasonAfterDrop
+	// (and for refused fragments that had no partial event).
 	Dropped [NumReasons]uint64
 	// DropRecordsLost counts Drop records discarded because
 	// Config.MaxPendingDrops records were waiting.

@@ -45,6 +45,7 @@ type modelEvent struct {
 	got       map[uint32]bool
 	created   time.Time
 	delivered bool
+	dropped   bool // the Assembler dropped it: it refuses its fragments from then on
 }
 
 type assemblerModel struct {
@@ -103,7 +104,7 @@ func (m *assemblerModel) close(d Drop, e *modelEvent) {
 	if !e.open || d.Total != e.total || d.Received != uint32(len(e.got)) {
 		m.t.Fatalf("drop %+v does not match the model (open %v, total %d, got %d)", d, e.open, e.total, len(e.got))
 	}
-	e.open, e.got = false, nil
+	e.open, e.got, e.dropped = false, nil, true
 }
 
 // step runs one operation.

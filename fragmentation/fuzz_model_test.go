@@ -19,12 +19,20 @@ func (m *assemblerModel) add(k, i, c int) {
 	if c >= 0 {
 		b, total, index, header = m.corrupt(e, i, c)
 	}
+	wasDropped := e.dropped
 	got, err := m.a.AddBytes(m.now, b)
 	m.checkRoom(got, m.a.TakeRoom(), total)
-	own := m.takeDrops(k, e, c != corruptCut)
+	own, expired := m.takeDrops(k, e, c != corruptCut)
 	if c == corruptCut {
 		if ReasonOf(err) != ReasonDecode || got != nil || len(own) > 0 {
 			m.t.Fatalf("cut fragment: %v", err)
+		}
+		return
+	}
+	m.checkLastID(k)
+	if wasDropped || expired {
+		if ReasonOf(err) != ReasonAfterDrop || got != nil || len(own) > 0 {
+			m.t.Fatalf("fragment %d of dropped event %d: %v, drops %+v", index, k, err, own)
 		}
 		return
 	}
@@ -43,18 +51,26 @@ func (m *assemblerModel) add(k, i, c int) {
 	}
 }
 
+// checkLastID checks that the Assembler names event k as the last offered.
+func (m *assemblerModel) checkLastID(k int) {
+	s, q, ok := m.a.LastEventID()
+	if !ok || s != [16]byte(sender(byte(k%2))) || q != uint32(k) {
+		m.t.Fatalf("LastEventID = %x, %d, %v; want event %d", s, q, ok, k)
+	}
+}
+
 // takeDrops collects the drops of one add: drops of other events must be
 // evictions of open partial events (or timeouts of expired ones); a timeout
-// of event k itself must come first and closes it. The remaining drops of k
-// are returned. A decoded fragment (decoded true) must expire its own
-// partial event when that is due.
-func (m *assemblerModel) takeDrops(k int, e *modelEvent, decoded bool) []Drop {
-	var own []Drop
+// of event k itself must come first, closes it and makes expired true. The
+// remaining drops of k are returned. A decoded fragment (decoded true) must
+// expire its own partial event when that is due.
+func (m *assemblerModel) takeDrops(k int, e *modelEvent, decoded bool) (own []Drop, expired bool) {
 	for _, d := range m.a.AppendDrops(nil) {
 		dk, de := m.eventOf(d)
 		switch {
 		case dk == k && len(own) == 0 && d.Reason == ReasonTimeout && e.open && m.expired(e):
 			m.close(d, e)
+			expired = true
 		case dk == k:
 			own = append(own, d)
 		case d.Reason == ReasonTimeout && !m.expired(de),
@@ -67,7 +83,7 @@ func (m *assemblerModel) takeDrops(k int, e *modelEvent, decoded bool) []Drop {
 	if decoded && e.open && m.expired(e) {
 		m.t.Fatalf("expired partial event %d was extended", k)
 	}
-	return own
+	return own, expired
 }
 
 // expect returns the Reason the Assembler must refuse a fragment with, from
@@ -92,6 +108,7 @@ func (m *assemblerModel) wantDrop(own []Drop, e *modelEvent, err error, r Reason
 	if e.open {
 		m.close(own[0], e)
 	}
+	e.dropped = true
 }
 
 // wantDelivery checks that a single-fragment event was delivered intact.
@@ -140,6 +157,7 @@ func (m *assemblerModel) accepted(e *modelEvent, got *rsbpb.Notification, err er
 		} else if d.Received != 0 || d.Total != total {
 			m.t.Fatalf("drop of a new partial event: %+v", d)
 		}
+		e.dropped = true
 		return
 	}
 	if err != nil {
@@ -247,7 +265,7 @@ func TestAssemblerModelSeeds(t *testing.T) {
 		t.Fatalf("seeds deliver only %d events", total.Delivered)
 	}
 	for _, r := range []Reason{ReasonDuplicate, ReasonInconsistentCount, ReasonIndexOutOfRange, ReasonHeaderMissing,
-		ReasonTimeout, ReasonEvictedPartials, ReasonEvictedBytes, ReasonEventTooLarge, ReasonDecode} {
+		ReasonTimeout, ReasonEvictedPartials, ReasonEvictedBytes, ReasonEventTooLarge, ReasonDecode, ReasonAfterDrop} {
 		if total.Dropped[r] == 0 {
 			t.Errorf("seeds never drop for %v", r)
 		}

@@ -51,6 +51,12 @@ const (
 	// in Stats.DropRecordsLost; the per-reason counters stay exact.
 	DefaultMaxPendingDrops = 1024
 
+	// DefaultMaxRememberedDrops bounds the ids of dropped events the
+	// Assembler remembers (about 60 bytes each), so that their later
+	// fragments are refused (ReasonAfterDrop) instead of starting an event
+	// that can never complete. Past the bound the oldest id is forgotten.
+	DefaultMaxRememberedDrops = 4096
+
 	// partialOverhead is charged to the byte budget for each partial event: the
 	// partial record, its map entry and list links.
 	partialOverhead = 256

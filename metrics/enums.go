@@ -91,6 +91,7 @@ const (
 	DropClosed                              // dropped while shutting down
 	DropSocketBuffer                        // the kernel's socket receive buffer overflowed
 	DropDatagramTooLarge                    // datagram read above the configured datagram size
+	DropFragmentAfterDrop                   // fragment of an event already dropped (evicted, expired, invalid)
 	NumDropReasons
 )
 
@@ -100,7 +101,7 @@ var dropNames = [NumDropReasons]string{
 	"stream_limit", "unknown_stream", "not_interested", "scope_mismatch", "decode_error",
 	"auth_failed", "unknown_key", "replay", "unknown_sender", "queue_full", "memory_limit",
 	"slow_client", "frame_too_large", "bad_handshake", "send_error", "closed",
-	"socket_buffer", "datagram_too_large",
+	"socket_buffer", "datagram_too_large", "fragment_after_drop",
 }
 
 // String returns the label value.

@@ -116,34 +116,41 @@ func (e *engine) deliverRecords(dl qos.Delivery, now time.Time) {
 // event it completes. On reliable streams it notes where partial events
 // came from (partialOrigins).
 func (e *engine) assemble(asm *fragmentation.Assembler, r []byte, dl qos.Delivery, now time.Time) {
-	var key partialKey
-	tracked := false
-	if asm == e.asmRel {
-		if key, tracked = fragmentKey(r); tracked && e.partials.wasEvicted(key) {
-			e.n.m.Drop(metrics.DropReassemblyEvicted) // reported when it was evicted
-			return
-		}
-	}
 	n, err := asm.AddBytes(now, r)
-	if tracked && err == nil {
-		if n == nil {
-			e.partials.note(key, dl.Stream, dl.Seq)
-		} else {
-			e.partials.done(key)
+	if asm == e.asmRel && err == nil {
+		if sender, seq, ok := asm.LastEventID(); ok {
+			if key := (partialKey{sender, seq}); n == nil {
+				e.partials.note(key, dl.Stream, dl.Seq)
+			} else {
+				e.partials.done(key)
+			}
 		}
 	}
 	e.countAssemblyDrops()
 	if err != nil {
-		if !errors.Is(err, fragmentation.ErrDuplicate) && !errors.Is(err, fragmentation.ErrDropped) {
-			e.n.m.Drop(metrics.DropDecodeError)
-			e.n.log.Debug("fragment refused", "err", err)
-		}
+		e.countRefusal(err)
 		return
 	}
 	if n == nil {
 		return
 	}
 	e.dl = append(e.dl, delivery{kind: deliverMsg, msg: n, room: asm.TakeRoom(), size: proto.Size(n)})
+}
+
+// countRefusal counts a fragment the assembler refused without a drop
+// record: a repeat, a fragment of an event it dropped before (counted when
+// it was dropped) or one that does not decode. Other refusals come with a
+// record (countAssemblyDrops).
+func (e *engine) countRefusal(err error) {
+	switch {
+	case errors.Is(err, fragmentation.ErrDuplicate):
+		e.n.m.Drop(metrics.DropFragmentDuplicate)
+	case fragmentation.ReasonOf(err) == fragmentation.ReasonAfterDrop:
+		e.n.m.Drop(metrics.DropFragmentAfterDrop)
+	case !errors.Is(err, fragmentation.ErrDropped):
+		e.n.m.Drop(metrics.DropDecodeError)
+		e.n.log.Debug("fragment refused", "err", err)
+	}
 }
 
 // countAssemblyDrops moves the assemblers' drop records into the metrics,
