@@ -66,7 +66,7 @@ func (e *engine) wantedGroups(sc scope.Scope) []datagram.GroupID {
 			ids = append(ids, id)
 		}
 	}
-	e.want.m[sc] = ids
+	e.want.m[scope.Clone(sc)] = ids // sc may share a socket frame's body
 	return ids
 }
 

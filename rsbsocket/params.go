@@ -121,6 +121,15 @@ const (
 	eagerAllocMax = 1 << 20
 	growFactor    = 4
 
+	// sharedScopeMax is the largest frame body, in bytes, whose Frame.Scope
+	// a server reader takes from the body itself instead of a copy
+	// (scope.ParseShared): a small event then costs one allocation, its
+	// body, not two. A scope kept beyond its frame keeps the body alive,
+	// so only small bodies share: a kept scope holds at most this much
+	// (plus the frame's room); a larger frame's scope copy costs little
+	// next to the frame.
+	sharedScopeMax = 512
+
 	// coalesceBytes is the capacity of a write scratch buffer: small frames
 	// queued together are copied into it and leave in one write. Writers
 	// borrow scratch buffers from a pool for the time of one write, so an

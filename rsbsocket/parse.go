@@ -32,7 +32,9 @@ const (
 // parsed cheaply from it.
 //
 // Body and the byte-slice fields alias the same memory; it is shared by every
-// connection the frame is queued to and must not be modified.
+// connection the frame is queued to and must not be modified. The Server's
+// frames of a small Body share its memory with their Scope as well: a
+// Handler that keeps a Scope but not its Body should keep scope.Clone of it.
 type Frame struct {
 	// Body is the serialized Notification, without the length header.
 	Body []byte
@@ -82,7 +84,7 @@ func (f *Frame) Wrap(prefix, suffix []byte) ([]byte, bool) {
 // repeated singular field and skips fields of unexpected wire type; nested
 // messages other than event_id (meta_data, causes) are not inspected, so
 // Notification may still fail on a frame ParseFrame accepts.
-func ParseFrame(body []byte) (Frame, error) { return parseFrame(body, nil) }
+func ParseFrame(body []byte) (Frame, error) { return parseFrame(body, nil, false) }
 
 // FrameParser parses frames as ParseFrame does, remembering the last few
 // scopes it parsed (scope.Cache): frames on a recent scope cost neither a
@@ -93,10 +95,12 @@ type FrameParser struct {
 }
 
 // Parse is ParseFrame with p's scope cache.
-func (p *FrameParser) Parse(body []byte) (Frame, error) { return parseFrame(body, &p.scopes) }
+func (p *FrameParser) Parse(body []byte) (Frame, error) { return parseFrame(body, &p.scopes, false) }
 
-// parseFrame is ParseFrame, parsing the scope through cache when it is set.
-func parseFrame(body []byte, cache *scope.Cache) (Frame, error) {
+// parseFrame is ParseFrame, parsing the scope through cache when it is
+// set, or else, when shared is true, into a Scope that shares body's memory
+// (scope.ParseShared), for a body nobody modifies.
+func parseFrame(body []byte, cache *scope.Cache, shared bool) (Frame, error) {
 	f := Frame{Body: body}
 	var rawScope []byte
 	var haveScope, haveSender, haveSeq bool
@@ -143,9 +147,12 @@ func parseFrame(body []byte, cache *scope.Cache) (Frame, error) {
 	}
 	var sc scope.Scope
 	var err error
-	if cache != nil {
+	switch {
+	case cache != nil:
 		sc, err = cache.ParseBytes(rawScope)
-	} else {
+	case shared:
+		sc, err = scope.ParseShared(rawScope)
+	default:
 		sc, err = scope.Parse(string(rawScope))
 	}
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -178,4 +179,33 @@ func FuzzParseFrame(f *testing.F) {
 	f.Add(helloFrame(f, uuid(1), "listener", "/x/"))
 	f.Add(byeFrame(f, uuid(1)))
 	f.Fuzz(checkAgainstProto)
+}
+
+// TestServerFrameScopeSharesSmallBodies: the Server's reader gives a small
+// frame a Scope in its Body's memory (no allocation of its own) and a
+// larger frame a Scope of its own, so that a kept scope keeps little alive.
+func TestServerFrameScopeSharesSmallBodies(t *testing.T) {
+	var r recorder
+	_, addr := startServer(t, quietConfig(), &r)
+	c := dial(t, addr)
+	small := notification(t, "/share/small/", "bytes", []byte("x"), 1)
+	large := notification(t, "/share/large/", "bytes", make([]byte, sharedScopeMax), 2)
+	if len(small) > sharedScopeMax || len(large) <= sharedScopeMax {
+		t.Fatalf("frames of %d and %d bytes around %d", len(small), len(large), sharedScopeMax)
+	}
+	send(t, c, small)
+	send(t, c, large)
+	waitFor(t, "both frames", func() bool { return len(r.snapshot()) == 2 })
+	for i, want := range []bool{true, false} {
+		f := r.snapshot()[i].f
+		if got := inside(f.Scope.String(), f.Body); got != want {
+			t.Errorf("frame of %d bytes, scope %v: shares its body %v, want %v", len(f.Body), f.Scope, got, want)
+		}
+	}
+}
+
+// inside reports whether s's bytes lie in b.
+func inside(s string, b []byte) bool {
+	p, start := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return len(s) > 0 && p >= start && p < start+uintptr(len(b))
 }

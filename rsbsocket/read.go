@@ -95,7 +95,8 @@ func (c *conn) readRun(st *readState) (done, orderly bool) {
 		if first && fresh {
 			c.noteAnswer()
 		}
-		f, err := ParseFrame(body)
+		// A body of its own, never modified: a small one shares its scope.
+		f, err := parseFrame(body, nil, len(body) <= sharedScopeMax)
 		if err != nil {
 			c.handOn(nil)
 			s.stats.drop(DropMalformed, 1)
