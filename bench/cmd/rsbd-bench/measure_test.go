@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -108,5 +109,34 @@ func TestProfiled(t *testing.T) {
 	// The peers' runs (no rsbd process) are never profiled.
 	if got := profiled(thrRun{send: pub, recv: sub}, true); len(got) != 0 {
 		t.Fatalf("peer run: %v, want none", got)
+	}
+}
+
+// TestNATSMuxRows: the rsbd layouts of many listeners over one connection
+// and over spreadConns get a NATS row of the same layout, for context.
+func TestNATSMuxRows(t *testing.T) {
+	r := &runner{p: fullPlan(), figs: map[string]report.Figure{}}
+	r.figs[sharedKey(1000)] = report.Figure{Value: 2e6}
+	r.figs[spreadKey(1000)] = report.Figure{Value: 1.5e6}
+	r.figs[natsMuxKey(1000, 1)] = report.Figure{Value: 1e6}
+	r.figs[natsMuxKey(1000, 10)] = report.Figure{Value: 0.5e6}
+	var got []report.Row
+	r.scalingRows(func(row report.Row, rsbdKey, peerKey string) {
+		if strings.Contains(row.Case, "NATS subjects") {
+			row.RSBD, row.PeerFig = r.figs[rsbdKey], r.figs[peerKey]
+			got = append(got, row)
+		}
+	})
+	if len(got) != 2 {
+		t.Fatalf("%d context rows, want 2: %+v", len(got), got)
+	}
+	for i, want := range []struct {
+		conns      int
+		rsbd, nats float64
+	}{{1, 2e6, 1e6}, {10, 1.5e6, 0.5e6}} {
+		row := got[i]
+		if !strings.Contains(row.Case, fmt.Sprintf("over %d connection", want.conns)) || row.RSBD.Value != want.rsbd || row.PeerFig.Value != want.nats || row.Goal != nil {
+			t.Errorf("row %d: %+v", i, row)
+		}
 	}
 }

@@ -184,6 +184,18 @@ func (r *runner) scalingRows(add addFunc) {
 			Size: r.p.scaleSize, Metric: "msgs/s", Unit: report.UnitMsgs, Peer: fmt.Sprintf("NATS 2.15, %d subscriber connection%s", k, plural(k))},
 			listenersKey(k), natsSubsKey(k))
 	}
+	for _, l := range r.natsMuxLayouts() {
+		k, conns := l[0], l[1]
+		rsbdKey := sharedKey(k)
+		if conns > 1 {
+			rsbdKey = spreadKey(k)
+		}
+		add(report.Row{Section: "scaling",
+			Case: fmt.Sprintf("%d listeners over %d connection%s (rsbd socket vs NATS subjects, for context)", k, conns, plural(conns)),
+			Size: r.p.scaleSize, Metric: "msgs/s", Unit: report.UnitMsgs,
+			Peer: fmt.Sprintf("NATS 2.15, %d subjects over %d subscriber connection%s", k, conns, plural(conns))},
+			rsbdKey, natsMuxKey(k, conns))
+	}
 	if _, ok := r.figs[memSubKey]; !ok {
 		return
 	}
@@ -221,7 +233,7 @@ func (r *runner) methodNotes() []string {
 		"rsbd embedded subscribers subscribe WithoutRetention (the harness's handlers keep no payload, in every system): a node whose subscriptions all do delivers events from its receive buffers without copying them and reuses the buffers of reassembled events",
 		"FAIL = a reliable run lost events (or broke); its rate does not count and its ratio is left out",
 		"windowed = end-to-end flow control outside the system under test: the subscriber reports its arrivals every quarter window over a UDP side channel and the publisher keeps at most a window of min(1000 events, 16 MiB) in flight; ddsperf is always flow-controlled by Cyclone's reliable KEEP_ALL writer",
-		fmt.Sprintf("scaling: one daemon, windowed; %d events of %d B spread round-robin over the scopes or listeners; listeners are socket subscriptions on distinct scopes, each announced by its own introspection Hello participant, with one connection each, all on one connection, or spread over a few; NATS subscribers (one connection and subject each) get the same workload; memory = live heap after GC divided by the count; every rsbd step runs %d times (the scope steps in interleaved rounds, each listener layout back to back) and its figure is the median run (a failed run fails the step); NATS steps run once; each listener layout then runs %d times more open loop (no window: only rsbd's own flow control, the daemon making the publisher wait while a subscriber's queue is full), its rows against the single listener open loop", r.p.scaleCount, r.p.scaleSize, r.p.scaleReps, r.p.scaleReps),
+		fmt.Sprintf("scaling: one daemon, windowed; %d events of %d B spread round-robin over the scopes or listeners; listeners are socket subscriptions on distinct scopes, each announced by its own introspection Hello participant, with one connection each, all on one connection, or spread over a few; NATS subscribers (one connection and subject each, or the largest listener step's subjects over one connection and over as many as the spread rsbd layout) get the same workload; memory = live heap after GC divided by the count; every rsbd step runs %d times (the scope steps in interleaved rounds, each listener layout back to back) and its figure is the median run (a failed run fails the step); NATS steps run once; each listener layout then runs %d times more open loop (no window: only rsbd's own flow control, the daemon making the publisher wait while a subscriber's queue is full), its rows against the single listener open loop", r.p.scaleCount, r.p.scaleSize, r.p.scaleReps, r.p.scaleReps),
 		"latency, idle CPUs poll = every system's round trips again, right after its first series, while the bench holds a PM QoS request of 0 µs on /dev/cpu_dma_latency (what a host tuned for latency does): idle virtual CPUs poll instead of halting, so no hop waits for a halted CPU to wake; the request is dropped after each series",
 		"rsbd counters: deltas of the nodes' drop, NACK, repair, datagram and poll-for-answer (spin) counters over the run",
 	}

@@ -17,6 +17,24 @@ func sharedKey(k int) string    { return fmt.Sprintf("listeners-shared/%d", k) }
 func spreadKey(k int) string    { return fmt.Sprintf("listeners-spread/%d", k) }
 func natsSubsKey(k int) string  { return fmt.Sprintf("nats-subs/%d", k) }
 
+// natsMuxKey names NATS with k subjects subscribed over conns connections.
+func natsMuxKey(k, conns int) string { return fmt.Sprintf("nats-mux/%d/%d", k, conns) }
+
+// natsMuxLayouts are the NATS counterparts of the rsbd layouts that carry
+// many listeners over few connections: the largest listener step over one
+// connection and over spreadConns.
+func (r *runner) natsMuxLayouts() [][2]int {
+	maxL := r.p.listeners[len(r.p.listeners)-1]
+	var ls [][2]int
+	if len(r.p.sharedListeners) > 0 {
+		ls = append(ls, [2]int{maxL, 1})
+	}
+	if r.p.spreadConns > 1 {
+		ls = append(ls, [2]int{maxL, r.p.spreadConns})
+	}
+	return ls
+}
+
 // openKey is the key of a listener step's open-loop runs.
 func openKey(key string) string { return key + "/open" }
 
@@ -157,6 +175,9 @@ func (r *runner) failScaling(err error) {
 	}
 	for _, k := range r.p.natsConns {
 		keys = append(keys, natsSubsKey(k))
+	}
+	for _, l := range r.natsMuxLayouts() {
+		keys = append(keys, natsMuxKey(l[0], l[1]))
 	}
 	r.fail(err, keys...)
 }
@@ -302,7 +323,13 @@ func (r *runner) natsScaling() error {
 		return err
 	}
 	for _, k := range r.p.natsConns {
-		if err := r.natsStep(p, res.Addr, k); err != nil {
+		if err := r.natsStep(p, res.Addr, k, k, natsSubsKey(k)); err != nil {
+			r.failScaling(err)
+			return err
+		}
+	}
+	for _, l := range r.natsMuxLayouts() {
+		if err := r.natsStep(p, res.Addr, l[0], l[1], natsMuxKey(l[0], l[1])); err != nil {
 			r.failScaling(err)
 			return err
 		}
@@ -310,26 +337,33 @@ func (r *runner) natsScaling() error {
 	return nil
 }
 
-func (r *runner) natsStep(p *agent.Process, url string, k int) error {
-	s, err := r.spawn(fmt.Sprintf("nats-subs-%d", k), roleSub)
+// natsStep measures NATS with k subjects subscribed over conns subscriber
+// connections (in turn) and records the figure under key.
+func (r *runner) natsStep(p *agent.Process, url string, k, conns int, key string) error {
+	s, err := r.spawn(fmt.Sprintf("nats-subs-%d-%d", k, conns), roleSub)
 	if err != nil {
 		return err
 	}
 	defer r.closeAll(s)
-	if err := s.Do("nats", addrArgs{Addr: url, Conns: k}, setupTimeout*2, nil); err != nil {
+	if err := s.Do("nats", addrArgs{Addr: url, Conns: conns}, setupTimeout*2, nil); err != nil {
 		return err
 	}
+	label := fmt.Sprintf("NATS %d subscriber connection%s", conns, plural(conns))
+	if k != conns {
+		label = fmt.Sprintf("NATS %d subjects over %d subscriber connection%s", k, conns, plural(conns))
+	}
 	fig, ok := r.throughput(thrRun{
-		label: fmt.Sprintf("NATS %d subscriber connection%s", k, plural(k)), send: p, recv: s,
+		label: label, send: p, recv: s,
 		topics: topicsOf(fmt.Sprintf("/bench/ns/%05d/", k), k),
 		size:   r.p.scaleSize, n: r.p.scaleCount, warm: r.p.scaleCount / 10,
 		window: windowFor(r.p.scaleSize),
 	})
-	if base, done := r.figs[natsSubsKey(r.p.natsConns[0])]; done && k != r.p.natsConns[0] && base.OK() && fig.OK() {
-		fig.Note += fmt.Sprintf("; %.2f× NATS with %d connection%s", fig.Value/base.Value, r.p.natsConns[0], plural(r.p.natsConns[0]))
+	base := r.p.natsConns[0]
+	if bf, done := r.figs[natsSubsKey(base)]; done && key != natsSubsKey(base) && bf.OK() && fig.OK() {
+		fig.Note += fmt.Sprintf("; %.2f× NATS with %d subject%s on %d connection%s", fig.Value/bf.Value, base, plural(base), base, plural(base))
 	}
-	r.set(natsSubsKey(k), fig)
-	r.logThr(fmt.Sprintf("NATS %d subscriber connection%s", k, plural(k)), r.p.scaleSize, fig)
+	r.set(key, fig)
+	r.logThr(label, r.p.scaleSize, fig)
 	if !ok {
 		return errors.New("an earlier run left the sender stuck")
 	}
