@@ -111,9 +111,13 @@ type engine struct {
 	ackDirty bool
 	// want caches the wanted groups per published scope.
 	want struct {
-		gen uint64
-		m   map[scope.Scope][]datagram.GroupID
+		gen  uint64
+		m    map[scope.Scope]*wantEntry
+		last *wantEntry // the entry found last: a run of one scope skips the map
 	}
+	// lastSender is the sender stream found last, so that a run of
+	// publishes to one group skips the map; cleared when a stream is freed.
+	lastSender *senderState
 	// dl collects the deliveries of the current section (see deliver.go).
 	dl []delivery
 	// slabs takes the copies of bodies that stabilize moves out of a
@@ -170,7 +174,7 @@ func newEngine(n *Node) (*engine, error) {
 		blocked: map[*senderState]struct{}{},
 		acks:    map[datagram.StreamKey]ackState{},
 	}
-	e.want.m = map[scope.Scope][]datagram.GroupID{}
+	e.want.m = map[scope.Scope]*wantEntry{}
 	e.partials.limit = 2 * rel.MaxPartialEvents
 	if e.asmRel, err = fragmentation.NewAssembler(rel); err != nil {
 		return nil, err

@@ -48,6 +48,13 @@ func (e *engine) publish(p pubReq, now time.Time) {
 	clear(pieces) // the engine's scratch list keeps no event body alive
 }
 
+// wantEntry is the wanted groups of one scope; scope is the engine's own
+// copy (the published one may share a socket frame's body).
+type wantEntry struct {
+	scope scope.Scope
+	ids   []datagram.GroupID
+}
+
 // wantedGroups returns the groups of sc and its super-scopes that some peer
 // wants, cached per scope until the interest table changes.
 func (e *engine) wantedGroups(sc scope.Scope) []datagram.GroupID {
@@ -55,19 +62,24 @@ func (e *engine) wantedGroups(sc scope.Scope) []datagram.GroupID {
 	if g := in.Generation(); g != e.want.gen || len(e.want.m) >= maxWantCache {
 		e.want.gen = g
 		clear(e.want.m)
+		e.want.last = nil
 	}
-	if ids, ok := e.want.m[sc]; ok {
-		return ids
+	if w := e.want.last; w != nil && w.scope == sc {
+		return w.ids
 	}
-	e.scratch.groups = group.AppendIDs(e.scratch.groups[:0], sc)
-	var ids []datagram.GroupID
-	for _, id := range e.scratch.groups {
-		if in.Wanted(id) {
-			ids = append(ids, id)
+	w, ok := e.want.m[sc]
+	if !ok {
+		w = &wantEntry{scope: scope.Clone(sc)}
+		e.scratch.groups = group.AppendIDs(e.scratch.groups[:0], sc)
+		for _, id := range e.scratch.groups {
+			if in.Wanted(id) {
+				w.ids = append(w.ids, id)
+			}
 		}
+		e.want.m[w.scope] = w
 	}
-	e.want.m[scope.Clone(sc)] = ids // sc may share a socket frame's body
-	return ids
+	e.want.last = w
+	return w.ids
 }
 
 // records turns a serialized Notification into serialized
@@ -94,8 +106,13 @@ func (e *engine) records(p pubReq) (recs [][]byte, pieces [][][]byte, err error)
 // sender returns the sender state of key, creating it (and evicting the
 // least recently used past MaxSenders).
 func (e *engine) sender(key datagram.StreamKey, now time.Time) *senderState {
+	if st := e.lastSender; st != nil && st.s.Key() == key {
+		st.used = now
+		return st
+	}
 	if st, ok := e.senders[key]; ok {
 		st.used = now
+		e.lastSender = st
 		return st
 	}
 	if len(e.senders) >= e.n.cfg.MaxSenders {
@@ -113,6 +130,7 @@ func (e *engine) sender(key datagram.StreamKey, now time.Time) *senderState {
 		st.rx = map[datagram.InstanceID]rxProgress{{}: {edge: qos.FirstSeq, at: now}}
 	}
 	e.senders[key] = st
+	e.lastSender = st
 	return st
 }
 
@@ -128,6 +146,7 @@ func (e *engine) evictOldestSender() {
 		addSenderStats(&e.retired, e.senders[oldest].s.Stats())
 		delete(e.blocked, e.senders[oldest])
 		delete(e.senders, oldest)
+		e.lastSender = nil
 		e.n.m.Drop(metrics.DropStreamLimit)
 	}
 }
@@ -139,6 +158,7 @@ func (e *engine) expireSenders(now time.Time) {
 		if st.idle() && st.s.Retained() == 0 && now.Sub(st.used) > DefaultSenderIdle {
 			addSenderStats(&e.retired, st.s.Stats())
 			delete(e.senders, k)
+			e.lastSender = nil
 		}
 	}
 }
