@@ -148,7 +148,11 @@ func (n *Node) recordCapacity() int {
 }
 
 // Subscribe registers fn for events on sc and its sub-scopes, local and
-// remote. The returned function cancels the subscription.
+// remote. The returned function cancels the subscription. An event's
+// fields may share memory with what it arrived in: its Data, and for a
+// small event from a socket client its Scope too, keep that frame (a few
+// hundred bytes) alive; a handler that keeps only the Scope of many events
+// may keep scope.Clone of it instead.
 func (n *Node) Subscribe(sc scope.Scope, fn Handler, opts ...SubscribeOption) (cancel func()) {
 	id := n.sinks.add(sc, fn, opts)
 	n.confirmInterest(n.addInterest(sc))
