@@ -1,15 +1,11 @@
 package node
 
 import (
-	"sync"
-	"sync/atomic"
-
 	"google.golang.org/protobuf/proto"
 
 	"github.com/rsbd/rsbd/metrics"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/proto/rsbpb"
-	"github.com/rsbd/rsbd/rsbsocket"
 )
 
 // Network deliveries (events for the local sinks and loss reports) never run
@@ -53,137 +49,11 @@ type delivery struct {
 	size int
 }
 
-// deliveryQueue orders deliveries between the goroutines that produce them
-// (under the engine lock) and the one that runs them.
-type deliveryQueue struct {
-	mu    sync.Mutex
-	items []delivery
-	// bytes is what items will cost the socket clients' queues: their body
-	// and message bytes and rsbsocket.FrameOverhead each.
-	bytes  int
-	active bool // a goroutine is delivering (owns the queue)
-	// busy mirrors active for lock-free readers (Publish).
-	busy atomic.Bool
-	// queued mirrors bytes for lock-free readers (sendAcks).
-	queued atomic.Int64
-	wake   chan struct{}
-	// recent, dec and match belong to the delivering goroutine.
-	recent recentEvents
-	// sockOut collects the socket clients the deliveries queued frames to;
-	// it belongs to the delivering goroutine.
-	sockOut rsbsocket.DeliverBatch
-	frames  rsbsocket.FrameParser // parses the bodies for socket clients
-	dec     notification.Decoder
-	// bodies decodes network bodies for embedded subscriptions with dec
-	// and slabs; its scratch event is the one borrowed deliveries reuse.
-	bodies bodyDecoder
-	match  matchCache
-	// slabs takes the copies of bodies that leave a reader's buffer on
-	// the delivering goroutine.
-	slabs bodySlabs
-}
-
-func newDeliveryQueue() *deliveryQueue {
-	q := &deliveryQueue{wake: make(chan struct{}, 1)}
-	q.bodies = bodyDecoder{dec: &q.dec, slabs: &q.slabs}
-	return q
-}
-
-// claim makes the caller the delivering goroutine if the queue is idle and
-// empty. The engine lock is held, so nothing collected earlier is pending.
-func (q *deliveryQueue) claim() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.active || len(q.items) > 0 {
-		return false
-	}
-	q.active = true
-	q.busy.Store(true)
-	return true
-}
-
-// push appends ds and wakes the delivery goroutine if nobody delivers.
-func (q *deliveryQueue) push(ds []delivery) {
-	q.mu.Lock()
-	q.items = append(q.items, ds...)
-	for i := range ds {
-		q.bytes += ds[i].size + rsbsocket.FrameOverhead
-	}
-	q.queued.Store(int64(q.bytes))
-	wake := !q.active
-	if wake {
-		q.active = true
-		q.busy.Store(true)
-	}
-	q.mu.Unlock()
-	if wake {
-		q.signal()
-	}
-}
-
-func (q *deliveryQueue) signal() {
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
-}
-
-// handOff is called by a reader that delivered its own deliveries: it
-// gives the queue up, or to the delivery goroutine when more is queued.
-func (q *deliveryQueue) handOff() {
-	q.mu.Lock()
-	more := len(q.items) > 0
-	if !more {
-		q.active = false
-		q.busy.Store(false)
-	}
-	q.mu.Unlock()
-	if more {
-		q.signal()
-	}
-}
-
-// take returns the queued deliveries, or nil after giving the queue up when
-// nothing is queued. Only the delivering goroutine calls it; done is the
-// slice the previous take returned, delivered: the queue reuses it.
-func (q *deliveryQueue) take(done []delivery) []delivery {
-	clear(done)
-	if cap(done) > keepDeliveriesCap {
-		done = nil
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if len(q.items) == 0 {
-		q.active = false
-		q.busy.Store(false)
-		if cap(done) > cap(q.items) {
-			q.items = done[:0] // the list of the next burst
-		}
-		return nil
-	}
-	ds := q.items
-	q.items = done[:0]
-	q.bytes = 0
-	q.queued.Store(0)
-	return ds
-}
-
-// backlogged reports whether deliveries pile up past the high watermark:
-// the engine then holds its ACKs so that remote senders stop at their
-// window.
-func (q *deliveryQueue) backlogged() bool {
-	return q.queued.Load() > deliveryHighWater
-}
-
-// overLimit reports whether the queue holds more than deliveryMaxBytes;
-// unreliable deliveries are dropped past it.
-func (q *deliveryQueue) overLimit() bool {
-	return q.queued.Load() > deliveryMaxBytes
-}
-
-// deliveryLoop is the delivery goroutine. It exits on stop.
+// deliveryLoop is the delivery goroutine. It exits on stop. It writes the
+// frames for socket clients after each chunk of the queue (deliverAll), so
+// that their writes begin while a backlog is still being delivered and a
+// client's send queue is handed a chunk's frames at a time.
 func (n *Node) deliveryLoop() {
-	var done []delivery
 	for {
 		select {
 		case <-n.stop:
@@ -191,22 +61,33 @@ func (n *Node) deliveryLoop() {
 		case <-n.dq.wake:
 		}
 		for {
-			ds := n.dq.take(done)
-			done = nil
-			if ds == nil {
+			c := n.dq.take()
+			if c == nil {
 				break
 			}
-			n.deliverAll(ds, true)
-			done = ds
+			for c != nil {
+				n.deliverAll(c.ds, true)
+				c = recycle(c)
+			}
 			n.eng.flushReplies()
 		}
 		n.eng.flushReplies()
 	}
 }
 
-// deliverAll runs ds in order. stable says the bodies outlive the call
-// (otherwise they lie in a reader's buffer).
+// deliverAll runs ds in order and writes the frames it queued for socket
+// clients. stable says the bodies outlive the call (otherwise they lie in
+// a reader's buffer).
 func (n *Node) deliverAll(ds []delivery, stable bool) {
+	n.deliverRun(ds, stable)
+	// The frames queued for socket clients are written now, on this
+	// goroutine for a few idle connections.
+	n.dq.sockOut.Flush()
+}
+
+// deliverRun runs ds in order, leaving the frames it queued for socket
+// clients to the caller's flush.
+func (n *Node) deliverRun(ds []delivery, stable bool) {
 	for i := range ds {
 		d := &ds[i]
 		switch d.kind {
@@ -218,9 +99,6 @@ func (n *Node) deliverAll(ds []delivery, stable bool) {
 			n.reportLoss(*d.loss)
 		}
 	}
-	// The frames queued for socket clients are written now, on this
-	// goroutine for a few idle connections.
-	n.dq.sockOut.Flush()
 }
 
 // deliverMessage delivers a reassembled event: straight from the message

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -36,21 +37,17 @@ func TestDeliveryQueueOrder(t *testing.T) {
 	consumer := make(chan struct{})
 	go func() {
 		defer close(consumer)
-		var done []delivery
 		for {
 			select {
 			case <-stop:
 				return
 			case <-q.wake:
 			}
-			for {
-				ds := q.take(done)
-				done = nil
-				if ds == nil {
-					break
+			for c := q.take(); c != nil; c = q.take() {
+				for c != nil {
+					deliver(c.ds)
+					c = recycle(c)
 				}
-				deliver(ds)
-				done = ds
 			}
 		}
 	}()
@@ -92,6 +89,57 @@ func TestDeliveryQueueOrder(t *testing.T) {
 		if v != i {
 			t.Fatalf("delivery %d ran as number %d", v, i)
 		}
+	}
+}
+
+// TestDeliveryQueueChunks pushes runs that fill, straddle and overflow
+// the queue's chunks: take must return every delivery once, in order, with
+// the byte count reset, and a chunk run and recycled must pin nothing.
+func TestDeliveryQueueChunks(t *testing.T) {
+	q := newDeliveryQueue()
+	next := 0
+	for _, n := range []int{1, deliveryChunkLen - 1, 1, 1, 3*deliveryChunkLen + 5, deliveryChunkLen} {
+		ds := make([]delivery, n)
+		for i := range ds {
+			ds[i] = delivery{size: next, body: []byte{1}}
+			next++
+		}
+		q.push(ds)
+	}
+	if want := int64(next*(next-1)/2 + next*rsbsocket.FrameOverhead); q.queued.Load() != want {
+		t.Fatalf("queued %d bytes, want %d", q.queued.Load(), want)
+	}
+	if q.claim() {
+		t.Fatal("claimed a queue that holds deliveries")
+	}
+	c := q.take()
+	if q.queued.Load() != 0 || q.head != nil || q.tail != nil {
+		t.Fatal("take left deliveries or bytes behind")
+	}
+	got := 0
+	for c != nil {
+		if len(c.ds) == 0 || len(c.ds) > deliveryChunkLen {
+			t.Fatalf("a chunk holds %d deliveries", len(c.ds))
+		}
+		for _, d := range c.ds {
+			if d.size != got {
+				t.Fatalf("delivery %d came as number %d", d.size, got)
+			}
+			got++
+		}
+		ds := c.ds[:cap(c.ds)]
+		c = recycle(c)
+		for i := range ds {
+			if ds[i].body != nil {
+				t.Fatal("a recycled chunk still holds a body")
+			}
+		}
+	}
+	if got != next {
+		t.Fatalf("took %d deliveries, pushed %d", got, next)
+	}
+	if q.take() != nil || q.busy.Load() {
+		t.Fatal("an empty queue was not given up")
 	}
 }
 

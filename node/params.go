@@ -179,10 +179,10 @@ const (
 	// unreliable streams are dropped (counted as queue_full) instead of
 	// queued.
 	deliveryMaxBytes = 64 << 20
-	// keepDeliveriesCap is the longest list of deliveries (64 bytes each)
-	// the delivery queue keeps for the next burst; a longer one, grown by
-	// a large burst, is let go.
-	keepDeliveriesCap = 4096
+	// deliveryChunkLen is how many deliveries (80 bytes each) one chunk of
+	// the delivery queue holds: a burst links chunks of about 20 KiB
+	// rather than growing (and copying) one list.
+	deliveryChunkLen = 256
 	// recordSlabSize is the size of the slabs the records of small published
 	// events are carved from (one allocation for many events).
 	recordSlabSize = 64 << 10
