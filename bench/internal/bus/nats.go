@@ -3,6 +3,7 @@ package bus
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,7 +40,9 @@ func StartNATSServer() (*server.Server, string, error) {
 // publishes go out on the first, subscriptions are spread over all of them
 // in turn.
 type NATS struct {
-	nc    *nats.Conn // the first connection: publishes
+	url   string
+	pub   atomic.Pointer[nats.Conn] // the first connection: publishes
+	mu    sync.Mutex                // guards conns
 	conns []*nats.Conn
 	next  atomic.Uint32
 }
@@ -49,17 +52,41 @@ func DialNATS(url string) (*NATS, error) { return DialNATSConns(url, 1) }
 
 // DialNATSConns opens n connections to the server at url.
 func DialNATSConns(url string, n int) (*NATS, error) {
-	c := &NATS{}
+	c := &NATS{url: url}
 	for i := 0; i < max(n, 1); i++ {
-		nc, err := nats.Connect(url, nats.Name("rsbd-bench"), nats.NoReconnect())
+		nc, err := dialNATS(url)
 		if err != nil {
 			_ = c.Close()
 			return nil, err
 		}
 		c.conns = append(c.conns, nc)
 	}
-	c.nc = c.conns[0]
+	c.pub.Store(c.conns[0])
 	return c, nil
+}
+
+func dialNATS(url string) (*nats.Conn, error) {
+	return nats.Connect(url, nats.Name("rsbd-bench"), nats.NoReconnect())
+}
+
+// live returns connection i, replaced by a fresh one if it was closed: the
+// server closes a subscriber that falls too far behind (a slow consumer),
+// which fails that run, and the runs after it start on a new connection.
+func (n *NATS) live(i int) (*nats.Conn, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if nc := n.conns[i]; !nc.IsClosed() {
+		return nc, nil
+	}
+	nc, err := dialNATS(n.url)
+	if err != nil {
+		return nil, err
+	}
+	n.conns[i] = nc
+	if i == 0 {
+		n.pub.Store(nc)
+	}
+	return nc, nil
 }
 
 // Subject converts an RSB scope to a NATS subject.
@@ -69,7 +96,7 @@ func Subject(topic string) string {
 
 // Publish hands payload to nats.go's write buffer.
 func (n *NATS) Publish(topic string, payload []byte) error {
-	return n.nc.Publish(Subject(topic), payload)
+	return n.pub.Load().Publish(Subject(topic), payload)
 }
 
 // Flush does nothing: nats.go's flusher goroutine writes the buffer as soon
@@ -78,13 +105,17 @@ func (n *NATS) Flush() error { return nil }
 
 // Sync waits for the server's answer to a PING, so every earlier publish
 // has reached the server.
-func (n *NATS) Sync() error { return n.nc.FlushTimeout(60 * time.Second) }
+func (n *NATS) Sync() error { return n.pub.Load().FlushTimeout(60 * time.Second) }
 
 // Subscribe subscribes to the topic's subject (on the next connection in
 // turn) with unlimited client-side pending limits (no client-side drops)
-// and waits until the server has the subscription.
+// and waits until the server has the subscription. A connection the
+// server has closed is replaced first (live).
 func (n *NATS) Subscribe(topic string, fn Handler) (func(), error) {
-	nc := n.conns[int(n.next.Add(1)-1)%len(n.conns)]
+	nc, err := n.live(int(n.next.Add(1)-1) % len(n.conns))
+	if err != nil {
+		return nil, err
+	}
 	sub, err := nc.Subscribe(Subject(topic), func(m *nats.Msg) { fn(m.Data) })
 	if err != nil {
 		return nil, err
@@ -104,6 +135,8 @@ func (n *NATS) InlineReply() bool { return true }
 
 // Close closes every connection.
 func (n *NATS) Close() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	for _, nc := range n.conns {
 		nc.Close()
 	}

@@ -1,0 +1,50 @@
+package bus
+
+import (
+	"bytes"
+	"testing"
+)
+
+// TestNATSReplacesClosedConnection has the server close the client's only
+// connection, as it closes a slow consumer: the next subscription and
+// publish must work on a fresh connection instead of failing.
+func TestNATSReplacesClosedConnection(t *testing.T) {
+	srv, url, err := StartNATSServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	n, err := DialNATS(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	old := n.pub.Load()
+	id, err := old.GetClientID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.DisconnectClientByID(id); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the client to see its connection closed", old.IsClosed)
+	var in inbox
+	cancel, err := n.Subscribe("/bench/again/", in.handle)
+	if err != nil {
+		t.Fatalf("subscribe after the server closed the connection: %v", err)
+	}
+	defer cancel()
+	if n.pub.Load() == old {
+		t.Fatal("publishes still go to the closed connection")
+	}
+	if err := n.Publish("/bench/again/", []byte("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the event", func() bool { return in.len() == 1 })
+	if !bytes.Equal(in.first(), []byte("hi")) {
+		t.Fatalf("got %q", in.first())
+	}
+}
