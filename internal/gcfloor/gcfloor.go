@@ -115,7 +115,10 @@ func InForce() (floor uint64, capped, ok bool) {
 	return c.floor, c.capped, true
 }
 
-// arm attaches the next adjustment to the end of the next collection.
+// arm attaches the next adjustment to the end of the next collection. A
+// sentinel allocated while a collection marks survives that collection
+// (the cleanup goroutine ran late, on a loaded host): then one collection
+// passes without an adjustment, and the next one makes it.
 func (c *controller) arm() {
 	s := new([sentinelSize]byte)
 	runtime.AddCleanup(s, func(c *controller) {
