@@ -160,8 +160,9 @@ func newEngine(n *Node) (*engine, error) {
 		unrel.Timeout = DefaultUnreliableAssemblyTimeout
 	}
 	e := &engine{
-		n:       n,
-		pubs:    newPubQueue((n.cfg.PublishQueue + 1) / 2), // the engine holds at most as many taken
+		n: n,
+		// The engine holds at most as many taken as queued: each half.
+		pubs:    newPubQueue((n.cfg.PublishQueue+1)/2, (n.cfg.PublishQueueBytes+1)/2),
 		rxCh:    make(chan rxBatch, n.cfg.ReceiveQueue),
 		ctlCh:   make(chan ctlReq, 64),
 		stop:    make(chan struct{}),

@@ -35,6 +35,12 @@ const (
 	// queued or taken by it and not yet handled (each half; see pubQueue);
 	// a full queue blocks the publisher (TCP back-pressure to its client).
 	DefaultPublishQueue = 4096
+	// DefaultPublishQueueBytes bounds the same requests by their events'
+	// bytes (each half; an empty half takes any one event): by count
+	// alone, 4096 requests of 1 MiB events held 4 GiB, and a publisher of
+	// large events ran ahead into fresh memory at half the rate it gets
+	// with this bound (16 MiB, the bench's end-to-end window).
+	DefaultPublishQueueBytes = 16 << 20
 	// DefaultReceiveQueue bounds batches of received datagrams waiting for
 	// the engine; a full queue drops the batch (counted; reliable streams
 	// repair it).

@@ -8,28 +8,33 @@ import "sync"
 // lock per batch instead of a channel receive per event. ready wakes the
 // engine when the queue goes from empty to not empty; a publisher that
 // finds the queue full waits on room, which the engine's next take
-// closes. The engine takes only once it has handled what it took before,
-// so the requests waiting for it, queued or taken, are at most twice the
-// queue's limit.
+// closes. The queue is full at limit requests or once their events' bytes
+// would pass maxBytes (an empty queue takes any one event, however large).
+// The engine takes only once it has handled what it took before, so the
+// requests waiting for it, queued or taken, are at most twice the queue's
+// bounds.
 type pubQueue struct {
-	mu    sync.Mutex
-	items []pubReq
-	limit int
-	room  chan struct{} // made for the first waiter, closed by take; nil: none waits
+	mu       sync.Mutex
+	items    []pubReq
+	bytes    int // the events' bytes (pubReq.size) of items
+	limit    int
+	maxBytes int
+	room     chan struct{} // made for the first waiter, closed by take; nil: none waits
 	// ready holds a token while the engine has queued requests to look
 	// at; capacity 1.
 	ready chan struct{}
 }
 
-func newPubQueue(limit int) *pubQueue {
-	return &pubQueue{limit: max(limit, 1), ready: make(chan struct{}, 1)}
+func newPubQueue(limit, maxBytes int) *pubQueue {
+	return &pubQueue{limit: max(limit, 1), maxBytes: max(maxBytes, 1), ready: make(chan struct{}, 1)}
 }
 
-// push queues p unless the queue holds its limit; then it returns false
-// and a channel closed once the engine has taken the queued requests.
+// push queues p unless the queue is full (see pubQueue); then it returns
+// false and a channel closed once the engine has taken the queued
+// requests.
 func (q *pubQueue) push(p pubReq) (bool, <-chan struct{}) {
 	q.mu.Lock()
-	if len(q.items) >= q.limit {
+	if len(q.items) >= q.limit || (len(q.items) > 0 && q.bytes+p.size > q.maxBytes) {
 		if q.room == nil {
 			q.room = make(chan struct{})
 		}
@@ -38,6 +43,7 @@ func (q *pubQueue) push(p pubReq) (bool, <-chan struct{}) {
 		return false, room
 	}
 	q.items = append(q.items, p)
+	q.bytes += p.size
 	first := len(q.items) == 1
 	q.mu.Unlock()
 	if first {
@@ -60,7 +66,7 @@ func (q *pubQueue) signal() {
 func (q *pubQueue) take(spare []pubReq) []pubReq {
 	q.mu.Lock()
 	got := q.items
-	q.items = spare[:0]
+	q.items, q.bytes = spare[:0], 0
 	room := q.room
 	q.room = nil
 	q.mu.Unlock()

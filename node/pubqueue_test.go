@@ -16,7 +16,7 @@ func reqOfSize(n int) pubReq { return pubReq{size: n} }
 // channel that the next take closes; take returns the requests in order
 // and the queue then takes more.
 func TestPubQueueBoundAndRoom(t *testing.T) {
-	q := newPubQueue(3)
+	q := newPubQueue(3, 1<<20)
 	for i := range 3 {
 		if ok, _ := q.push(reqOfSize(i)); !ok {
 			t.Fatalf("push %d refused below the limit", i)
@@ -45,10 +45,54 @@ func TestPubQueueBoundAndRoom(t *testing.T) {
 	}
 }
 
+// TestPubQueueByteBound: the queue is full once the next event's bytes
+// would pass its byte bound, below its count; an empty queue takes any one
+// event, however large, so that no event is refused for good.
+func TestPubQueueByteBound(t *testing.T) {
+	q := newPubQueue(10, 100)
+	if ok, _ := q.push(reqOfSize(60)); !ok {
+		t.Fatal("an empty queue refused 60 bytes")
+	}
+	if ok, _ := q.push(reqOfSize(40)); !ok {
+		t.Fatal("the queue refused bytes up to its bound")
+	}
+	ok, room := q.push(reqOfSize(1))
+	if ok || room == nil {
+		t.Fatal("the queue took bytes past its bound")
+	}
+	if got := q.take(nil); len(got) != 2 {
+		t.Fatalf("took %d requests", len(got))
+	}
+	select {
+	case <-room:
+	default:
+		t.Fatal("take did not make room")
+	}
+	if ok, _ := q.push(reqOfSize(500)); !ok {
+		t.Fatal("an empty queue refused an event larger than its bound")
+	}
+	if ok, _ := q.push(reqOfSize(1)); ok {
+		t.Fatal("the queue took more behind an event past its bound")
+	}
+}
+
+// TestPublishQueueBytesConfig: the byte bound has a default and may not
+// be negative.
+func TestPublishQueueBytesConfig(t *testing.T) {
+	if got := DefaultConfig().PublishQueueBytes; got != DefaultPublishQueueBytes {
+		t.Fatalf("default PublishQueueBytes %d, want %d", got, DefaultPublishQueueBytes)
+	}
+	c := DefaultConfig()
+	c.PublishQueueBytes = -1
+	if err := c.Validate(); err == nil {
+		t.Fatal("a negative PublishQueueBytes was accepted")
+	}
+}
+
 // TestPubQueueSignalsOnFirst: only a push into an empty queue readies the
 // engine, and a take hands the caller's spare memory to the queue.
 func TestPubQueueSignalsOnFirst(t *testing.T) {
-	q := newPubQueue(8)
+	q := newPubQueue(8, 1<<20)
 	q.push(reqOfSize(1))
 	q.push(reqOfSize(2))
 	select {
@@ -81,7 +125,7 @@ func TestPubQueueSignalsOnFirst(t *testing.T) {
 // publisher's order.
 func TestPubQueueConcurrent(t *testing.T) {
 	const pubs, each = 4, 5000
-	q := newPubQueue(16)
+	q := newPubQueue(16, 1<<20)
 	var wg sync.WaitGroup
 	for p := range pubs {
 		wg.Add(1)
@@ -168,6 +212,44 @@ func TestPublishWaitingForRoom(t *testing.T) {
 	if n := a.eng.pubsPending.Load(); n != 0 {
 		t.Fatalf("%d publishes still counted as pending", n)
 	}
+}
+
+// TestPublishWaitsAtByteBound: with room for many requests but few bytes,
+// a publisher of large events waits once the queued events fill the byte
+// bound, and goes on once the engine has taken them.
+func TestPublishWaitsAtByteBound(t *testing.T) {
+	nodes := startNodes(t, 2, func(_ int, c *Config) {
+		c.PublishQueue, c.PublishQueueBytes, c.SocketAddr = 1000, 8<<10, "off"
+	})
+	a, b := nodes[0], nodes[1]
+	var got collector
+	defer b.Subscribe(scope.MustParse("/bytes/"), got.handle)()
+	waitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/bytes/")) })
+	a.eng.mu.Lock()
+	held := true
+	defer func() {
+		if held {
+			a.eng.mu.Unlock()
+		}
+	}()
+	// The queue holds 4 KiB (half of PublishQueueBytes): the first 3 KiB
+	// event fits, the second waits.
+	if err := a.Publish(context.Background(), testEvent("/bytes/", 0, make([]byte, 3<<10))); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- a.Publish(context.Background(), testEvent("/bytes/", 1, make([]byte, 3<<10))) }()
+	waitFor(t, 10*time.Second, "a publish waiting for room", func() bool {
+		a.eng.pubs.mu.Lock()
+		defer a.eng.pubs.mu.Unlock()
+		return a.eng.pubs.room != nil && len(a.eng.pubs.items) == 1
+	})
+	a.eng.mu.Unlock()
+	held = false
+	if err := <-errc; err != nil {
+		t.Fatalf("waiting publish: %v", err)
+	}
+	waitFor(t, 10*time.Second, "both events", func() bool { return got.len() == 2 })
 }
 
 // TestPublishQueueDepthMetric: rsbd_queue_depth{queue="socket_in"} counts
