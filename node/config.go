@@ -104,9 +104,9 @@ type Config struct {
 	// reliable streams' MaxPartialEvents by DefaultReliablePartialEvents
 	// when zero, and its Alloc by the node's pool of reassembly buffers.
 	Assembly fragmentation.Config
-	// PublishQueue, PublishQueueBytes, ReceiveQueue, MaxSenders: see
-	// params.go; 0 = default.
-	PublishQueue, PublishQueueBytes, ReceiveQueue, MaxSenders int
+	// PublishQueue, PublishQueueBytes, ReceiveQueue, ReceiveQueueBytes,
+	// MaxSenders: see params.go; 0 = default.
+	PublishQueue, PublishQueueBytes, ReceiveQueue, ReceiveQueueBytes, MaxSenders int
 	// ShutdownFlush bounds the reliable flush at Close; 0 = default.
 	ShutdownFlush time.Duration
 	// InterestBarrier bounds how long a new listener's announcement (or an
@@ -159,6 +159,7 @@ func (c *Config) applyDefaults() {
 	defInt(&c.PublishQueue, DefaultPublishQueue)
 	defInt(&c.PublishQueueBytes, DefaultPublishQueueBytes)
 	defInt(&c.ReceiveQueue, DefaultReceiveQueue)
+	defInt(&c.ReceiveQueueBytes, DefaultReceiveQueueBytes)
 	defInt(&c.MaxSenders, DefaultMaxSenders)
 	if c.Streams.Sender.HeartbeatMin == 0 {
 		c.Streams.Sender.HeartbeatMin = DefaultHeartbeatMin
@@ -203,7 +204,7 @@ func (c Config) Validate() error {
 	if c.MaxDatagram < 512 || c.MaxDatagram > datagram.MaxDatagramSize {
 		errs = append(errs, fmt.Errorf("max datagram %d outside 512..%d", c.MaxDatagram, datagram.MaxDatagramSize))
 	}
-	if c.PublishQueue < 0 || c.PublishQueueBytes < 0 || c.ReceiveQueue < 0 || c.MaxSenders < 0 {
+	if c.PublishQueue < 0 || c.PublishQueueBytes < 0 || c.ReceiveQueue < 0 || c.ReceiveQueueBytes < 0 || c.MaxSenders < 0 {
 		errs = append(errs, errors.New("queue and sender bounds must not be negative"))
 	}
 	if err := c.Socket.Validate(); err != nil {

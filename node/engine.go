@@ -31,6 +31,9 @@ type pubReq struct {
 // records delivered from it may be retained.
 type rxBatch struct {
 	pkts []rxPkt
+	// bytes is what a queued batch's slab holds (rxBytes); 0 for a batch
+	// handled directly.
+	bytes int
 }
 
 type rxPkt struct {
@@ -72,6 +75,9 @@ type engine struct {
 	// batches queued and not yet handled. The direct paths run only when
 	// both are zero (idle), so order is kept.
 	pubsPending, rxPending atomic.Int64
+	// rxBytes is the datagram bytes of the queued receive batches, bounded
+	// by Config.ReceiveQueueBytes.
+	rxBytes atomic.Int64
 	// lastPublish is when the last publish was offered directly or taken
 	// from the queue (UnixNano).
 	lastPublish atomic.Int64
@@ -206,6 +212,7 @@ func (e *engine) run() {
 			e.mu.Lock()
 			e.receive(b, time.Now())
 			e.rxPending.Add(-1)
+			e.rxBytes.Add(-int64(b.bytes))
 		case fn := <-e.ctlCh:
 			e.mu.Lock()
 			fn(e)

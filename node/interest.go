@@ -440,8 +440,15 @@ func (n *Node) onPackets(batch []transport.Packet) {
 	if n.eng.directReceive(rxBatch{pkts: *pp}) {
 		return
 	}
+	if n.eng.rxBytes.Add(int64(total)) > int64(n.cfg.ReceiveQueueBytes) && n.eng.rxPending.Load() > 0 {
+		// The queued batches hold their bound (an empty queue takes any
+		// one batch): reliable streams repair what is dropped here.
+		n.eng.rxBytes.Add(-int64(total))
+		n.m.DropN(metrics.DropQueueFull, uint64(len(*pp)))
+		return
+	}
 	slab := make([]byte, 0, total)
-	b := rxBatch{pkts: make([]rxPkt, len(*pp))}
+	b := rxBatch{pkts: make([]rxPkt, len(*pp)), bytes: total}
 	for i, p := range *pp {
 		start := len(slab)
 		slab = append(slab, p.data...)
@@ -452,6 +459,7 @@ func (n *Node) onPackets(batch []transport.Packet) {
 	case n.eng.rxCh <- b:
 	default:
 		n.eng.rxPending.Add(-1)
+		n.eng.rxBytes.Add(-int64(total))
 		n.m.DropN(metrics.DropQueueFull, uint64(len(b.pkts)))
 	}
 }

@@ -45,6 +45,11 @@ const (
 	// the engine; a full queue drops the batch (counted; reliable streams
 	// repair it).
 	DefaultReceiveQueue = 1024
+	// DefaultReceiveQueueBytes bounds the same batches by their datagrams'
+	// bytes: 1024 batches of 32 loopback datagrams would hold 2 GiB. A
+	// batch that would pass it is dropped like one that finds the queue
+	// full (an empty queue takes any one batch).
+	DefaultReceiveQueueBytes = 64 << 20
 	// DefaultMaxSenders bounds the sender streams (group x class) of this
 	// daemon; the least recently used is closed past it.
 	DefaultMaxSenders = 4096

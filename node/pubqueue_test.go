@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/scope"
+	"github.com/rsbd/rsbd/transport"
+	"github.com/rsbd/rsbd/transport/datagram"
 )
 
 func reqOfSize(n int) pubReq { return pubReq{size: n} }
@@ -295,4 +297,44 @@ func TestPublishQueueDepthMetric(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "the engine to handle every publish", func() bool { return depth() == 0 })
 	waitFor(t, 10*time.Second, "the three events", func() bool { return got.len() == 3 })
+}
+
+// TestReceiveQueueByteBound: while the engine is busy, received batches
+// queue up to ReceiveQueueBytes; a batch that would pass it is dropped
+// and counted (queue_full), and one finding the queue empty is taken
+// whatever its size.
+func TestReceiveQueueByteBound(t *testing.T) {
+	nodes := startNodes(t, 1, func(_ int, c *Config) { c.ReceiveQueueBytes = 1000; c.SocketAddr = "off" })
+	a := nodes[0]
+	// ACKs pass the readers' filter whatever their group; the engine
+	// decodes them later.
+	ack := func(n int) []transport.Packet {
+		ps := make([]transport.Packet, n)
+		for i := range ps {
+			d := make([]byte, 200)
+			d[1] = byte(datagram.KindAck)
+			ps[i] = transport.Packet{Data: d}
+		}
+		return ps
+	}
+	drops := func() float64 { return metricValue(t, a, "rsbd_drops_total", "reason", "queue_full") }
+	before := drops()
+	a.eng.mu.Lock() // the engine does not take batches, nor may readers handle them
+	a.onPackets(ack(8)) // 1600 bytes: past the bound, but the queue is empty
+	a.onPackets(ack(2)) // past the bound behind it: dropped
+	queued, dropped := a.eng.rxPending.Load(), drops()-before
+	a.eng.mu.Unlock()
+	if queued != 1 || dropped != 2 {
+		t.Fatalf("%d batches queued and %v datagrams dropped, want 1 and 2", queued, dropped)
+	}
+	waitFor(t, 10*time.Second, "the engine to take the batch", func() bool {
+		return a.eng.rxPending.Load() == 0 && a.eng.rxBytes.Load() == 0
+	})
+	a.eng.mu.Lock()
+	a.onPackets(ack(2)) // the queue has room again
+	queued = a.eng.rxPending.Load()
+	a.eng.mu.Unlock()
+	if queued != 1 || drops()-before != 2 {
+		t.Fatalf("after the engine took the first batch: %d queued, %v dropped", queued, drops()-before)
+	}
 }
