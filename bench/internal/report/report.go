@@ -72,9 +72,12 @@ type Row struct {
 	Peer    string `json:"peer"`
 	PeerFig Figure `json:"peer_figure"`
 	// Ratio is rsbd / peer; 0 when either figure is missing or failed.
-	Ratio   float64 `json:"ratio"`
-	Goal    *Goal   `json:"goal,omitempty"`
-	GoalMet *bool   `json:"goal_met,omitempty"`
+	Ratio float64 `json:"ratio"`
+	Goal  *Goal   `json:"goal,omitempty"`
+	// GoalMet is the verdict on Goal: false when rsbd's run failed, nil
+	// when the peer has no figure to judge against (its run failed or did
+	// not run).
+	GoalMet *bool `json:"goal_met,omitempty"`
 }
 
 // Table is the whole comparison of one run.
@@ -97,7 +100,7 @@ func (t *Table) Add(r Row) {
 		r.Ratio = stats.Ratio(r.RSBD.Value, r.PeerFig.Value)
 	}
 	r.GoalMet = nil
-	if r.Goal != nil {
+	if r.Goal != nil && (!r.RSBD.OK() || r.PeerFig.OK()) {
 		met := r.Goal.Met(r.Ratio)
 		r.GoalMet = &met
 	}
@@ -216,7 +219,10 @@ func formatGoal(r Row) string {
 		return ""
 	}
 	verdict := "missed"
-	if r.GoalMet != nil && *r.GoalMet {
+	switch {
+	case r.GoalMet == nil:
+		verdict = "not judged (no peer figure)"
+	case *r.GoalMet:
 		verdict = "**met**"
 	}
 	return r.Goal.String() + " " + verdict

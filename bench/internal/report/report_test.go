@@ -12,6 +12,8 @@ func TestAddRatioAndGoal(t *testing.T) {
 	tb.Add(Row{Case: "lat", Unit: UnitMicro, RSBD: Figure{Value: 30}, PeerFig: Figure{Value: 20}, Goal: &Goal{Op: "<=", Bound: 1.2}})
 	tb.Add(Row{Case: "lost", Unit: UnitMsgs, RSBD: Figure{Value: 900e3, Failed: true, Status: "lost 3"}, PeerFig: Figure{Value: 600e3}, Goal: &Goal{Op: ">=", Bound: 1.1}})
 	tb.Add(Row{Case: "nopeer", Unit: UnitMsgs, RSBD: Figure{Value: 1}})
+	tb.Add(Row{Case: "peerfailed", Unit: UnitMsgs, RSBD: Figure{Value: 900e3}, PeerFig: Figure{Value: 400e3, Failed: true}, Goal: &Goal{Op: ">=", Bound: 1}})
+	tb.Add(Row{Case: "bothfailed", Unit: UnitMsgs, RSBD: Figure{Failed: true}, Goal: &Goal{Op: ">=", Bound: 1}})
 
 	if r := tb.Rows[0]; r.Ratio < 1.0999 || r.Ratio > 1.1001 || r.GoalMet == nil || !*r.GoalMet {
 		t.Fatalf("throughput row: ratio %v met %v", r.Ratio, r.GoalMet)
@@ -25,6 +27,14 @@ func TestAddRatioAndGoal(t *testing.T) {
 	}
 	if r := tb.Rows[3]; r.Ratio != 0 || r.GoalMet != nil {
 		t.Fatalf("row without peer: ratio %v met %v", r.Ratio, r.GoalMet)
+	}
+	// A peer that failed or did not run leaves the goal unjudged, not
+	// missed; a failed rsbd run misses it whatever the peer did.
+	if r := tb.Rows[4]; r.Ratio != 0 || r.GoalMet != nil || !strings.Contains(formatGoal(r), "not judged") {
+		t.Fatalf("row with a failed peer: ratio %v met %v, goal %q", r.Ratio, r.GoalMet, formatGoal(r))
+	}
+	if r := tb.Rows[5]; r.GoalMet == nil || *r.GoalMet || !strings.HasSuffix(formatGoal(r), "missed") {
+		t.Fatalf("failed rows: met %v, goal %q", r.GoalMet, formatGoal(r))
 	}
 }
 
