@@ -319,7 +319,7 @@ func TestReceiveQueueByteBound(t *testing.T) {
 	}
 	drops := func() float64 { return metricValue(t, a, "rsbd_drops_total", "reason", "queue_full") }
 	before := drops()
-	a.eng.mu.Lock() // the engine does not take batches, nor may readers handle them
+	a.eng.mu.Lock()     // the engine does not take batches, nor may readers handle them
 	a.onPackets(ack(8)) // 1600 bytes: past the bound, but the queue is empty
 	a.onPackets(ack(2)) // past the bound behind it: dropped
 	queued, dropped := a.eng.rxPending.Load(), drops()-before
