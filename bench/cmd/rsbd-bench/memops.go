@@ -9,15 +9,52 @@ import (
 	"github.com/rsbd/rsbd/bench/internal/agent"
 )
 
-// settledHeap returns the live heap after background work (the node's
-// interest loop) had a moment to finish and two collections ran.
+// settledHeap returns the live heap once background work (the node's
+// interest loop, writer goroutines finishing a burst) has finished: two
+// collections after a pause, repeated until two readings agree (settle).
+// On a slow host a single reading 300 ms after a relayed Hello storm still
+// counted about 20 MB that the writers let go within the next second.
 func settledHeap() uint64 {
-	time.Sleep(300 * time.Millisecond)
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
+	return settle(func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}, settlePause, settleTries)
+}
+
+// Settling of heap readings.
+const (
+	// settlePause precedes every reading.
+	settlePause = 300 * time.Millisecond
+	// settleTries bounds the readings of one measurement.
+	settleTries = 10
+	// settleTolerance is how far apart two readings that agree may be, as
+	// a fraction of the lower one.
+	settleTolerance = 0.01
+)
+
+// settle calls read after pause until two consecutive readings agree
+// within settleTolerance, and returns the second; after tries readings it
+// returns the last.
+func settle(read func() uint64, pause time.Duration, tries int) uint64 {
+	var prev uint64
+	for i := range max(tries, 1) {
+		time.Sleep(pause)
+		cur := read()
+		if i > 0 && agree(prev, cur) {
+			return cur
+		}
+		prev = cur
+	}
+	return prev
+}
+
+// agree reports whether a and b are within settleTolerance of each other.
+func agree(a, b uint64) bool {
+	lo, hi := min(a, b), max(a, b)
+	return float64(hi-lo) <= settleTolerance*float64(lo)
 }
 
 // opMemstats measures the heap once a daemon has written out what its
