@@ -22,6 +22,35 @@ type Endpoint interface {
 	Close() error
 }
 
+// TopicPublisher is implemented by endpoints that publish on a topic
+// through a handle made once per topic, as an RSB program publishes
+// through an informer that holds its scope parsed: a sender that spreads
+// its events over many topics then does not look each topic up per event.
+type TopicPublisher interface {
+	// PublishOn returns a function that publishes payload on topic, with
+	// Publish's rules.
+	PublishOn(topic string) (func(payload []byte) error, error)
+}
+
+// Publishers returns a publishing function per topic: the endpoint's own
+// handles when it is a TopicPublisher, else calls of its Publish.
+func Publishers(ep Endpoint, topics []string) ([]func(payload []byte) error, error) {
+	tp, _ := ep.(TopicPublisher)
+	out := make([]func([]byte) error, len(topics))
+	for i, t := range topics {
+		if tp == nil {
+			out[i] = func(p []byte) error { return ep.Publish(t, p) }
+			continue
+		}
+		fn, err := tp.PublishOn(t)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = fn
+	}
+	return out, nil
+}
+
 // LossCounter is implemented by endpoints that learn of unrecoverable loss
 // (rsbd's reliable streams report it).
 type LossCounter interface {

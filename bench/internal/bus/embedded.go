@@ -119,6 +119,20 @@ func (e *Embedded) Publish(topic string, payload []byte) error {
 	if err != nil {
 		return err
 	}
+	return e.publish(sc, payload)
+}
+
+// PublishOn returns a function that publishes on topic, its scope parsed
+// once.
+func (e *Embedded) PublishOn(topic string) (func(payload []byte) error, error) {
+	sc, err := scope.Parse(topic)
+	if err != nil {
+		return nil, err
+	}
+	return func(p []byte) error { return e.publish(sc, p) }, nil
+}
+
+func (e *Embedded) publish(sc scope.Scope, payload []byte) error {
 	ev := &notification.Event{
 		Scope:      sc,
 		WireSchema: notification.SchemaBytes,

@@ -128,6 +128,20 @@ func (s *Socket) Publish(topic string, payload []byte) error {
 	if err != nil {
 		return err
 	}
+	return s.publish(sc, payload)
+}
+
+// PublishOn returns a function that publishes on topic, its scope parsed
+// once.
+func (s *Socket) PublishOn(topic string) (func(payload []byte) error, error) {
+	sc, err := scope.Parse(topic)
+	if err != nil {
+		return nil, err
+	}
+	return func(p []byte) error { return s.publish(sc, p) }, nil
+}
+
+func (s *Socket) publish(sc scope.Scope, payload []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ev = notification.Event{

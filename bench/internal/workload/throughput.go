@@ -349,7 +349,11 @@ func Send(ctx context.Context, ep bus.Endpoint, a SendArgs, start <-chan struct{
 		}
 		t.Stop()
 	}
-	b := &burster{ctx: ctx, ep: ep, topics: a.Topics, p: p, w: w}
+	pubs, err := bus.Publishers(ep, a.Topics)
+	if err != nil {
+		return SendResult{}, err
+	}
+	b := &burster{ctx: ctx, ep: ep, pubs: pubs, p: p, w: w}
 	if err := b.run(KindWarm, a.Warm); err != nil {
 		return SendResult{}, fmt.Errorf("warm-up: %w", err)
 	}
@@ -366,12 +370,12 @@ func Send(ctx context.Context, ep bus.Endpoint, a SendArgs, start <-chan struct{
 
 // burster publishes runs of events, within the window if there is one.
 type burster struct {
-	ctx    context.Context
-	ep     bus.Endpoint
-	topics []string
-	p      []byte
-	w      *window
-	sent   int64
+	ctx  context.Context
+	ep   bus.Endpoint
+	pubs []func([]byte) error // one per topic, in turn
+	p    []byte
+	w    *window
+	sent int64
 }
 
 func (b *burster) run(kind Kind, n int) error {
@@ -388,7 +392,7 @@ func (b *burster) run(kind Kind, n int) error {
 			}
 		}
 		PutHeader(b.p, Header{Kind: kind, Index: uint64(i)})
-		if err := b.ep.Publish(b.topics[i%len(b.topics)], b.p); err != nil {
+		if err := b.pubs[i%len(b.pubs)](b.p); err != nil {
 			return err
 		}
 		b.sent++
