@@ -233,12 +233,16 @@ const (
 	// parks. Parking costs a wake-up of the daemon when the answer comes;
 	// when the other CPU is idle that is an inter-processor interrupt,
 	// which on a virtual machine costs 20-40 us, on top of the wake-ups of
-	// the two clients. A client on this 2-core VM answers a relayed frame
-	// in 25-60 us when it wakes from idle, so 100 us covers it: polling for
-	// 30 us left a request/reply round trip through the daemon at 80 us,
-	// 100 us brought it to 50 us. A relay that is not answered costs at
-	// most this much CPU.
-	DefaultSpinWait = 100 * time.Microsecond
+	// the two clients. How soon a client answers is mostly how soon its
+	// own CPU wakes: 25-60 us on the 2-core VM of docs/BENCHMARKS.md, where
+	// polling for 30 us left a request/reply round trip through the daemon
+	// at 80 us and 100 us brought it to 50 us; when that VM ran slower,
+	// 100 us caught the answer in only 52-77 % of the polls and 250 us in
+	// 87-95 %, taking the round trip from 128-218 us to 112-161 us. A relay
+	// that is not answered costs at most this much CPU, and a connection
+	// that once answers later than this is not polled for again until it
+	// has answered in time twice (answersMin).
+	DefaultSpinWait = 250 * time.Microsecond
 
 	// MaxSpinWait bounds Config.SpinWait.
 	MaxSpinWait = 10 * time.Millisecond
