@@ -1,6 +1,10 @@
 package bus
 
-import "time"
+import (
+	"time"
+
+	"github.com/rsbd/rsbd/scope"
+)
 
 // Handler receives the payload of one event. It runs on a goroutine of the
 // endpoint, must not block and must not retain payload after it returns.
@@ -49,6 +53,16 @@ func Publishers(ep Endpoint, topics []string) ([]func(payload []byte) error, err
 		out[i] = fn
 	}
 	return out, nil
+}
+
+// publisherOn parses topic once and returns a function that publishes on
+// its scope through publish.
+func publisherOn(topic string, publish func(scope.Scope, []byte) error) (func([]byte) error, error) {
+	sc, err := scope.Parse(topic)
+	if err != nil {
+		return nil, err
+	}
+	return func(p []byte) error { return publish(sc, p) }, nil
 }
 
 // LossCounter is implemented by endpoints that learn of unrecoverable loss

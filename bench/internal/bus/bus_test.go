@@ -47,6 +47,34 @@ func (b *inbox) len() int {
 	return len(b.got)
 }
 
+// startDaemon starts a node with a socket server on loopback, on a random
+// multicast pool, closed when the test ends.
+func startDaemon(t *testing.T) *Embedded {
+	t.Helper()
+	d, err := NewEmbedded(NodeConfig{
+		PoolBase: fmt.Sprintf("239.255.%d.0", 20+rand.IntN(200)),
+		PoolPort: uint16(20000 + rand.IntN(12000)),
+		Socket:   true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// dialSocket opens a socket endpoint of n connections to addr, closed when
+// the test ends.
+func dialSocket(t *testing.T, addr string, n int) *Socket {
+	t.Helper()
+	s, err := DialSocket(context.Background(), addr, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func TestSubject(t *testing.T) {
 	if got := Subject("/bench/thr/1/"); got != "bench.thr.1" {
 		t.Fatalf("Subject = %q", got)
@@ -87,27 +115,10 @@ func TestUDPEchoRoundTrip(t *testing.T) {
 // socket server to another socket client that announced a listener, and
 // from the node's embedded side to the same listener.
 func TestSocketThroughDaemon(t *testing.T) {
-	d, err := NewEmbedded(NodeConfig{
-		PoolBase: fmt.Sprintf("239.255.%d.0", 20+rand.IntN(200)),
-		PoolPort: uint16(20000 + rand.IntN(12000)),
-		Socket:   true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	ctx := context.Background()
+	d := startDaemon(t)
 	addr := d.Node().SocketAddr().String()
-	pub, err := DialSocket(ctx, addr, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pub.Close()
-	sub, err := DialSocket(ctx, addr, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close()
+	pub := dialSocket(t, addr, 1)
+	sub := dialSocket(t, addr, 2)
 	var onA, onB, embedded inbox
 	cancelA, err := sub.Subscribe("/t/a/", onA.handle)
 	if err != nil {
@@ -143,27 +154,10 @@ func TestSocketThroughDaemon(t *testing.T) {
 // TestSocketInlineReply replies from inside a socket handler (the reader
 // goroutine) on the same endpoint, as the ponger does, through a daemon.
 func TestSocketInlineReply(t *testing.T) {
-	d, err := NewEmbedded(NodeConfig{
-		PoolBase: fmt.Sprintf("239.255.%d.0", 20+rand.IntN(200)),
-		PoolPort: uint16(20000 + rand.IntN(12000)),
-		Socket:   true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	ctx := context.Background()
+	d := startDaemon(t)
 	addr := d.Node().SocketAddr().String()
-	pinger, err := DialSocket(ctx, addr, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pinger.Close()
-	ponger, err := DialSocket(ctx, addr, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ponger.Close()
+	pinger := dialSocket(t, addr, 1)
+	ponger := dialSocket(t, addr, 1)
 	var ir InlineReplier = ponger
 	if !ir.InlineReply() {
 		t.Fatal("socket endpoint does not reply inline")

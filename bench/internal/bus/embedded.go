@@ -125,11 +125,7 @@ func (e *Embedded) Publish(topic string, payload []byte) error {
 // PublishOn returns a function that publishes on topic, its scope parsed
 // once.
 func (e *Embedded) PublishOn(topic string) (func(payload []byte) error, error) {
-	sc, err := scope.Parse(topic)
-	if err != nil {
-		return nil, err
-	}
-	return func(p []byte) error { return e.publish(sc, p) }, nil
+	return publisherOn(topic, e.publish)
 }
 
 func (e *Embedded) publish(sc scope.Scope, payload []byte) error {

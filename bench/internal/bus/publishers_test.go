@@ -1,9 +1,6 @@
 package bus
 
 import (
-	"context"
-	"fmt"
-	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -43,20 +40,8 @@ func TestPublishersFallBackToPublish(t *testing.T) {
 // deliver on their own topics, and a topic that is no scope is refused
 // when the handle is made.
 func TestPublishersUseTopicHandles(t *testing.T) {
-	d, err := NewEmbedded(NodeConfig{
-		PoolBase: fmt.Sprintf("239.255.%d.0", 20+rand.IntN(200)),
-		PoolPort: uint16(20000 + rand.IntN(12000)),
-		Socket:   true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	sock, err := DialSocket(context.Background(), d.Node().SocketAddr().String(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sock.Close()
+	d := startDaemon(t)
+	sock := dialSocket(t, d.Node().SocketAddr().String(), 1)
 	var onA, onB inbox
 	cancelA, err := d.Subscribe("/h/a/", onA.handle)
 	if err != nil {

@@ -134,11 +134,7 @@ func (s *Socket) Publish(topic string, payload []byte) error {
 // PublishOn returns a function that publishes on topic, its scope parsed
 // once.
 func (s *Socket) PublishOn(topic string) (func(payload []byte) error, error) {
-	sc, err := scope.Parse(topic)
-	if err != nil {
-		return nil, err
-	}
-	return func(p []byte) error { return s.publish(sc, p) }, nil
+	return publisherOn(topic, s.publish)
 }
 
 func (s *Socket) publish(sc scope.Scope, payload []byte) error {
