@@ -96,9 +96,17 @@ func groupID(s string) [16]byte { return group.ID(scope.MustParse(s)) }
 // adjusted it (its scope, its sequence number). The frames are encoded
 // into one buffer reused for every batch.
 func sendBatched(c *rsbsocket.ClientConn, ev *notification.Event, n, batch int, set func(i int, ev *notification.Event)) error {
+	_, err := sendUntil(c, ev, n, batch, nil, set)
+	return err
+}
+
+// sendUntil is sendBatched that also stops before a batch once stop (if
+// not nil) is set; it returns how many events it sent.
+func sendUntil(c *rsbsocket.ClientConn, ev *notification.Event, n, batch int, stop *atomic.Bool, set func(i int, ev *notification.Event)) (int, error) {
 	var buf []byte
 	bodies := make([][]byte, 0, batch)
-	for i := 0; i < n; {
+	i := 0
+	for i < n && (stop == nil || !stop.Load()) {
 		buf, bodies = buf[:0], bodies[:0]
 		for ; i < n && len(bodies) < batch; i++ {
 			set(i, ev)
@@ -107,10 +115,10 @@ func sendBatched(c *rsbsocket.ClientConn, ev *notification.Event, n, batch int, 
 			bodies = append(bodies, buf[start:])
 		}
 		if err := c.SendMany(bodies); err != nil {
-			return err
+			return i - len(bodies), err
 		}
 	}
-	return nil
+	return i, nil
 }
 
 // remoteListener starts two nodes and a socket client of the second that
