@@ -317,9 +317,12 @@ func Send(ctx context.Context, ep bus.Endpoint, a SendArgs, start <-chan struct{
 	if len(a.Topics) == 0 {
 		return SendResult{}, errors.New("workload: send needs topics")
 	}
+	pubs, err := bus.Publishers(ep, a.Topics)
+	if err != nil {
+		return SendResult{}, err
+	}
 	var w *window
 	if a.Window > 0 {
-		var err error
 		if w, err = listenWindow(a.Window); err != nil {
 			return SendResult{}, err
 		}
@@ -329,9 +332,9 @@ func Send(ctx context.Context, ep bus.Endpoint, a SendArgs, start <-chan struct{
 	p := NewPayload(a.Size)
 	every := defaultDuration(a.ProbeEvery, 5*time.Millisecond)
 	for probing := true; probing; {
-		for _, t := range a.Topics {
+		for _, pub := range pubs {
 			PutHeader(p, Header{Kind: KindProbe})
-			if err := ep.Publish(t, p); err != nil {
+			if err := pub(p); err != nil {
 				return SendResult{}, fmt.Errorf("probe: %w", err)
 			}
 		}
@@ -348,10 +351,6 @@ func Send(ctx context.Context, ep bus.Endpoint, a SendArgs, start <-chan struct{
 		case <-t.C:
 		}
 		t.Stop()
-	}
-	pubs, err := bus.Publishers(ep, a.Topics)
-	if err != nil {
-		return SendResult{}, err
 	}
 	b := &burster{ctx: ctx, ep: ep, pubs: pubs, p: p, w: w}
 	if err := b.run(KindWarm, a.Warm); err != nil {
