@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -42,19 +43,9 @@ func splitPieces(dst [][][]byte, body []byte, capacity int) ([][][]byte, error) 
 	if err != nil {
 		return dst, err
 	}
-	hasData := data != nil
-	buf := make([]byte, 0, len(header)+plan.parts*(len(eventID)+splitOverhead))
-	pieces := make([][]byte, 3*plan.parts)
-	for i := 0; i < plan.parts; i++ {
-		hdr, n := plan.fragment(i, len(data))
-		start := len(buf)
-		buf = appendFragmentHead(buf, hdr, eventID, n, hasData)
-		mid := len(buf)
-		buf = appendFragmentTail(buf, eventID, plan.parts, i)
-		p := pieces[3*i : 3*i+3 : 3*i+3]
-		p[0], p[1], p[2] = buf[start:mid:mid], data[:n:n], buf[mid:len(buf):len(buf)]
-		dst = append(dst, p)
-		data = data[n:]
+	flat := plan.appendPieces(make([][]byte, 0, 3*plan.parts), eventID, data, data != nil)
+	for i := 0; i < len(flat); i += 3 {
+		dst = append(dst, flat[i:i+3:i+3])
 	}
 	return dst, nil
 }
@@ -106,7 +97,7 @@ func splitEvent(dst [][]byte, ev *notification.Event, capacity int) ([][]byte, e
 
 // splitParts cuts data into fragments of at most capacity bytes: fragment 0
 // carries header, the first chunk and eventID, later ones a chunk and
-// eventID. All fragments share one new buffer. The chunks are balanced (see
+// eventID. All fragments share one new buffer, which data is copied into. The chunks are balanced (see
 // planChunks), so that a receiver sizes the event's buffer from any one
 // fragment closely.
 func splitParts(dst [][]byte, header, eventID, data []byte, hasData bool, capacity int) ([][]byte, error) {
@@ -114,15 +105,38 @@ func splitParts(dst [][]byte, header, eventID, data []byte, hasData bool, capaci
 	if err != nil {
 		return dst, err
 	}
-	buf := make([]byte, 0, len(header)+len(eventID)+len(data)+plan.parts*(len(eventID)+splitOverhead))
-	for i := 0; i < plan.parts; i++ {
-		hdr, n := plan.fragment(i, len(data))
-		start := len(buf)
-		buf = appendFragment(buf, hdr, eventID, data[:n], hasData, plan.parts, i)
-		dst = append(dst, buf[start:len(buf):len(buf)])
-		data = data[n:]
+	var stack [3 * maxStackParts][]byte
+	flat := plan.appendPieces(stack[:0], eventID, data, hasData)
+	// Join copies every piece once into a buffer it does not clear first:
+	// a fresh buffer cleared and then filled would be written twice.
+	buf := bytes.Join(flat, nil)
+	for i := 0; i < len(flat); i += 3 {
+		n := len(flat[i]) + len(flat[i+1]) + len(flat[i+2])
+		dst = append(dst, buf[:n:n])
+		buf = buf[n:]
 	}
 	return dst, nil
+}
+
+// maxStackParts is the most fragments whose pieces splitParts lists
+// without an allocation.
+const maxStackParts = 8
+
+// appendPieces appends the fragments of the plan to dst, each as its head,
+// its data chunk (aliasing data) and its tail; heads and tails share one
+// new buffer.
+func (p splitPlan) appendPieces(dst [][]byte, eventID, data []byte, hasData bool) [][]byte {
+	meta := make([]byte, 0, len(p.header)+p.parts*(len(eventID)+splitOverhead))
+	for i := 0; i < p.parts; i++ {
+		hdr, n := p.fragment(i, len(data))
+		start := len(meta)
+		meta = appendFragmentHead(meta, hdr, eventID, n, hasData)
+		mid := len(meta)
+		meta = appendFragmentTail(meta, eventID, p.parts, i)
+		dst = append(dst, meta[start:mid:mid], data[:n:n], meta[mid:len(meta):len(meta)])
+		data = data[n:]
+	}
+	return dst
 }
 
 // planChunks cuts n data bytes into the fewest fragments whose chunks fit:
@@ -147,14 +161,6 @@ func planChunks(n, first, rest int) (parts, c0, c int) {
 		return parts, first, rest
 	}
 	return parts, c0, c
-}
-
-// appendFragment appends one FragmentedNotification; the data field is left
-// out only when the event has none.
-func appendFragment(b, hdr, eventID, chunk []byte, hasData bool, parts, part int) []byte {
-	b = appendFragmentHead(b, hdr, eventID, len(chunk), hasData)
-	b = append(b, chunk...)
-	return appendFragmentTail(b, eventID, parts, part)
 }
 
 // appendFragmentHead appends what precedes the data chunk of n bytes in a
