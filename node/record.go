@@ -110,10 +110,12 @@ func wholeSize(n int) int {
 
 // unwrapWhole returns the Notification bytes inside record when the record
 // is an unfragmented FragmentedNotification (num_data_parts 1, data_part 0),
-// and ok=false for any fragment of a split event. The result aliases record.
+// and ok=false for any fragment of a split event. It also gives ok=false
+// for a record that repeats its notification field, which protobuf merges:
+// the assembler's decoder does. The result aliases record.
 func unwrapWhole(record []byte) (n []byte, ok bool, err error) {
 	var parts, part uint64 = 1, 0
-	var haveN bool
+	var haveN, repeated bool
 	for b := record; len(b) > 0; {
 		num, typ, l := protowire.ConsumeTag(b)
 		if l < 0 {
@@ -126,6 +128,7 @@ func unwrapWhole(record []byte) (n []byte, ok bool, err error) {
 			if l < 0 {
 				return nil, false, errRecord
 			}
+			repeated = repeated || haveN
 			n, haveN, b = v, true, b[l:]
 		case (num == 2 || num == 3) && typ == protowire.VarintType:
 			v, l := protowire.ConsumeVarint(b)
@@ -149,7 +152,7 @@ func unwrapWhole(record []byte) (n []byte, ok bool, err error) {
 	if !haveN {
 		return nil, false, errRecord
 	}
-	return n, parts == 1 && part == 0, nil
+	return n, parts == 1 && part == 0 && !repeated, nil
 }
 
 // recordSlab is a buffer that the records of small published events are

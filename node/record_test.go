@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/rsbd/rsbd/fragmentation"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/proto/rsbpb"
 	"github.com/rsbd/rsbd/rsbsocket"
@@ -40,7 +42,9 @@ func TestMarshalWhole(t *testing.T) {
 }
 
 // FuzzUnwrapWhole: unwrapping any record never panics and agrees with the
-// generated decoder on whether it is an unfragmented event.
+// generated decoder on whether it is an unfragmented event and on its
+// Notification; a record that repeats its notification field is left to
+// the assembler, whose decoder merges the occurrences as protobuf does.
 func FuzzUnwrapWhole(f *testing.F) {
 	ev := testEvent("/f/", 1, []byte("x"))
 	_, body, _ := marshalWhole(ev)
@@ -50,6 +54,7 @@ func FuzzUnwrapWhole(f *testing.F) {
 		f.Add(fr)
 	}
 	f.Add([]byte{0x0a})
+	f.Add(append(appendWhole(nil, body), 0x0a, 0x00))
 	f.Fuzz(func(t *testing.T, rec []byte) {
 		n, whole, err := unwrapWhole(rec)
 		if err != nil {
@@ -59,8 +64,12 @@ func FuzzUnwrapWhole(f *testing.F) {
 		if proto.Unmarshal(rec, &fn) != nil {
 			return // the generated decoder also checks the inner message
 		}
-		if whole != (fn.GetNumDataParts() == 1 && fn.GetDataPart() == 0) {
-			t.Fatalf("whole=%v, parts %d part %d", whole, fn.GetNumDataParts(), fn.GetDataPart())
+		single := fn.GetNumDataParts() == 1 && fn.GetDataPart() == 0
+		if whole != (single && notificationFields(rec) == 1) {
+			t.Fatalf("whole=%v, parts %d part %d, %d notification fields", whole, fn.GetNumDataParts(), fn.GetDataPart(), notificationFields(rec))
+		}
+		if !whole {
+			return
 		}
 		inner, _ := proto.Marshal(fn.GetNotification())
 		var a, b rsbpb.Notification
@@ -68,6 +77,63 @@ func FuzzUnwrapWhole(f *testing.F) {
 			t.Fatal("unwrapped notification differs")
 		}
 	})
+}
+
+// notificationFields counts the notification fields (1, bytes) of a
+// FragmentedNotification record.
+func notificationFields(rec []byte) int {
+	count := 0
+	for b := rec; len(b) > 0; {
+		num, typ, l := protowire.ConsumeTag(b)
+		if l < 0 {
+			return count
+		}
+		vl := protowire.ConsumeFieldValue(num, typ, b[l:])
+		if vl < 0 {
+			return count
+		}
+		if num == 1 && typ == protowire.BytesType {
+			count++
+		}
+		b = b[l+vl:]
+	}
+	return count
+}
+
+// TestRepeatedNotificationFieldMerges: a whole record that repeats its
+// notification field (protobuf merges the two) is not taken as a plain
+// record, and the assembler delivers the merged event.
+func TestRepeatedNotificationFieldMerges(t *testing.T) {
+	ev := testEvent("/rec/merge/", 3, []byte("payload"))
+	record, _, err := marshalWhole(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var extra rsbpb.Notification
+	extra.Method = []byte("REPLY")
+	more, err := proto.MarshalOptions{AllowPartial: true}.Marshal(&extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := protowire.AppendBytes(protowire.AppendTag(append([]byte(nil), record...), 1, protowire.BytesType), more)
+	if _, whole, err := unwrapWhole(rec); err != nil || whole {
+		t.Fatalf("unwrapWhole: whole=%v err=%v, want a record for the assembler", whole, err)
+	}
+	var want rsbpb.FragmentedNotification
+	if err := proto.Unmarshal(rec, &want); err != nil {
+		t.Fatal(err)
+	}
+	asm, err := fragmentation.NewAssembler(fragmentation.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := asm.AddBytes(time.Now(), rec)
+	if err != nil || got == nil {
+		t.Fatalf("assembler: %v, %v", got, err)
+	}
+	if !proto.Equal(got, want.GetNotification()) || string(got.GetMethod()) != "REPLY" || string(got.GetData()) != "payload" {
+		t.Fatalf("assembled %v, want the merged %v", got, want.GetNotification())
+	}
 }
 
 // TestAllocRecordSlabs: carved records never overlap, have the capacity

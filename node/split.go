@@ -193,7 +193,9 @@ func appendFragmentTail(b, eventID []byte, parts, part int) []byte {
 
 // scanNotification splits a serialized Notification into the raw bytes of
 // its fields other than data and event_id (header), the raw event_id field
-// (tag included) and the data value. All alias body.
+// (tag included; every occurrence, when it repeats) and the data value (the
+// last occurrence's, as protobuf decodes it). All but a repeated event_id
+// alias body.
 func scanNotification(body []byte) (header, eventID, data []byte, err error) {
 	header = make([]byte, 0, 256)
 	for b := body; len(b) > 0; {
@@ -212,8 +214,12 @@ func scanNotification(body []byte) (header, eventID, data []byte, err error) {
 			if data == nil {
 				data = []byte{} // present but empty
 			}
-		case num == fieldEventID:
+		case num == fieldEventID && typ == protowire.BytesType && eventID == nil:
 			eventID = field
+		case num == fieldEventID && typ == protowire.BytesType:
+			// Repeated, it merges (protobuf): every fragment carries all
+			// its occurrences, in order.
+			eventID = append(append([]byte(nil), eventID...), field...)
 		default:
 			header = append(header, field...)
 		}

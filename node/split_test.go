@@ -159,7 +159,68 @@ func FuzzSplitRaw(f *testing.F) {
 		if !bytes.Equal(joined, data) {
 			t.Fatal("fragments lost data")
 		}
+		checkReassembled(t, frags, joined, &n)
 	})
+}
+
+// checkReassembled: what a receiver makes of the fragments, fragment 0's
+// Notification with the joined data and every fragment's event id, is
+// what the generated decoder makes of the split body (want), repeated
+// fields merged and unknown fields kept alike.
+func checkReassembled(t *testing.T, frags [][]byte, joined []byte, want *rsbpb.Notification) {
+	t.Helper()
+	opts := proto.UnmarshalOptions{AllowPartial: true}
+	var first rsbpb.FragmentedNotification
+	if err := opts.Unmarshal(frags[0], &first); err != nil {
+		t.Fatal(err)
+	}
+	got := first.GetNotification()
+	if got.Data != nil {
+		got.Data = append(got.Data[:0:0], joined...)
+	}
+	if !proto.Equal(got, want) {
+		t.Fatalf("reassembled %v, want %v", got, want)
+	}
+	for i, fr := range frags[1:] {
+		var fn rsbpb.FragmentedNotification
+		if err := opts.Unmarshal(fr, &fn); err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(fn.GetNotification().GetEventId(), want.GetEventId()) {
+			t.Fatalf("fragment %d: event id %v, want %v", i+1, fn.GetNotification().GetEventId(), want.GetEventId())
+		}
+	}
+}
+
+// TestSplitRepeatedEventID: a body that repeats event_id (protobuf merges
+// the occurrences) is split into fragments that each carry every
+// occurrence, so that receivers decode the same id as the sender's daemon.
+func TestSplitRepeatedEventID(t *testing.T) {
+	body := splitTestBody(t, 5000)
+	var part rsbpb.Notification
+	part.EventId = &rsbpb.EventId{SenderId: bytes.Repeat([]byte{7}, 16)}
+	more, err := proto.MarshalOptions{AllowPartial: true}.Marshal(&part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body = append(body, more...) // a second event_id: sender_id replaced, sequence number kept
+	var want rsbpb.Notification
+	if err := proto.Unmarshal(body, &want); err != nil {
+		t.Fatal(err)
+	}
+	frags, err := splitRaw(nil, body, 1400)
+	if err != nil || len(frags) < 2 {
+		t.Fatalf("%d fragments, %v", len(frags), err)
+	}
+	var joined []byte
+	for _, fr := range frags {
+		var fn rsbpb.FragmentedNotification
+		if err := proto.Unmarshal(fr, &fn); err != nil {
+			t.Fatal(err)
+		}
+		joined = append(joined, fn.GetNotification().GetData()...)
+	}
+	checkReassembled(t, frags, joined, &want)
 }
 
 // TestSplitEventMatchesSplitRaw: fragments made from an event without
