@@ -97,9 +97,9 @@ func splitEvent(dst [][]byte, ev *notification.Event, capacity int) ([][]byte, e
 
 // splitParts cuts data into fragments of at most capacity bytes: fragment 0
 // carries header, the first chunk and eventID, later ones a chunk and
-// eventID. All fragments share one new buffer, which data is copied into. The chunks are balanced (see
-// planChunks), so that a receiver sizes the event's buffer from any one
-// fragment closely.
+// eventID. All fragments share one new buffer, which data is copied into.
+// The chunks are balanced (see planChunks), so that a receiver sizes the
+// event's buffer from any one fragment closely.
 func splitParts(dst [][]byte, header, eventID, data []byte, hasData bool, capacity int) ([][]byte, error) {
 	plan, err := planSplit(header, eventID, len(data), capacity)
 	if err != nil {
