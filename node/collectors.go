@@ -108,8 +108,8 @@ func (n *Node) registerSocketCollector() {
 }
 
 // registerTransportCollector exports how often the UDP readers polled for
-// the answer to a reply instead of sleeping, and their failed reads, read
-// at scrape time.
+// the answer to a reply instead of sleeping, the own datagrams they set
+// aside and their failed reads, read at scrape time.
 func (n *Node) registerTransportCollector() {
 	if n.ep == nil {
 		return
@@ -121,6 +121,12 @@ func (n *Node) registerTransportCollector() {
 		metrics.SnapshotMetric[transport.Stats]{Name: "rsbd_spin_hits_total", Type: prometheus.CounterValue,
 			Help:  "Polls of a UDP reader during which the next datagram arrived (a wake-up saved).",
 			Value: func(s transport.Stats) float64 { return float64(s.SpinHits) }},
+		metrics.SnapshotMetric[transport.Stats]{Name: "rsbd_spin_resumes_total", Type: prometheus.CounterValue,
+			Help:  "Polls of a UDP reader that went on after only its own multicast datagrams came back (the answer still to come).",
+			Value: func(s transport.Stats) float64 { return float64(s.SpinResumes) }},
+		metrics.SnapshotMetric[transport.Stats]{Name: "rsbd_transport_own_datagrams_total", Type: prometheus.CounterValue,
+			Help:  "This node's own multicast datagrams looped back to a group socket it joined, and set aside there.",
+			Value: func(s transport.Stats) float64 { return float64(s.Own) }},
 		metrics.SnapshotMetric[transport.Stats]{Name: "rsbd_transport_receive_errors_total", Type: prometheus.CounterValue,
 			Help:  "Reads of a UDP socket that failed (the reader goes on).",
 			Value: func(s transport.Stats) float64 { return float64(s.ReceiveErrors) }},

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"time"
 
 	"golang.org/x/net/ipv4"
 )
@@ -56,9 +57,14 @@ func (r *reader) run() {
 			continue
 		}
 		answers := r.e.answers.Load()
-		r.deliver(n)
-		if r.e.answers.Load() != answers && r.spin.limit > 0 {
+		handed := r.deliver(n)
+		switch {
+		case r.e.answers.Load() != answers && r.spin.limit > 0:
 			r.afterAnswer()
+		case handed == 0:
+			r.spin.resume() // only own datagrams: the answer is still to come
+		default:
+			r.spin.until = time.Time{}
 		}
 	}
 }
@@ -82,8 +88,9 @@ func (r *reader) fill() (int, error) {
 	return n, err
 }
 
-// deliver filters the n datagrams read and hands the rest to the Handler.
-func (r *reader) deliver(n int) {
+// deliver filters the n datagrams read and hands the rest to the Handler;
+// it returns how many it handed.
+func (r *reader) deliver(n int) int {
 	e := r.e
 	pkts := r.pkts[:0]
 	for i := range n {
@@ -107,6 +114,7 @@ func (r *reader) deliver(n int) {
 		e.stats.received.Add(uint64(len(pkts)))
 		e.h(pkts)
 	}
+	return len(pkts)
 }
 
 // afterAnswer polls for the answer to the reply the Handler sent, unless
@@ -114,6 +122,7 @@ func (r *reader) deliver(n int) {
 func (r *reader) afterAnswer() {
 	if r.e.fromProcess(r.pkts) {
 		r.e.stats.spinInProcess.Add(1)
+		r.spin.until = time.Time{}
 		return
 	}
 	r.spin.wait()

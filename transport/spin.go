@@ -14,10 +14,20 @@ import (
 // only after a delivery its Handler answered (Answered: a reply went out
 // from the reading goroutine), and at most SpinWait; streams that are only
 // received, and protocol traffic such as ACKs, never make it poll.
+//
+// The reply itself may come back first: a group the reply goes to can share
+// its multicast address with a group this Endpoint joined (scopes hash onto
+// a small pool), and the kernel loops the reply back to the joined socket.
+// A batch of only this Endpoint's own datagrams is not the answer, so the
+// reader resumes polling until the same deadline (resume) rather than park.
 type spinner struct {
 	limit time.Duration // 0: never poll
 	rc    syscall.RawConn
 	st    *counters
+	// until is the deadline of the poll under way, zero when none is:
+	// set by wait, kept across batches of own datagrams, cleared by any
+	// other batch and by a poll that ran out.
+	until time.Time
 }
 
 // Answered tells the Endpoint that the Handler call under way was answered:
@@ -35,13 +45,31 @@ func (s *spinner) wait() bool {
 		return false
 	}
 	s.st.spinWaits.Add(1)
-	deadline := time.Now().Add(s.limit)
+	s.until = time.Now().Add(s.limit)
+	return s.poll()
+}
+
+// resume goes on with the poll under way after a batch that held only this
+// Endpoint's own datagrams, until the deadline wait set. It reports whether
+// a datagram is ready; false when no poll was under way or it ran out.
+func (s *spinner) resume() bool {
+	if s.until.IsZero() {
+		return false
+	}
+	s.st.spinResumes.Add(1)
+	return s.poll()
+}
+
+// poll polls until a datagram is queued or s.until passed, when it clears
+// s.until.
+func (s *spinner) poll() bool {
 	for {
 		if s.readable() {
 			s.st.spinHits.Add(1)
 			return true
 		}
-		if time.Now().After(deadline) {
+		if time.Now().After(s.until) {
+			s.until = time.Time{}
 			return false
 		}
 		runtime.Gosched()

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"runtime"
@@ -143,5 +144,58 @@ func pinger(t *testing.T, endpoint bool, dst netip.AddrPort) func(b byte, echo b
 		if n, _, err := c.ReadFromUDPAddrPort(buf); err != nil || n != 1 || buf[0] != b {
 			t.Fatalf("echo of %d: %d bytes, %v", b, n, err)
 		}
+	}
+}
+
+// TestSpinResumesAfterOwnDatagram: when the reply to a delivery also goes
+// to a group the Endpoint joined, the kernel loops it back to the socket
+// that polls for the answer. That batch of the Endpoint's own datagram is
+// not the answer: the reader goes on polling until the same deadline, and
+// the next ping is caught by such a resumed poll. A reply that does not
+// come back never resumes a poll.
+func TestSpinResumesAfterOwnDatagram(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("polling is implemented on Linux")
+	}
+	for _, loop := range []bool{true, false} {
+		t.Run(fmt.Sprintf("reply looped back %v", loop), func(t *testing.T) {
+			g := testGroups(t, 1)[0]
+			var srv atomic.Pointer[Endpoint]
+			h := func(batch []Packet) {
+				for _, p := range batch {
+					dst := []netip.AddrPort{p.From}
+					if loop {
+						dst = append(dst, g)
+					}
+					_ = srv.Load().Send(dst, p.Data)
+				}
+				srv.Load().Answered()
+			}
+			server := open(t, Config{SpinWait: MaxSpinWait}, h)
+			srv.Store(server)
+			mustJoin(t, server, g)
+			ping := pinger(t, false, g)
+			const n = 20
+			for i := range n {
+				ping(byte(i), true)
+			}
+			st := server.Stats()
+			if !loop {
+				if st.SpinResumes != 0 || st.Own != 0 {
+					t.Fatalf("%d polls resumed, %d own datagrams, with no reply looped back", st.SpinResumes, st.Own)
+				}
+				return
+			}
+			st = waitStats(t, server, "own replies set aside", func(s Stats) bool { return s.Own == n })
+			if st.SpinResumes == 0 {
+				t.Fatalf("no poll resumed after %d own datagrams: %+v", st.Own, st)
+			}
+			// A wait hits at most once, on the looped-back reply; a hit
+			// beyond the waits is a ping caught by a resumed poll.
+			if st.SpinHits <= st.SpinWaits {
+				t.Fatalf("no ping caught by a resumed poll: waits %d, hits %d, resumes %d",
+					st.SpinWaits, st.SpinHits, st.SpinResumes)
+			}
+		})
 	}
 }

@@ -26,6 +26,10 @@ type Stats struct {
 	// delivery its Handler answered (Config.SpinWait); SpinHits those in
 	// which a datagram came while it polled.
 	SpinWaits, SpinHits uint64
+	// SpinResumes counts the polls that went on after a batch of only this
+	// Endpoint's own datagrams (looped back from a joined group) came while
+	// the reader polled for an answer; their hits are in SpinHits.
+	SpinResumes uint64
 	// SpinInProcess counts the answered deliveries after which a reader
 	// did not poll because they came from another Endpoint of this
 	// process.
@@ -42,7 +46,7 @@ type Stats struct {
 
 type counters struct {
 	sent, sendErrors, received, receiveErrors, oversize, own atomic.Uint64
-	spinWaits, spinHits, spinInProcess                       atomic.Uint64
+	spinWaits, spinHits, spinResumes, spinInProcess          atomic.Uint64
 	rcvbuf, sndbuf                                           atomic.Int64
 }
 
@@ -53,7 +57,8 @@ func (e *Endpoint) Stats() Stats {
 		Sent: c.sent.Load(), SendErrors: c.sendErrors.Load(),
 		Received: c.received.Load(), ReceiveErrors: c.receiveErrors.Load(),
 		Oversize: c.oversize.Load(), Own: c.own.Load(),
-		SpinWaits: c.spinWaits.Load(), SpinHits: c.spinHits.Load(), SpinInProcess: c.spinInProcess.Load(),
+		SpinWaits: c.spinWaits.Load(), SpinHits: c.spinHits.Load(),
+		SpinResumes: c.spinResumes.Load(), SpinInProcess: c.spinInProcess.Load(),
 		RecvBuffer: int(c.rcvbuf.Load()), SendBuffer: int(c.sndbuf.Load()),
 	}
 	e.mu.Lock()
