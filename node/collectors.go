@@ -178,4 +178,5 @@ func addSenderStats(a *qos.SenderStats, b qos.SenderStats) {
 	a.RepairsSent += b.RepairsSent
 	a.GoneSent += b.GoneSent
 	a.EvictedCount += b.EvictedCount
+	a.EvictedAcked += b.EvictedAcked
 }

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"math"
 	"time"
 
 	"github.com/rsbd/rsbd/metrics"
@@ -90,6 +91,25 @@ func (e *engine) handleAck(d *datagram.Datagram, now time.Time) {
 	delete(st.rx, datagram.InstanceID{}) // a real receiver replaces the start placeholder
 	st.rx[d.Stream.Instance] = p
 	e.checkWindow(st, now)
+	e.releaseAcked(st)
+}
+
+// releaseAcked lets st's sender evict what every receiver pacing the stream
+// has acknowledged (beyond qos's RetainAcked newest). It does not while the
+// start placeholder stands for receivers that have not ACKed yet, nor when
+// the table of receivers is full and some receiver may not be counted.
+func (e *engine) releaseAcked(st *senderState) {
+	if len(st.rx) == 0 || len(st.rx) >= maxFlowReceivers {
+		return
+	}
+	edge := uint64(math.MaxUint64)
+	for inst, p := range st.rx {
+		if inst == (datagram.InstanceID{}) {
+			return
+		}
+		edge = min(edge, p.edge)
+	}
+	st.s.Acked(edge)
 }
 
 // checkWindow updates whether st blocks new publishes.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/qos"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -203,4 +204,46 @@ func TestBorrowedDeliveryAliasesTheBuffer(t *testing.T) {
 	if &n.dq.bodies.scratch.Data[0] != &payload[0] {
 		t.Fatal("a body that does not decode changed the scratch event")
 	}
+}
+
+// TestAckedDatagramsReleased: once its receiver has ACKed them, a sender
+// keeps only qos's RetainAcked newest datagrams of a stream for repair,
+// where it used to keep every one up to the count, byte and age bounds
+// (3000 datagrams of 900 bytes here, within all three).
+func TestAckedDatagramsReleased(t *testing.T) {
+	nodes := startNodes(t, 2, func(_ int, c *Config) {
+		c.SocketAddr = "off"
+		c.MaxDatagram = DefaultLANDatagram // one 900-byte event per datagram
+	})
+	a, b := nodes[0], nodes[1]
+	var seen atomic.Int64
+	defer b.Subscribe(scope.MustParse("/acked/"), func(*notification.Event) { seen.Add(1) })()
+	waitFor(t, 10*time.Second, "interest gossiped", func() bool {
+		return a.interest().Wanted(groupID("/acked/"))
+	})
+	const n = 3000
+	for i := range n {
+		if err := a.Publish(context.Background(), testEvent("/acked/", uint32(i), make([]byte, 900))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 20*time.Second, "all events at B", func() bool { return seen.Load() == n })
+	limit := qos.DefaultRetainAcked + int(a.eng.window)
+	waitFor(t, 20*time.Second, "acknowledged datagrams released", func() bool {
+		return retainedDatagrams(a) <= limit
+	})
+	if got := retainedDatagrams(a); got < qos.DefaultRetainAcked {
+		t.Fatalf("%d datagrams retained, fewer than the %d acknowledged ones kept", got, qos.DefaultRetainAcked)
+	}
+}
+
+// retainedDatagrams sums what n's sender streams keep for repair.
+func retainedDatagrams(n *Node) int {
+	n.eng.mu.Lock()
+	defer n.eng.mu.Unlock()
+	total := 0
+	for _, st := range n.eng.senders {
+		total += st.s.Retained()
+	}
+	return total
 }

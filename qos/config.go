@@ -41,6 +41,9 @@ type SenderConfig struct {
 	RetainBytes int
 	// RetainAge bounds how long a datagram is kept for repair. Default DefaultRetainAge.
 	RetainAge time.Duration
+	// RetainAcked bounds the retained datagrams acknowledged by every
+	// receiver (Sender.Acked). Default DefaultRetainAcked.
+	RetainAcked int
 	// HeartbeatMin is the delay of the first heartbeat after data. Default
 	// DefaultHeartbeatMin.
 	HeartbeatMin time.Duration
@@ -66,6 +69,7 @@ func (c SenderConfig) withDefaults() SenderConfig {
 	setDefault(&c.RetainCount, DefaultRetainCount)
 	setDefault(&c.RetainBytes, DefaultRetainBytes)
 	setDefault(&c.RetainAge, DefaultRetainAge)
+	setDefault(&c.RetainAcked, DefaultRetainAcked)
 	setDefault(&c.HeartbeatMin, DefaultHeartbeatMin)
 	setDefault(&c.HeartbeatMax, DefaultHeartbeatMax)
 	setDefault(&c.RepairMerge, DefaultRepairMerge)
@@ -80,7 +84,7 @@ func (c SenderConfig) withDefaults() SenderConfig {
 func (c SenderConfig) Validate() error {
 	c = c.withDefaults()
 	switch {
-	case c.RetainCount < 1 || c.RetainBytes < 1 || c.RetainAge <= 0:
+	case c.RetainCount < 1 || c.RetainBytes < 1 || c.RetainAge <= 0 || c.RetainAcked < 1:
 		return fmt.Errorf("%w: sender retention bounds must be positive", ErrConfig)
 	case c.HeartbeatMin <= 0 || c.HeartbeatMax < c.HeartbeatMin:
 		return fmt.Errorf("%w: need 0 < HeartbeatMin (%v) <= HeartbeatMax (%v)", ErrConfig, c.HeartbeatMin, c.HeartbeatMax)

@@ -164,6 +164,47 @@ func TestSenderRetentionBounds(t *testing.T) {
 	}
 }
 
+// TestSenderAckedRelease: what every receiver acknowledged is evicted beyond
+// the newest RetainAcked of it, never what a receiver still lacks; an edge
+// past the highest sent counts as the highest; a NACK for an evicted number
+// is answered GONE, one for a kept number repaired; unreliable senders
+// retain nothing to release.
+func TestSenderAckedRelease(t *testing.T) {
+	var out Output
+	s := newTestSender(t, SenderConfig{RetainAcked: 4})
+	sendN(t, s, 10, simBase, &out) // retains 1..10
+	s.Acked(3)                     // 1, 2 acknowledged: within the 4 kept
+	if s.Retained() != 10 || s.Stats().EvictedAcked != 0 {
+		t.Fatalf("edge 3: retained %d, evicted %d", s.Retained(), s.Stats().EvictedAcked)
+	}
+	s.Acked(8) // 1..7 acknowledged: 4..7 kept
+	if s.Retained() != 7 || s.Trail() != 4 || s.Stats().EvictedAcked != 3 {
+		t.Fatalf("edge 8: retained %d trail %d evicted %d", s.Retained(), s.Trail(), s.Stats().EvictedAcked)
+	}
+	s.Acked(1 << 40) // clamped to 11: 1..10 acknowledged, 7..10 kept
+	if s.Retained() != 4 || s.Trail() != 7 {
+		t.Fatalf("edge past the highest: retained %d trail %d", s.Retained(), s.Trail())
+	}
+	out.Reset()
+	s.HandleNack(nackFor(s.Key(), datagram.Range{First: 5, Last: 8}), simBase.Add(time.Millisecond), &out)
+	repairs, gone, _ := kinds(&out)
+	if !equalSeqs(repairs, []uint64{7, 8}) || len(gone) != 1 || gone[0] != (datagram.Range{First: 5, Last: 6}) {
+		t.Errorf("NACK 5..8 after release: repairs %v, GONE %v", repairs, gone)
+	}
+	u, err := NewSender(testKey(datagram.UnreliableUnordered), SenderConfig{RetainAcked: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendN(t, u, 5, simBase, &out)
+	u.Acked(6)
+	if u.Retained() != 0 || u.Stats().EvictedAcked != 0 {
+		t.Errorf("unreliable: retained %d, evicted %d", u.Retained(), u.Stats().EvictedAcked)
+	}
+	if err := (SenderConfig{RetainAcked: -1}).Validate(); !errors.Is(err, ErrConfig) {
+		t.Errorf("negative RetainAcked: %v", err)
+	}
+}
+
 func TestSenderNackRepairAndGone(t *testing.T) {
 	var out Output
 	s := newTestSender(t, SenderConfig{RetainCount: 10})

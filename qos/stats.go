@@ -26,9 +26,9 @@ type SenderStats struct {
 	// GoneSent counts GONE datagrams, GoneRanges their ranges; GoneDropped
 	// GONEs not sent for want of repair tokens (rate limit).
 	GoneSent, GoneRanges, GoneDropped uint64
-	// EvictedCount, EvictedBytes and EvictedAge count retained datagrams
-	// evicted by each retention bound.
-	EvictedCount, EvictedBytes, EvictedAge uint64
+	// EvictedCount, EvictedBytes, EvictedAge and EvictedAcked count
+	// retained datagrams evicted by each retention bound.
+	EvictedCount, EvictedBytes, EvictedAge, EvictedAcked uint64
 }
 
 // ReceiverStats are the counters of one Receiver (or the sum over a
