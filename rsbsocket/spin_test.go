@@ -7,6 +7,7 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -294,4 +295,54 @@ func TestAwaitAnswerOneConversation(t *testing.T) {
 		one.roundTrips(t, 5)
 		return s.Stats().SpinWaits > before
 	})
+}
+
+// TestAwaitAnswerNotOverUnixSockets: a reader that relayed to a client in
+// another process which has been answering polls for its answer over TCP,
+// and not over a Unix socket (see spin.go).
+func TestAwaitAnswerNotOverUnixSockets(t *testing.T) {
+	for _, network := range []string{"tcp", "unix"} {
+		t.Run(network, func(t *testing.T) {
+			cfg := quietConfig()
+			cfg.SpinWait = time.Millisecond
+			s, _ := startServer(t, cfg, nil)
+			reader, answering := serverSide(t, s, network), serverSide(t, s, network)
+			answering.answers.Store(answersMax)
+			answering.peer.Store(peerElsewhere) // as if SO_PEERCRED named another process
+			reader.awaitAnswer(&readState{}, answering)
+			if polled, want := s.Stats().SpinWaits > 0, network == "tcp"; polled != want {
+				t.Fatalf("%s: polled %v, want %v", network, polled, want)
+			}
+		})
+	}
+}
+
+// serverSide returns the server's side of a fresh connection over network
+// as a conn of s (not served), with what awaitAnswer looks at.
+func serverSide(t *testing.T, s *Server, network string) *conn {
+	t.Helper()
+	addr := "127.0.0.1:0"
+	if network == "unix" {
+		addr = filepath.Join(t.TempDir(), "s.sock")
+	}
+	ln, err := net.Listen(network, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial(network, ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	nc, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	c := &conn{srv: s, nc: nc, remote: remoteOf(nc)}
+	if c.raw, err = nc.(syscall.Conn).SyscallConn(); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -96,7 +96,7 @@ var options = []option{
 	{"socket-stall-timeout", rsbsocket.DefaultStallTimeout.String(), "DURATION", "how long a publisher waits for a full subscriber before it counts as stalled"},
 	{"socket-max-connections", strconv.Itoa(rsbsocket.DefaultMaxConnections), "N", "client connections served at once (one more is closed at once and counted)"},
 	{"socket-max-participants", strconv.Itoa(rsbsocket.DefaultMaxParticipants), "N", "introspection participants tracked per client (past it the client gets every event)"},
-	{"socket-spin-wait", rsbsocket.DefaultSpinWait.String(), "DURATION", "how long a client's reader that relayed an event to a client which answers at once polls for the answer before it sleeps (0: never)"},
+	{"socket-spin-wait", rsbsocket.DefaultSpinWait.String(), "DURATION", "how long a client's reader that relayed an event to a TCP client which answers at once polls for the answer before it sleeps (0: never)"},
 	{"shutdown-flush", node.DefaultShutdownFlush.String(), "DURATION", "how long reliable streams may finish at shutdown"},
 	{"interest-barrier", node.DefaultInterestBarrier.String(), "DURATION", "how long a new listener waits for its interest to reach the peers"},
 	{"spin-wait", transport.DefaultSpinWait.String(), "DURATION", "how long a UDP reader polls for the answer to a reply before it sleeps (0: never)"},
