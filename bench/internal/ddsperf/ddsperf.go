@@ -166,7 +166,33 @@ func (r *Runner) Throughput(ctx context.Context, size int, dur time.Duration) (T
 	if err := r.pair(sub, pub, &subOut); err != nil {
 		return Throughput{}, err
 	}
-	return ParseSub(&subOut)
+	res, err := ParseSub(&subOut)
+	if err != nil {
+		return res, err
+	}
+	return res, CheckThroughput(res, r.lastPub, secs)
+}
+
+// ErrStalled reports a throughput run whose data stopped flowing: the
+// publisher's writes timed out (its reliable history full, the subscriber
+// not acknowledging) or the subscriber saw data in too few of the run's
+// windows. Its rate would stand for a run that did not happen.
+var ErrStalled = errors.New("ddsperf: throughput run stalled")
+
+// CheckThroughput rejects a run of secs seconds that stalled: a "write
+// error" from the publisher, or fewer windows with data than half of the
+// full windows the run should give (secs - 2: the first and last are
+// dropped), at least one.
+func CheckThroughput(res Throughput, pubOut []byte, secs int) error {
+	for _, l := range strings.Split(string(pubOut), "\n") {
+		if strings.Contains(l, "write error") {
+			return fmt.Errorf("%w: publisher: %s", ErrStalled, strings.TrimSpace(l))
+		}
+	}
+	if want := max((secs-2+1)/2, 1); res.Windows < want {
+		return fmt.Errorf("%w: data in %d windows, want %d or more", ErrStalled, res.Windows, want)
+	}
+	return nil
 }
 
 // Latency runs a pong and a ping process (one ping outstanding) of

@@ -1,6 +1,7 @@
 package ddsperf
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -62,5 +63,44 @@ func TestParseEmpty(t *testing.T) {
 	}
 	if _, err := ParsePing(strings.NewReader("")); err == nil {
 		t.Fatal("ParsePing accepted empty output")
+	}
+}
+
+// A 6-s run of ddsperf 0.10.2 on this machine whose publisher stalled after
+// its first thousand samples (its writes then timed out).
+const (
+	stalledPub = `[12009] 1.000 10.1k/s   0n |@_____.   ................  ..|   0%   1m
+[12009] 2.000     0/s  inf |                              |   0%   0n
+[12009] 6.000     0/s  inf |                              |   0%   0n
+write error: -10
+`
+	stalledSub = `[12008] participant vm:12009: gone
+[12008] 11.000  size 64 total 1000 lost 0 delta 1000 lost 0 rate 1.00 kS/s 0.51 Mb/s (0.10 kS/s 0.05 Mb/s)
+`
+)
+
+// TestCheckThroughput: a run whose publisher reports a write error, or
+// whose subscriber saw data in too few windows, is rejected as stalled; a
+// full run passes.
+func TestCheckThroughput(t *testing.T) {
+	full, err := ParseSub(strings.NewReader(subOutput))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckThroughput(full, []byte("[1] 1.000 800k/s\n"), 6); err != nil {
+		t.Fatalf("full run rejected: %v", err)
+	}
+	stalled, err := ParseSub(strings.NewReader(stalledSub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckThroughput(stalled, []byte(stalledPub), 6); !errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), "write error: -10") {
+		t.Fatalf("stalled run: %v", err)
+	}
+	if err := CheckThroughput(stalled, nil, 6); !errors.Is(err, ErrStalled) {
+		t.Fatalf("one window of a 6-s run: %v", err)
+	}
+	if err := CheckThroughput(Throughput{Windows: 1}, nil, 3); err != nil {
+		t.Fatalf("one window of a 3-s run (--quick) rejected: %v", err)
 	}
 }
