@@ -29,7 +29,7 @@ import (
 // the daemon's Unix socket, polling made round trips slower, not faster
 // (64 B: 116-121 us without against 122-146 us with it, in five
 // alternating runs on the 2-core VM of docs/BENCHMARKS.md, where a bare
-// relay of the same clients took 109-117 us). A write to a Unix socket
+// relay of the same clients took 108-117 us). A write to a Unix socket
 // hands the woken client to the scheduler as one whose waker is about to
 // sleep, and the polling reader does not.
 //
