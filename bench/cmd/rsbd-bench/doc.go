@@ -31,9 +31,7 @@
 // system's round trips run twice: as its processes sleep when idle, and
 // again while the bench holds a 0 µs PM QoS request on /dev/cpu_dma_latency
 // (idle CPUs poll, as on a host tuned for latency; --no-idle-poll skips it,
-// and it is skipped with a note where the device cannot be written). They
-// run before the system's throughput runs, in processes that carried
-// nothing yet, as ddsperf's and the raw references' fresh processes do.
+// and it is skipped with a note where the device cannot be written).
 //
 // Every throughput run probes until the path carries events, sends a
 // warm-up burst and then the measured events without a pause; the

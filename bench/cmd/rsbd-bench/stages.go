@@ -100,16 +100,10 @@ func waitMembers(want int, ps ...*agent.Process) error {
 	}
 }
 
-// series runs the ping-pong of one system, then its throughput
-// measurements, open loop and flow-controlled: send/recv carry the
-// throughput flow, ping/pong the round trips. The round trips come first,
-// in processes that have carried nothing yet, as ddsperf's and the raw
-// references' fresh processes do: right after gigabytes of throughput,
-// the processes' heaps are still being collected and returned to the
-// kernel, and an rsbd embedded round trip took 47–94 µs instead of 23.
+// series runs the throughput measurements of one system, open loop and
+// flow-controlled, then its ping-pong: send/recv carry the throughput
+// flow, ping/pong the round trips.
 func (r *runner) series(sys, label string, send, recv *agent.Process, procs []*agent.Process) {
-	r.latSeries(sys, label, send, recv, procs)
-	r.polled(sys, func(ps string) { r.latSeries(ps, label+" (idle CPUs poll)", send, recv, procs) })
 	for _, windowed := range []bool{false, true} {
 		for i, size := range sizes {
 			t := thrRun{
@@ -135,6 +129,8 @@ func (r *runner) series(sys, label string, send, recv *agent.Process, procs []*a
 			}
 		}
 	}
+	r.latSeries(sys, label, send, recv, procs)
+	r.polled(sys, func(ps string) { r.latSeries(ps, label+" (idle CPUs poll)", send, recv, procs) })
 }
 
 func (r *runner) latSeries(sys, label string, ping, pong *agent.Process, procs []*agent.Process) {
