@@ -198,6 +198,7 @@ func appendFragmentTail(b, eventID []byte, parts, part int) []byte {
 // alias body.
 func scanNotification(body []byte) (header, eventID, data []byte, err error) {
 	header = make([]byte, 0, 256)
+	copied := false // eventID is a buffer of its own (it repeated)
 	for b := body; len(b) > 0; {
 		num, typ, l := protowire.ConsumeTag(b)
 		if l < 0 {
@@ -218,8 +219,12 @@ func scanNotification(body []byte) (header, eventID, data []byte, err error) {
 			eventID = field
 		case num == fieldEventID && typ == protowire.BytesType:
 			// Repeated, it merges (protobuf): every fragment carries all
-			// its occurrences, in order.
-			eventID = append(append([]byte(nil), eventID...), field...)
+			// its occurrences, in order. Copied out of body once, then
+			// appended to, so that many repeats cost linear time.
+			if !copied {
+				eventID, copied = append([]byte(nil), eventID...), true
+			}
+			eventID = append(eventID, field...)
 		default:
 			header = append(header, field...)
 		}
