@@ -179,4 +179,5 @@ func addSenderStats(a *qos.SenderStats, b qos.SenderStats) {
 	a.GoneSent += b.GoneSent
 	a.EvictedCount += b.EvictedCount
 	a.EvictedAcked += b.EvictedAcked
+	a.EvictedClosed += b.EvictedClosed
 }

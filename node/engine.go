@@ -19,8 +19,10 @@ type pubReq struct {
 	// record, when set, is body already wrapped as an unfragmented
 	// FragmentedNotification (body lies inside it).
 	record []byte
-	// frags, when set, are the event's fragments, made without body.
+	// frags, when set, are the event's fragments, made without body;
+	// owner, when set, the pooled buffer they lie in.
 	frags [][]byte
+	owner *fragBuf
 	size  int // serialized size of the Notification
 	scope scope.Scope
 	class datagram.Class
@@ -53,6 +55,9 @@ type senderState struct {
 	// fragments of a large event, each in pieces that alias its body
 	// (splitPieces). A datagram has records or pieces, never both.
 	pieces [][][]byte
+	// owners are the pooled buffers of pending records, one entry per
+	// record that lies in one (see fragOwners).
+	owners []*fragBuf
 	size   int // encoded size of the pending DATA datagram
 	// lastRecords is the record count of the last DATA datagram: the next
 	// one's record list starts with that capacity (the sender keeps each
@@ -129,6 +134,8 @@ type engine struct {
 	// slabs takes the copies of bodies that stabilize moves out of a
 	// reader's buffer.
 	slabs bodySlabs
+	// frags tracks the pooled buffers of sent fragments.
+	frags fragOwners
 	// held says publishes made while a delivery ran wait in the senders'
 	// pending datagrams for the delivering goroutine to flush them.
 	held atomic.Bool
@@ -431,16 +438,21 @@ func (e *engine) flush(now time.Time) {
 }
 
 // handleOutput acts on e.out: collects the deliveries (made after the
-// section, see deliver.go), transmits the datagrams and collects the loss
-// reports.
+// section, see deliver.go), transmits the datagrams, collects the loss
+// reports and, transmission done, reclaims the released datagrams' pooled
+// buffers.
 func (e *engine) handleOutput(now time.Time) {
-	for len(e.out.Datagrams) > 0 || len(e.out.Deliveries) > 0 || len(e.out.Losses) > 0 {
+	for len(e.out.Datagrams) > 0 || len(e.out.Deliveries) > 0 || len(e.out.Losses) > 0 || len(e.out.Released) > 0 {
 		for _, d := range e.out.Deliveries {
 			e.deliverRecords(d, now)
 		}
 		e.transmit(e.out.Datagrams)
 		for _, l := range e.out.Losses {
 			e.dl = append(e.dl, delivery{kind: deliverLoss, loss: &l})
+		}
+		// Transmitted: what the senders let go may now be reused.
+		for _, d := range e.out.Released {
+			e.frags.release(d)
 		}
 		e.out.Reset()
 	}

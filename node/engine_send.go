@@ -23,10 +23,12 @@ const recordOverhead = 4
 func (e *engine) publish(p pubReq, now time.Time) {
 	wanted := e.wantedGroups(p.scope)
 	if len(wanted) == 0 {
+		unusedOwner(p.owner)
 		return
 	}
 	recs, pieces, err := e.records(p)
 	if err != nil {
+		unusedOwner(p.owner)
 		e.n.m.Drop(metrics.DropFragmentInvalid)
 		e.n.log.Warn("cannot fragment event", "scope", p.scope.String(), "size", p.size, "err", err)
 		return
@@ -39,13 +41,21 @@ func (e *engine) publish(p pubReq, now time.Time) {
 			continue
 		}
 		for _, r := range recs {
-			e.queueRecord(st, r, now)
+			e.queueRecord(st, r, p.owner, now)
 		}
 		for _, ps := range pieces {
 			e.queuePieces(st, ps, now)
 		}
 	}
 	clear(pieces) // the engine's scratch list keeps no event body alive
+	unusedOwner(p.owner)
+}
+
+// unusedOwner returns a pooled fragment buffer no stream took to the pool.
+func unusedOwner(fb *fragBuf) {
+	if fb != nil && fb.refs == 0 {
+		fragPools.put(fb)
+	}
 }
 
 // wantEntry is the wanted groups of one scope; scope is the engine's own
@@ -143,6 +153,7 @@ func (e *engine) evictOldestSender() {
 		}
 	}
 	if !t.IsZero() {
+		e.senders[oldest].s.ReleaseAll(&e.out)
 		addSenderStats(&e.retired, e.senders[oldest].s.Stats())
 		delete(e.blocked, e.senders[oldest])
 		delete(e.senders, oldest)
@@ -164,8 +175,10 @@ func (e *engine) expireSenders(now time.Time) {
 }
 
 // queueRecord adds r to the pending DATA datagram of st, sending the
-// pending one first when r does not fit or it holds pieces.
-func (e *engine) queueRecord(st *senderState, r []byte, now time.Time) {
+// pending one first when r does not fit or it holds pieces. owner, when
+// set, is the pooled buffer r lies in: r holds a ref on it until the
+// datagram is released.
+func (e *engine) queueRecord(st *senderState, r []byte, owner *fragBuf, now time.Time) {
 	if len(st.pieces) > 0 || st.size+recordOverhead+len(r) > e.n.cfg.MaxDatagram || len(st.pending) == datagram.MaxRecords {
 		e.sendPending(st, now)
 	}
@@ -177,6 +190,10 @@ func (e *engine) queueRecord(st *senderState, r []byte, now time.Time) {
 	}
 	st.pending = append(st.pending, r)
 	st.size += recordOverhead + len(r)
+	if owner != nil {
+		owner.refs++
+		st.owners = append(st.owners, owner)
+	}
 }
 
 // queuePieces adds a fragment given in pieces to the pending DATA datagram
@@ -206,10 +223,15 @@ func (e *engine) sendPending(st *senderState, now time.Time) {
 	if len(st.pending) > 0 {
 		st.lastRecords = len(st.pending)
 	}
-	st.pending, st.pieces, st.size = nil, nil, dataHeader
+	owners := st.owners
+	st.pending, st.pieces, st.owners, st.size = nil, nil, nil, dataHeader
 	e.lastActive = now
+	if len(owners) > 0 {
+		e.frags.attach(d, owners)
+	}
 	if _, err := st.s.Send(d, now, &e.out); err != nil {
 		e.n.log.Error("sender stream refused datagram", "err", err)
+		e.frags.release(d) // neither sent nor kept
 	}
 	e.noteSender(st)
 	if st.rx != nil {

@@ -109,7 +109,7 @@ func (e *engine) releaseAcked(st *senderState) {
 		}
 		edge = min(edge, p.edge)
 	}
-	st.s.Acked(edge)
+	st.s.Acked(edge, &e.out)
 }
 
 // checkWindow updates whether st blocks new publishes.

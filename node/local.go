@@ -117,11 +117,11 @@ func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
 	size := notification.NotificationSize(ev)
 	p := pubReq{scope: ev.Scope, size: size}
 	if network && !sockWants && wholeSize(size) > n.recordCapacity() {
-		frags, err := splitEvent(nil, ev, n.recordCapacity())
+		frags, owner, err := splitEvent(nil, ev, n.recordCapacity())
 		if err != nil {
 			return fmt.Errorf("node: publish: %w", err)
 		}
-		p.frags = frags
+		p.frags, p.owner = frags, owner
 	} else if network || sockWants {
 		record, body, err := marshalSized(ev, size)
 		if err != nil {

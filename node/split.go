@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 
@@ -79,17 +78,18 @@ func (p splitPlan) fragment(i, left int) (hdr []byte, n int) {
 
 // splitEvent splits an event not serialized yet into contiguous
 // fragments: only its fields other than the data are encoded apart, and
-// the payload is copied once, straight into the fragments.
-func splitEvent(dst [][]byte, ev *notification.Event, capacity int) ([][]byte, error) {
+// the payload is copied once, straight into the fragments. owner, when
+// not nil, is the pooled buffer the fragments lie in (see splitParts).
+func splitEvent(dst [][]byte, ev *notification.Event, capacity int) (frags [][]byte, owner *fragBuf, err error) {
 	rest := *ev
 	rest.Data, rest.Present = nil, ev.Present&^notification.HasData
 	small, err := notification.Marshal(&rest)
 	if err != nil {
-		return dst, err
+		return dst, nil, err
 	}
 	header, eventID, _, err := scanNotification(small)
 	if err != nil {
-		return dst, err
+		return dst, nil, err
 	}
 	hasData := len(ev.Data) > 0 || ev.Present&notification.HasData != 0
 	return splitParts(dst, header, eventID, ev.Data, hasData, capacity)
@@ -97,25 +97,38 @@ func splitEvent(dst [][]byte, ev *notification.Event, capacity int) ([][]byte, e
 
 // splitParts cuts data into fragments of at most capacity bytes: fragment 0
 // carries header, the first chunk and eventID, later ones a chunk and
-// eventID. All fragments share one new buffer, which data is copied into.
-// The chunks are balanced (see planChunks), so that a receiver sizes the
+// eventID. All fragments share one buffer, which data is copied into. The
+// chunks are balanced (see planChunks), so that a receiver sizes the
 // event's buffer from any one fragment closely.
-func splitParts(dst [][]byte, header, eventID, data []byte, hasData bool, capacity int) ([][]byte, error) {
+//
+// The buffer comes from fragPools; owner is it when it is of a pooled size
+// (nil otherwise), for the engine to return once no stream holds the
+// fragments.
+func splitParts(dst [][]byte, header, eventID, data []byte, hasData bool, capacity int) (frags [][]byte, owner *fragBuf, err error) {
 	plan, err := planSplit(header, eventID, len(data), capacity)
 	if err != nil {
-		return dst, err
+		return dst, nil, err
 	}
 	var stack [3 * maxStackParts][]byte
 	flat := plan.appendPieces(stack[:0], eventID, data, hasData)
-	// Join copies every piece once into a buffer it does not clear first:
-	// a fresh buffer cleared and then filled would be written twice.
-	buf := bytes.Join(flat, nil)
+	total := 0
+	for _, p := range flat {
+		total += len(p)
+	}
+	// Every byte of the buffer is copied over once: it is not cleared.
+	fb := fragPools.get(total)
+	buf := fb.b
 	for i := 0; i < len(flat); i += 3 {
-		n := len(flat[i]) + len(flat[i+1]) + len(flat[i+2])
+		n := copy(buf, flat[i])
+		n += copy(buf[n:], flat[i+1])
+		n += copy(buf[n:], flat[i+2])
 		dst = append(dst, buf[:n:n])
 		buf = buf[n:]
 	}
-	return dst, nil
+	if c, _ := fragClass(cap(fb.b)); c < 0 {
+		fb = nil
+	}
+	return dst, fb, nil
 }
 
 // maxStackParts is the most fragments whose pieces splitParts lists

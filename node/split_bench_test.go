@@ -23,8 +23,12 @@ func BenchmarkSplitEvent(b *testing.B) {
 			for b.Loop() {
 				ev.ID.SequenceNumber++
 				var err error
-				if frags, err = splitEvent(frags[:0], ev, capacity); err != nil {
+				var owner *fragBuf
+				if frags, owner, err = splitEvent(frags[:0], ev, capacity); err != nil {
 					b.Fatal(err)
+				}
+				if owner != nil {
+					fragPools.put(owner) // as the engine does once no stream holds it
 				}
 			}
 		})

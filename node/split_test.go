@@ -254,7 +254,7 @@ func TestSplitEventMatchesSplitRaw(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := splitEvent(nil, &ev, capacity)
+			got, _, err := splitEvent(nil, &ev, capacity)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,8 +21,11 @@
 // continuous data), and answers NACKs (HandleNack): ranges above the highest
 // number are ignored, evicted ones get a GONE, retained ones are repeated
 // with FlagRepair unless already repeated within RepairMerge, under a token
-// bucket (RepairRate, RepairBurst) and a bounded repair queue.
-// Unreliable classes are only numbered.
+// bucket (RepairRate, RepairBurst) and a bounded repair queue. Acked lets
+// it evict what every receiver acknowledged, beyond the newest RetainAcked.
+// Unreliable classes are only numbered. Every datagram a sender lets go
+// (evicted, or unreliable once numbered) is handed back in Output.Released,
+// so that the owner may reuse its records' memory.
 //
 // # Receiver
 //

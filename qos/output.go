@@ -17,8 +17,8 @@ var (
 
 // Output collects what the machines ask their owner to do. Every method that
 // takes an *Output appends to it; the owner acts on the contents (transmit
-// Datagrams, hand Deliveries to the assembler, surface Losses) and then calls
-// Reset before reusing it.
+// Datagrams, hand Deliveries to the assembler, surface Losses, reclaim
+// Released) and then calls Reset before reusing it.
 //
 // For one ordered stream, Deliveries and the stream's Losses are each in
 // sequence order and never overlap: merged by sequence number they give the
@@ -33,13 +33,21 @@ type Output struct {
 	Deliveries []Delivery
 	// Losses are the unrecoverable losses a receiver reports.
 	Losses []LossReport
+	// Released are DATA datagrams a sender let go: evicted from its
+	// retention, or on an unreliable stream numbered and kept for nothing.
+	// The sender never touches them again; once the owner has transmitted
+	// Datagrams (a repair or the datagram itself may be among them) it
+	// may reuse their records' memory.
+	Released []*datagram.Datagram
 }
 
 // Reset empties o, keeping its capacity, and drops its references.
 func (o *Output) Reset() {
 	clear(o.Datagrams)
 	clear(o.Deliveries)
+	clear(o.Released)
 	o.Datagrams = o.Datagrams[:0]
+	o.Released = o.Released[:0]
 	o.Deliveries = o.Deliveries[:0]
 	o.Losses = o.Losses[:0]
 }

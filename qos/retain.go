@@ -59,13 +59,15 @@ func (b *retainBuffer) grow(limit int) {
 // oldest returns the oldest entry; the buffer must not be empty.
 func (b *retainBuffer) oldest() *retained { return &b.ring[b.head] }
 
-// pop evicts the oldest entry.
-func (b *retainBuffer) pop() {
+// pop evicts the oldest entry and returns its datagram.
+func (b *retainBuffer) pop() *datagram.Datagram {
+	d := b.ring[b.head].d
 	b.bytes -= b.ring[b.head].size
 	b.ring[b.head] = retained{}
 	b.head = (b.head + 1) % len(b.ring)
 	b.n--
 	b.first++
+	return d
 }
 
 // get returns the entry of seq, or nil when seq is not retained.

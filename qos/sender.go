@@ -85,24 +85,31 @@ func (s *Sender) Send(d *datagram.Datagram, now time.Time, out *Output) (uint64,
 	d.Flags &^= datagram.FlagRepair
 	s.stats.DataSent++
 	s.stats.RecordsSent += uint64(d.RecordCount())
-	if s.reliable {
-		s.evictAged(now)
-		s.retain(d, now)
-		s.afterData(now)
-	}
 	out.Datagrams = append(out.Datagrams, d)
+	if !s.reliable {
+		out.Released = append(out.Released, d) // kept for nothing once sent
+		return d.Seq, nil
+	}
+	s.evictAged(now, out)
+	s.retain(d, now, out)
+	s.afterData(now)
 	return d.Seq, nil
 }
 
+// evict drops the oldest retained datagram, handing it to out.Released.
+func (s *Sender) evict(out *Output) {
+	out.Released = append(out.Released, s.buf.pop())
+}
+
 // retain keeps d (just numbered s.highest) within the count and byte bounds.
-func (s *Sender) retain(d *datagram.Datagram, now time.Time) {
+func (s *Sender) retain(d *datagram.Datagram, now time.Time, out *Output) {
 	for s.buf.n >= s.cfg.RetainCount {
-		s.buf.pop()
+		s.evict(out)
 		s.stats.EvictedCount++
 	}
 	s.buf.push(d, s.highest, now, s.cfg.RetainCount)
 	for s.buf.n > 0 && s.buf.bytes > s.cfg.RetainBytes {
-		s.buf.pop()
+		s.evict(out)
 		s.stats.EvictedBytes++
 	}
 }
@@ -113,23 +120,34 @@ func (s *Sender) retain(d *datagram.Datagram, now time.Time) {
 // RetainAcked of them are retained. A receiver that still waits for one of
 // them holds its own progress there, so the caller passes an edge no higher
 // than that of any receiver it knows; the newest RetainAcked stay for one
-// it does not (fell silent, or not counted yet).
-func (s *Sender) Acked(edge uint64) {
+// it does not (fell silent, or not counted yet). The evicted datagrams go
+// to out.Released.
+func (s *Sender) Acked(edge uint64, out *Output) {
 	if !s.reliable {
 		return
 	}
 	edge = min(edge, s.highest+1) // a receiver cannot have more than was sent
 	keep := uint64(s.cfg.RetainAcked)
 	for s.buf.n > 0 && s.buf.first < edge && edge-s.buf.first > keep {
-		s.buf.pop()
+		s.evict(out)
 		s.stats.EvictedAcked++
 	}
 }
 
+// ReleaseAll evicts every retained datagram into out.Released, for an
+// owner about to drop the sender. Their numbers are gone: NACKs for them
+// are answered with GONE.
+func (s *Sender) ReleaseAll(out *Output) {
+	for s.buf.n > 0 {
+		s.evict(out)
+		s.stats.EvictedClosed++
+	}
+}
+
 // evictAged drops retained datagrams older than RetainAge.
-func (s *Sender) evictAged(now time.Time) {
+func (s *Sender) evictAged(now time.Time, out *Output) {
 	for s.buf.n > 0 && now.Sub(s.buf.oldest().at) >= s.cfg.RetainAge {
-		s.buf.pop()
+		s.evict(out)
 		s.stats.EvictedAge++
 	}
 }
@@ -155,7 +173,7 @@ func (s *Sender) Tick(now time.Time, out *Output) {
 	if !s.reliable || s.highest == 0 {
 		return
 	}
-	s.evictAged(now)
+	s.evictAged(now, out)
 	s.serveRepairs(now, out)
 	if !now.Before(s.hbDue) {
 		s.heartbeat(now, out)

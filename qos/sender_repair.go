@@ -21,7 +21,7 @@ func (s *Sender) HandleNack(d *datagram.Datagram, now time.Time, out *Output) {
 		return
 	}
 	s.stats.NacksReceived++
-	s.evictAged(now)
+	s.evictAged(now, out)
 	ranges := d.Ranges
 	if len(ranges) > MaxNackRanges {
 		s.stats.NackRangesTruncated += uint64(len(ranges) - MaxNackRanges)

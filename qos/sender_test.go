@@ -173,15 +173,15 @@ func TestSenderAckedRelease(t *testing.T) {
 	var out Output
 	s := newTestSender(t, SenderConfig{RetainAcked: 4})
 	sendN(t, s, 10, simBase, &out) // retains 1..10
-	s.Acked(3)                     // 1, 2 acknowledged: within the 4 kept
+	s.Acked(3, &out)               // 1, 2 acknowledged: within the 4 kept
 	if s.Retained() != 10 || s.Stats().EvictedAcked != 0 {
 		t.Fatalf("edge 3: retained %d, evicted %d", s.Retained(), s.Stats().EvictedAcked)
 	}
-	s.Acked(8) // 1..7 acknowledged: 4..7 kept
+	s.Acked(8, &out) // 1..7 acknowledged: 4..7 kept
 	if s.Retained() != 7 || s.Trail() != 4 || s.Stats().EvictedAcked != 3 {
 		t.Fatalf("edge 8: retained %d trail %d evicted %d", s.Retained(), s.Trail(), s.Stats().EvictedAcked)
 	}
-	s.Acked(1 << 40) // clamped to 11: 1..10 acknowledged, 7..10 kept
+	s.Acked(1<<40, &out) // clamped to 11: 1..10 acknowledged, 7..10 kept
 	if s.Retained() != 4 || s.Trail() != 7 {
 		t.Fatalf("edge past the highest: retained %d trail %d", s.Retained(), s.Trail())
 	}
@@ -196,13 +196,64 @@ func TestSenderAckedRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	sendN(t, u, 5, simBase, &out)
-	u.Acked(6)
+	u.Acked(6, &out)
 	if u.Retained() != 0 || u.Stats().EvictedAcked != 0 {
 		t.Errorf("unreliable: retained %d, evicted %d", u.Retained(), u.Stats().EvictedAcked)
 	}
 	if err := (SenderConfig{RetainAcked: -1}).Validate(); !errors.Is(err, ErrConfig) {
 		t.Errorf("negative RetainAcked: %v", err)
 	}
+}
+
+// TestSenderReleased: every datagram a sender lets go reaches
+// Output.Released exactly once, whichever bound evicts it; an unreliable
+// sender releases each datagram as it numbers it, after it in Datagrams.
+func TestSenderReleased(t *testing.T) {
+	var out Output
+	s := newTestSender(t, SenderConfig{RetainCount: 4, RetainAcked: 1, RetainAge: time.Second})
+	sendN(t, s, 6, simBase, &out) // count bound: 1, 2 released
+	if got := releasedSeqs(&out); !equalSeqs(got, []uint64{1, 2}) {
+		t.Fatalf("count bound released %v", got)
+	}
+	out.Reset()
+	s.Acked(6, &out) // 3..5 acknowledged beyond the newest 1: 3, 4 released
+	if got := releasedSeqs(&out); !equalSeqs(got, []uint64{3, 4}) {
+		t.Fatalf("acked released %v", got)
+	}
+	out.Reset()
+	s.Tick(simBase.Add(2*time.Second), &out) // age: 5, 6
+	if got := releasedSeqs(&out); !equalSeqs(got, []uint64{5, 6}) {
+		t.Fatalf("aged released %v", got)
+	}
+	out.Reset()
+	sendN(t, s, 3, simBase.Add(3*time.Second), &out)
+	out.Reset()
+	s.ReleaseAll(&out)
+	if got := releasedSeqs(&out); !equalSeqs(got, []uint64{7, 8, 9}) || s.Retained() != 0 || s.Stats().EvictedClosed != 3 {
+		t.Fatalf("release all: %v, retained %d, stats %+v", got, s.Retained(), s.Stats())
+	}
+	u, err := NewSender(testKey(datagram.UnreliableUnordered), SenderConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	sendN(t, u, 2, simBase, &out)
+	if got := releasedSeqs(&out); !equalSeqs(got, []uint64{1, 2}) || len(out.Datagrams) != 2 {
+		t.Fatalf("unreliable: released %v, datagrams %d", got, len(out.Datagrams))
+	}
+	out.Reset()
+	if len(out.Released) != 0 {
+		t.Fatal("Reset kept Released")
+	}
+}
+
+// releasedSeqs lists the sequence numbers of out.Released.
+func releasedSeqs(out *Output) []uint64 {
+	var seqs []uint64
+	for _, d := range out.Released {
+		seqs = append(seqs, d.Seq)
+	}
+	return seqs
 }
 
 func TestSenderNackRepairAndGone(t *testing.T) {

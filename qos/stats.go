@@ -27,8 +27,9 @@ type SenderStats struct {
 	// GONEs not sent for want of repair tokens (rate limit).
 	GoneSent, GoneRanges, GoneDropped uint64
 	// EvictedCount, EvictedBytes, EvictedAge and EvictedAcked count
-	// retained datagrams evicted by each retention bound.
-	EvictedCount, EvictedBytes, EvictedAge, EvictedAcked uint64
+	// retained datagrams evicted by each retention bound, EvictedClosed
+	// those ReleaseAll let go.
+	EvictedCount, EvictedBytes, EvictedAge, EvictedAcked, EvictedClosed uint64
 }
 
 // ReceiverStats are the counters of one Receiver (or the sum over a

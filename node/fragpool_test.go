@@ -1,0 +1,178 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/rsbd/rsbd/internal/faultnet"
+	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/scope"
+	"github.com/rsbd/rsbd/transport/datagram"
+)
+
+// TestFragClass: a pooled buffer is at least the size asked and at most an
+// eighth larger; classes grow with the size, stay in range, and a buffer
+// of a class's size falls back into that class.
+func TestFragClass(t *testing.T) {
+	if c, size := fragClass(1 << minFragPoolShift); c != -1 || size != 1<<minFragPoolShift {
+		t.Fatalf("32 KiB: class %d size %d, want unpooled", c, size)
+	}
+	if c, _ := fragClass(1<<maxFragPoolShift + 1); c != -1 {
+		t.Fatalf("past the largest: class %d", c)
+	}
+	prev := -1
+	for n := 1<<minFragPoolShift + 1; n <= 1<<maxFragPoolShift; n += 1 + n/97 {
+		c, size := fragClass(n)
+		if c < prev || c >= fragClasses || size < n || size-n > n/8 {
+			t.Fatalf("%d bytes: class %d (after %d) of %d bytes", n, c, prev, size)
+		}
+		if c2, size2 := fragClass(size); c2 != c || size2 != size {
+			t.Fatalf("%d bytes: class %d size %d, its size gives %d, %d", n, c, size, c2, size2)
+		}
+		prev = c
+	}
+	if c, _ := fragClass(1 << maxFragPoolShift); c != fragClasses-1 {
+		t.Fatalf("largest pooled size: class %d of %d", c, fragClasses)
+	}
+}
+
+// TestSplitIntoReusedBuffer: fragments cut into a buffer that held other
+// bytes before are those of a fresh split (every byte is overwritten).
+func TestSplitIntoReusedBuffer(t *testing.T) {
+	capacity := 9000 - dataHeader - recordOverhead
+	for i := range 16 {
+		ev := testEvent("/reuse/", uint32(i), bytes.Repeat([]byte{byte(i), byte(3 * i)}, 50000))
+		got, owner, err := splitEvent(nil, ev, capacity)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if owner == nil {
+			t.Fatal("a 100 000-byte event's buffer is not pooled")
+		}
+		body, err := notification.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := splitRaw(nil, body, capacity)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("event %d: %d fragments, want %d", i, len(got), len(want))
+		}
+		for k := range got {
+			if !bytes.Equal(got[k], want[k]) {
+				t.Fatalf("event %d: fragment %d differs", i, k)
+			}
+		}
+		for k := range owner.b {
+			owner.b[k] = 0xa5 // what the next event must overwrite
+		}
+		fragPools.put(owner)
+	}
+}
+
+// TestRecycledFragmentsOverALossyNetwork: an embedded publisher's large
+// events go over a network that loses, duplicates and reorders datagrams,
+// with senders keeping few acknowledged datagrams, so that fragment
+// buffers go back to the pool and are reused while repairs still flow.
+// Every event arrives once and intact (a buffer reused while a stream
+// still held it would send another event's bytes as a repair), buffers
+// were recycled, and the engine tracks no more datagrams than its streams
+// retain.
+func TestRecycledFragmentsOverALossyNetwork(t *testing.T) {
+	f := faultnet.Faults{Loss: 0.05, Duplicate: 0.02, Reorder: 0.05, ReorderDelay: time.Millisecond}
+	net, nodes := startFaultNodes(t, 2, faultnet.Config{Seed: 29, MaxDatagram: 9000, Faults: f},
+		func(_ int, c *Config) {
+			c.QoS, c.ExplicitQoS = QoS{Reliable: true, Ordered: true}, true
+			c.Streams.Receivers.Receiver.NackTries = patientNackTries
+			c.Streams.Sender.RetainAcked = 4
+		})
+	a, b := nodes[0], nodes[1]
+	var got collector
+	defer b.Subscribe(scope.MustParse("/recycle/"), got.handle)()
+	waitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/recycle/")) })
+	const n = 200
+	for i := range n {
+		if err := a.Publish(context.Background(), testEvent("/recycle/", uint32(i), recycleData(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 60*time.Second, "every event", func() bool { return got.len() >= n })
+	for i := 0; i < got.len(); i++ {
+		d := got.get(i).Data
+		if k := int(binary.BigEndian.Uint32(d)); k != i || !bytes.Equal(d, recycleData(k)) {
+			t.Fatalf("event %d: got %d bytes of event %d, damaged or out of order", i, len(d), k)
+		}
+	}
+	if got.len() != n {
+		t.Fatalf("%d events, want %d", got.len(), n)
+	}
+	a.eng.mu.Lock()
+	recycled, tracked := a.eng.frags.recycled, len(a.eng.frags.m)
+	a.eng.mu.Unlock()
+	if recycled == 0 {
+		t.Fatal("no fragment buffer went back to the pool")
+	}
+	if retained := retainedDatagrams(a); tracked > retained {
+		t.Fatalf("%d datagrams tracked for their buffers, %d retained", tracked, retained)
+	}
+	if s := net.Stats(); s.Lost == 0 {
+		t.Fatalf("the network lost nothing: %+v", s)
+	}
+}
+
+// recycleData is the payload of event i: 40 to 300 KB (pooled sizes),
+// starting with i, every byte depending on i.
+func recycleData(i int) []byte {
+	d := make([]byte, 40_000+(i*37_000)%260_000)
+	binary.BigEndian.PutUint32(d, uint32(i))
+	for k := 4; k < len(d); k++ {
+		d[k] = byte(k*7 + i)
+	}
+	return d
+}
+
+// TestFragmentRefsFollowStreams: a large event's buffer is held while a
+// reliable stream retains its fragments, on every stream it went to, and
+// goes back once the last of them lets it go; an event no peer wants
+// holds nothing.
+func TestFragmentRefsFollowStreams(t *testing.T) {
+	nodes := startNodes(t, 1, func(_ int, c *Config) { c.SocketAddr = "off" })
+	e := nodes[0].eng
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	capacity := nodes[0].recordCapacity()
+	frags, owner, err := splitEvent(nil, testEvent("/refs/", 1, make([]byte, 200_000)), capacity)
+	if err != nil || owner == nil {
+		t.Fatalf("split: %v, owner %v", err, owner)
+	}
+	now := time.Now()
+	var sts []*senderState
+	for g := range 2 {
+		st := e.sender(datagram.StreamKey{Instance: e.n.instance, Group: datagram.GroupID{byte(g + 1)}, Class: datagram.ReliableOrdered}, now)
+		for _, r := range frags {
+			e.queueRecord(st, r, owner, now)
+		}
+		sts = append(sts, st)
+	}
+	e.packPending(now)
+	if want := 2 * len(frags); owner.refs != want {
+		t.Fatalf("refs %d, want %d (%d fragments on 2 streams)", owner.refs, want, len(frags))
+	}
+	e.handleOutput(now) // transmitted (nowhere: no peer), still retained
+	before := e.frags.recycled
+	sts[0].s.ReleaseAll(&e.out)
+	e.handleOutput(now)
+	if owner.refs != len(frags) || e.frags.recycled != before {
+		t.Fatalf("one stream let go: refs %d, recycled %d", owner.refs, e.frags.recycled-before)
+	}
+	sts[1].s.ReleaseAll(&e.out)
+	e.handleOutput(now)
+	if owner.refs != 0 || e.frags.recycled != before+1 || len(e.frags.m) != 0 {
+		t.Fatalf("both let go: refs %d, recycled %d, tracked %d", owner.refs, e.frags.recycled-before, len(e.frags.m))
+	}
+}
