@@ -47,20 +47,23 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// limitFor is the memory limit after a collection: inUse bytes of memory
-// the runtime holds (the limit's measure), live of them the live heap.
-// GOGC would let the heap grow by live × percent / 100 before the next
-// collection; the floor keeps the limit from going below floor.
-func limitFor(floor, inUse, live uint64, percent int) uint64 {
+// limitFor is the memory limit after a collection: the floor, or what
+// GOGC would allow if that is more: the live heap, its growth of live ×
+// percent / 100 before the next collection, and nonHeap, the memory the
+// runtime holds besides the heap (stacks, metadata), which the limit
+// counts too. Heap pages the collection freed are not counted: a limit
+// that counted them would rise by the growth at every collection, and
+// the heap with it (to about 20 times the live heap, where the runtime's
+// scavenger returns as much memory as the limit gains).
+func limitFor(floor, nonHeap, live uint64, percent int) uint64 {
 	p := uint64(percent)
 	growth := live/100*p + live%100*p/100 // live × percent / 100 without overflow
-	if inUse > math.MaxInt64-growth {
+	if nonHeap > math.MaxInt64-growth || nonHeap+growth > math.MaxInt64-live {
 		return math.MaxInt64
 	}
-	return max(floor, inUse+growth)
+	return max(floor, nonHeap+live+growth)
 }
 
-// controller holds one Start's state.
 type controller struct {
 	floor   uint64
 	capped  bool // floor is the cgroup's share, below the one asked
@@ -80,6 +83,8 @@ var active atomic.Pointer[controller]
 const (
 	metricTotal    = "/memory/classes/total:bytes"
 	metricReleased = "/memory/classes/heap/released:bytes"
+	metricFree     = "/memory/classes/heap/free:bytes"
+	metricObjects  = "/memory/classes/heap/objects:bytes"
 	metricLive     = "/gc/heap/live:bytes"
 )
 
@@ -93,7 +98,7 @@ func Start(cfg Config) (stop func(), err error) {
 	cfg = cfg.withDefaults()
 	floor, capped := EffectiveFloor(cfg)
 	c := &controller{floor: floor, capped: capped, percent: cfg.Percent,
-		samples: []metrics.Sample{{Name: metricTotal}, {Name: metricReleased}, {Name: metricLive}}}
+		samples: []metrics.Sample{{Name: metricTotal}, {Name: metricReleased}, {Name: metricFree}, {Name: metricObjects}, {Name: metricLive}}}
 	if !active.CompareAndSwap(nil, c) {
 		return nil, ErrStarted
 	}
@@ -137,8 +142,15 @@ func (c *controller) adjust() bool {
 		return false
 	}
 	metrics.Read(c.samples)
-	total, released, live := c.samples[0].Value.Uint64(), c.samples[1].Value.Uint64(), c.samples[2].Value.Uint64()
-	debug.SetMemoryLimit(int64(limitFor(c.floor, total-min(released, total), live, c.percent)))
+	var v [5]uint64
+	for i := range c.samples {
+		v[i] = c.samples[i].Value.Uint64()
+	}
+	total, released, free, objects, live := v[0], v[1], v[2], v[3], v[4]
+	// The heap's share of total: its objects (live and not yet swept),
+	// its free pages and those returned to the kernel.
+	nonHeap := total - min(total, released+free+objects)
+	debug.SetMemoryLimit(int64(limitFor(c.floor, nonHeap, live, c.percent)))
 	c.adjusts.Add(1)
 	return true
 }

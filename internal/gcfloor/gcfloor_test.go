@@ -12,17 +12,18 @@ import (
 func TestLimitFor(t *testing.T) {
 	const mib = 1 << 20
 	for _, c := range []struct {
-		inUse, live uint64
-		percent     int
-		want        uint64
+		nonHeap, live uint64
+		percent       int
+		want          uint64
 	}{
-		{10 * mib, 4 * mib, 100, 64 * mib},           // small heap: the floor
-		{100 * mib, 80 * mib, 100, 180 * mib},        // above it: GOGC's growth
-		{100 * mib, 80 * mib, 50, 140 * mib},         // a smaller percent
+		{2 * mib, 4 * mib, 100, 64 * mib},            // small heap: the floor
+		{4 * mib, 80 * mib, 100, 164 * mib},          // above it: GOGC's growth
+		{4 * mib, 80 * mib, 50, 124 * mib},           // a smaller percent
 		{math.MaxInt64 - 1, mib, 100, math.MaxInt64}, // no overflow
+		{mib, math.MaxInt64 / 2, 100, math.MaxInt64}, // nor here
 	} {
-		if got := limitFor(64*mib, c.inUse, c.live, c.percent); got != c.want {
-			t.Errorf("limitFor(64 MiB, %d, %d, %d) = %d, want %d", c.inUse, c.live, c.percent, got, c.want)
+		if got := limitFor(64*mib, c.nonHeap, c.live, c.percent); got != c.want {
+			t.Errorf("limitFor(64 MiB, %d, %d, %d) = %d, want %d", c.nonHeap, c.live, c.percent, got, c.want)
 		}
 	}
 }
@@ -121,4 +122,36 @@ func TestStartKeepsTheLimitAboveTheLiveHeap(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop()
+}
+
+// TestLimitStaysWithGOGC: with a live heap above the floor and garbage
+// made without pause, the limit stays near what GOGC=100 allows (twice
+// the live heap and the runtime's own memory) over many collections; it
+// must not rise with the heap pages each collection frees.
+func TestLimitStaysWithGOGC(t *testing.T) {
+	stop, err := Start(Config{FloorMiB: 8, Percent: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	const live = 24 << 20
+	for range live >> 20 {
+		sink = append(sink, make([]byte, 1<<20))
+	}
+	defer func() { sink = nil }()
+	c := active.Load()
+	var garbage []byte
+	deadline := time.Now().Add(20 * time.Second)
+	for start := c.adjusts.Load(); c.adjusts.Load() < start+30; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d adjustments in 20 s", c.adjusts.Load()-start)
+		}
+		garbage = make([]byte, 256<<10)
+		garbage[0] = 1
+	}
+	_ = garbage
+	// 2 × 24 MiB live, and 16 MiB for the runtime and the test binary.
+	if l := currentLimit(); l > 2*live+16<<20 {
+		t.Fatalf("limit %d MiB after 30 collections with %d MiB live, want at most %d", l>>20, live>>20, (2*live+16<<20)>>20)
+	}
 }

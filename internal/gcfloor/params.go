@@ -1,12 +1,14 @@
 package gcfloor
 
 // DefaultFloorMiB is the daemon's heap floor. Measured with one publisher
-// and one subscriber through one daemon (docs/BENCHMARKS.md), it raised
-// 64 KiB and 1 MiB event throughput by about a fifth. The price is memory:
+// and one subscriber through one daemon (docs/BENCHMARKS.md, steps 33 and
+// 49), a floor raised 64 KiB and 1 MiB event throughput by about a fifth
+// over Go's default, 128 MiB a little more than 64. The price is memory:
 // the heap grows to the floor before a collection, and the runtime keeps
-// the memory it freed up to near the floor (82 MB peak RSS against 57-67
-// MB without); a floor of 128 MiB gained a little more for 136 MB.
-const DefaultFloorMiB = 64
+// the memory it freed up to near the floor. In `--only daemon` runs the
+// heap peaked at 111 MB with 128 MiB (129-132 collections); a limit that
+// counted the freed pages (before step 49) let it reach 193 MB (117).
+const DefaultFloorMiB = 128
 
 // DefaultPercent is the heap growth allowed above the floor between
 // collections, as GOGC: 100, Go's own default.
