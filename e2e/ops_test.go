@@ -22,6 +22,7 @@ var families = map[string]string{
 	"rsbd_nacks_suppressed_total":            "counter",
 	"rsbd_repairs_sent_total":                "counter",
 	"rsbd_repairs_received_total":            "counter",
+	"rsbd_fragment_buffers_recycled_total":   "counter",
 	"rsbd_loss_reports_total":                "counter",
 	"rsbd_lost_datagrams_total":              "counter",
 	"rsbd_drops_total":                       "counter",

@@ -43,6 +43,7 @@ func TestFamilies(t *testing.T) {
 		"rsbd_nacks_suppressed_total":            C,
 		"rsbd_repairs_sent_total":                C,
 		"rsbd_repairs_received_total":            C,
+		"rsbd_fragment_buffers_recycled_total":   C,
 		"rsbd_loss_reports_total":                C,
 		"rsbd_lost_datagrams_total":              C,
 		"rsbd_drops_total":                       C,

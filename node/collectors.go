@@ -140,6 +140,8 @@ func (n *Node) registerTransportCollector() {
 type engineStats struct {
 	rcv  qos.ReceiversStats
 	send qos.SenderStats
+	// recycled is fragOwners.recycled.
+	recycled uint64
 }
 
 // publishStats folds the machines' counters into the metrics (as deltas
@@ -149,7 +151,7 @@ func (e *engine) publishStats(now time.Time) {
 		return
 	}
 	e.statsAt = now
-	s := &engineStats{rcv: e.rcv.Stats(), send: e.retired}
+	s := &engineStats{rcv: e.rcv.Stats(), send: e.retired, recycled: e.frags.recycled}
 	retained := 0
 	for _, st := range e.senders {
 		addSenderStats(&s.send, st.s.Stats())
@@ -163,6 +165,7 @@ func (e *engine) publishStats(now time.Time) {
 	m.NacksSuppressed.Add(float64(s.rcv.NacksSuppressed - p.rcv.NacksSuppressed))
 	m.RepairsReceived.Add(float64(s.rcv.RepairsReceived - p.rcv.RepairsReceived))
 	m.RepairsSent.Add(float64(s.send.RepairsSent - p.send.RepairsSent))
+	m.FragmentBuffersRecycled.Add(float64(s.recycled - p.recycled))
 	m.BufferedBytes[metrics.BufferRetransmit].Set(float64(retained))
 	m.BufferedBytes[metrics.BufferReorder].Set(float64(s.rcv.HeldBytes))
 	m.BufferedBytes[metrics.BufferReassembly].Set(float64(e.asmRel.BufferedBytes() + e.asmUnrel.BufferedBytes()))

@@ -73,6 +73,10 @@ func TestSplitIntoReusedBuffer(t *testing.T) {
 		}
 		fragPools.put(owner)
 	}
+	small := testEvent("/reuse/", 99, make([]byte, 20_000))
+	if _, owner, err := splitEvent(nil, small, 1400-dataHeader-recordOverhead); err != nil || owner != nil {
+		t.Fatalf("a 20 000-byte event: owner %v, err %v; want none (below the pooled sizes)", owner, err)
+	}
 }
 
 // TestRecycledFragmentsOverALossyNetwork: an embedded publisher's large
@@ -120,6 +124,9 @@ func TestRecycledFragmentsOverALossyNetwork(t *testing.T) {
 	if retained := retainedDatagrams(a); tracked > retained {
 		t.Fatalf("%d datagrams tracked for their buffers, %d retained", tracked, retained)
 	}
+	waitFor(t, 10*time.Second, "recycled buffers in the metrics", func() bool {
+		return gatherCounter(t, a, "rsbd_fragment_buffers_recycled_total") > 0
+	})
 	if s := net.Stats(); s.Lost == 0 {
 		t.Fatalf("the network lost nothing: %+v", s)
 	}

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -101,9 +102,9 @@ func splitEvent(dst [][]byte, ev *notification.Event, capacity int) (frags [][]b
 // chunks are balanced (see planChunks), so that a receiver sizes the
 // event's buffer from any one fragment closely.
 //
-// The buffer comes from fragPools; owner is it when it is of a pooled size
-// (nil otherwise), for the engine to return once no stream holds the
-// fragments.
+// A buffer of a pooled size (fragClass) comes from fragPools and is
+// returned as owner, for the engine to put back once no stream holds the
+// fragments; a smaller one is allocated, and owner is nil.
 func splitParts(dst [][]byte, header, eventID, data []byte, hasData bool, capacity int) (frags [][]byte, owner *fragBuf, err error) {
 	plan, err := planSplit(header, eventID, len(data), capacity)
 	if err != nil {
@@ -115,20 +116,28 @@ func splitParts(dst [][]byte, header, eventID, data []byte, hasData bool, capaci
 	for _, p := range flat {
 		total += len(p)
 	}
-	// Every byte of the buffer is copied over once: it is not cleared.
-	fb := fragPools.get(total)
-	buf := fb.b
+	var buf []byte
+	if c, _ := fragClass(total); c >= 0 {
+		// Every byte of the buffer is copied over once: a reused buffer
+		// is not cleared.
+		owner = fragPools.get(total)
+		buf = owner.b
+		off := 0
+		for _, p := range flat {
+			off += copy(buf[off:], p)
+		}
+	} else {
+		// Join copies every piece once into a buffer it does not clear
+		// first: a fresh buffer cleared and then filled would be written
+		// twice.
+		buf = bytes.Join(flat, nil)
+	}
 	for i := 0; i < len(flat); i += 3 {
-		n := copy(buf, flat[i])
-		n += copy(buf[n:], flat[i+1])
-		n += copy(buf[n:], flat[i+2])
+		n := len(flat[i]) + len(flat[i+1]) + len(flat[i+2])
 		dst = append(dst, buf[:n:n])
 		buf = buf[n:]
 	}
-	if c, _ := fragClass(cap(fb.b)); c < 0 {
-		fb = nil
-	}
-	return dst, fb, nil
+	return dst, owner, nil
 }
 
 // maxStackParts is the most fragments whose pieces splitParts lists

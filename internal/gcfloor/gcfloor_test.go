@@ -95,10 +95,17 @@ func TestStartKeepsTheLimitAboveTheLiveHeap(t *testing.T) {
 	for range 32 {
 		sink = append(sink, make([]byte, 1<<20))
 	}
+	// The cleanup of a collection made while sink grew may run late, with
+	// less live: a later collection's adjustment supersedes it.
 	c := active.Load()
-	collectUntilAdjusted(t, c)
-	if l := currentLimit(); l < 64<<20 {
-		t.Fatalf("limit %d MiB with 32 MiB live, want at least 64", l>>20)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		collectUntilAdjusted(t, c)
+		if currentLimit() >= 64<<20 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("limit %d MiB with 32 MiB live, want at least 64", currentLimit()>>20)
+		}
 	}
 	sink = nil
 	stop()
@@ -150,8 +157,9 @@ func TestLimitStaysWithGOGC(t *testing.T) {
 		garbage[0] = 1
 	}
 	_ = garbage
-	// 2 × 24 MiB live, and 16 MiB for the runtime and the test binary.
-	if l := currentLimit(); l > 2*live+16<<20 {
-		t.Fatalf("limit %d MiB after 30 collections with %d MiB live, want at most %d", l>>20, live>>20, (2*live+16<<20)>>20)
+	// 2 × 24 MiB live, and 32 MiB for the runtime's own memory and the
+	// rest of the test binary (the ratchet made 482 MiB of it).
+	if l := currentLimit(); l > 2*live+32<<20 {
+		t.Fatalf("limit %d MiB after 30 collections with %d MiB live, want at most %d", l>>20, live>>20, (2*live+32<<20)>>20)
 	}
 }
