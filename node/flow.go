@@ -90,54 +90,64 @@ func (e *engine) handleAck(d *datagram.Datagram, now time.Time) {
 	}
 	delete(st.rx, datagram.InstanceID{}) // a real receiver replaces the start placeholder
 	st.rx[d.Stream.Instance] = p
-	e.checkWindow(st, now)
-	e.releaseAcked(st)
+	// One pass over the receivers serves the window and the release.
+	low, placeholder := scanReceivers(st, now)
+	e.setBlocked(st, e.lagging(st, low))
+	e.releaseAcked(st, low, placeholder)
 }
 
 // releaseAcked lets st's sender evict what every receiver pacing the stream
-// has acknowledged (beyond qos's RetainAcked newest). It does not while the
-// start placeholder stands for receivers that have not ACKed yet, nor when
-// the table of receivers is full and some receiver may not be counted.
-func (e *engine) releaseAcked(st *senderState) {
-	if len(st.rx) == 0 || len(st.rx) >= maxFlowReceivers {
+// has acknowledged (low, the lowest edge; beyond qos's RetainAcked newest).
+// It does not while the start placeholder stands for receivers that have
+// not ACKed yet, nor when the table of receivers is full and some receiver
+// may not be counted.
+func (e *engine) releaseAcked(st *senderState, low uint64, placeholder bool) {
+	if placeholder || len(st.rx) == 0 || len(st.rx) >= maxFlowReceivers {
 		return
 	}
-	edge := uint64(math.MaxUint64)
-	for inst, p := range st.rx {
-		if inst == (datagram.InstanceID{}) {
-			return
-		}
-		edge = min(edge, p.edge)
-	}
-	st.s.Acked(edge, &e.out)
+	st.s.Acked(low, &e.out)
 }
 
 // checkWindow updates whether st blocks new publishes.
 func (e *engine) checkWindow(st *senderState, now time.Time) {
-	if e.overWindow(st, now) {
+	low, _ := scanReceivers(st, now)
+	e.setBlocked(st, e.lagging(st, low))
+}
+
+// setBlocked records whether st blocks new publishes.
+func (e *engine) setBlocked(st *senderState, blocked bool) {
+	if blocked {
 		e.blocked[st] = struct{}{}
 	} else {
 		delete(e.blocked, st)
 	}
 }
 
-// overWindow reports whether st has more datagrams in flight to its slowest
-// active receiver than the window allows.
-func (e *engine) overWindow(st *senderState, now time.Time) bool {
-	if !st.s.Key().Class.Reliable() {
-		return false
-	}
-	high := st.s.Highest()
+// scanReceivers drops st's receivers that have not ACKed for ackTimeout
+// and returns the lowest edge of the others (math.MaxUint64 when none is
+// left) and whether the start placeholder is among them.
+func scanReceivers(st *senderState, now time.Time) (low uint64, placeholder bool) {
+	low = math.MaxUint64
 	for inst, p := range st.rx {
 		if now.Sub(p.at) > ackTimeout {
 			delete(st.rx, inst)
 			continue
 		}
-		if high+1 > p.edge && high+1-p.edge > e.window {
-			return true
-		}
+		low = min(low, p.edge)
+		placeholder = placeholder || inst == (datagram.InstanceID{})
 	}
-	return false
+	return low, placeholder
+}
+
+// lagging reports whether st, a stream whose slowest active receiver has
+// everything below low, has more datagrams in flight to it than the window
+// allows.
+func (e *engine) lagging(st *senderState, low uint64) bool {
+	if !st.s.Key().Class.Reliable() || low == math.MaxUint64 {
+		return false
+	}
+	high := st.s.Highest()
+	return high+1 > low && high+1-low > e.window
 }
 
 // recheckBlocked re-evaluates blocked senders (ACK timeouts) at tick.
