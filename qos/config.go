@@ -44,9 +44,6 @@ type SenderConfig struct {
 	// RetainAcked bounds the retained datagrams acknowledged by every
 	// receiver (Sender.Acked). Default DefaultRetainAcked.
 	RetainAcked int
-	// RetainAckedBytes bounds the same in bytes. Default
-	// DefaultRetainAckedBytes.
-	RetainAckedBytes int
 	// HeartbeatMin is the delay of the first heartbeat after data. Default
 	// DefaultHeartbeatMin.
 	HeartbeatMin time.Duration
@@ -73,7 +70,6 @@ func (c SenderConfig) withDefaults() SenderConfig {
 	setDefault(&c.RetainBytes, DefaultRetainBytes)
 	setDefault(&c.RetainAge, DefaultRetainAge)
 	setDefault(&c.RetainAcked, DefaultRetainAcked)
-	setDefault(&c.RetainAckedBytes, DefaultRetainAckedBytes)
 	setDefault(&c.HeartbeatMin, DefaultHeartbeatMin)
 	setDefault(&c.HeartbeatMax, DefaultHeartbeatMax)
 	setDefault(&c.RepairMerge, DefaultRepairMerge)
@@ -88,7 +84,7 @@ func (c SenderConfig) withDefaults() SenderConfig {
 func (c SenderConfig) Validate() error {
 	c = c.withDefaults()
 	switch {
-	case c.RetainCount < 1 || c.RetainBytes < 1 || c.RetainAge <= 0 || c.RetainAcked < 1 || c.RetainAckedBytes < 1:
+	case c.RetainCount < 1 || c.RetainBytes < 1 || c.RetainAge <= 0 || c.RetainAcked < 1:
 		return fmt.Errorf("%w: sender retention bounds must be positive", ErrConfig)
 	case c.HeartbeatMin <= 0 || c.HeartbeatMax < c.HeartbeatMin:
 		return fmt.Errorf("%w: need 0 < HeartbeatMin (%v) <= HeartbeatMax (%v)", ErrConfig, c.HeartbeatMin, c.HeartbeatMax)

@@ -44,15 +44,6 @@ const (
 	// per 4 KiB, filling it made every 1 KiB request/reply round trip pay
 	// for half a fault on each side (40 against 23 us between two nodes).
 	DefaultRetainAcked = 1024
-	// DefaultRetainAckedBytes bounds the same in bytes (as RetainBytes
-	// counts them). 1024 datagrams of 60 000 bytes (loopback) are more
-	// than the whole RetainBytes of a daemon (24 MiB), so an embedded
-	// publisher that had just carried 64 KiB and 1 MiB events kept about
-	// 200 MB of acknowledged datagrams for RetainAge, and collecting them
-	// slowed its next round trips (1 KiB: 38-40 against 24 us). 4 MiB
-	// still holds 256 datagrams (the start a young stream's receivers ask
-	// for) of 1400 and of 9000 bytes.
-	DefaultRetainAckedBytes = 4 << 20
 	// DefaultHeartbeatMin is the delay of the first heartbeat after data: it
 	// bounds how long a receiver that lost the last datagram of a burst waits
 	// before it notices (tail loss).

@@ -13,9 +13,6 @@ type retained struct {
 	repaired time.Time // when it was last repeated; zero if never
 	size     int       // bytes counted for it
 	queued   bool      // in the sender's repair queue
-	// upTo is the bytes counted for every datagram the buffer ever took,
-	// up to and including this one.
-	upTo uint64
 }
 
 // retainBuffer is a ring of the datagrams a reliable sender keeps. They are
@@ -27,7 +24,6 @@ type retainBuffer struct {
 	n     int    // entries held
 	first uint64 // sequence number of ring[head] when n > 0
 	bytes int    // sum of size
-	total uint64 // bytes counted for every datagram ever pushed
 }
 
 // retainedSize is what a datagram costs while retained.
@@ -45,8 +41,7 @@ func (b *retainBuffer) push(d *datagram.Datagram, seq uint64, now time.Time, lim
 		b.first = seq
 	}
 	size := retainedSize(d)
-	b.total += uint64(size)
-	b.ring[(b.head+b.n)%len(b.ring)] = retained{d: d, at: now, size: size, upTo: b.total}
+	b.ring[(b.head+b.n)%len(b.ring)] = retained{d: d, at: now, size: size}
 	b.n++
 	b.bytes += size
 }
@@ -81,17 +76,6 @@ func (b *retainBuffer) get(seq uint64) *retained {
 		return nil
 	}
 	return &b.ring[(b.head+int(seq-b.first))%len(b.ring)]
-}
-
-// bytesBelow returns the bytes counted for the retained datagrams numbered
-// below seq.
-func (b *retainBuffer) bytesBelow(seq uint64) int {
-	if b.n == 0 || seq <= b.first {
-		return 0
-	}
-	last := b.get(min(seq-1, b.first+uint64(b.n)-1))
-	o := b.oldest()
-	return int(last.upTo - (o.upTo - uint64(o.size)))
 }
 
 // trail returns the oldest retained number, or highest+1 when none is.

@@ -117,21 +117,18 @@ func (s *Sender) retain(d *datagram.Datagram, now time.Time, out *Output) {
 // Acked tells a reliable sender that every receiver it paces has everything
 // below edge: the lowest progress its tracked receivers acknowledged. It
 // evicts the oldest retained datagrams below edge while more than
-// RetainAcked of them, or more than RetainAckedBytes of them, are
-// retained. A receiver that still waits for one of them holds its own
-// progress there, so the caller passes an edge no higher than that of any
-// receiver it knows; the newest acknowledged ones within both bounds stay
-// for one it does not (fell silent, or not counted yet). The evicted
-// datagrams go to out.Released.
+// RetainAcked of them are retained. A receiver that still waits for one of
+// them holds its own progress there, so the caller passes an edge no higher
+// than that of any receiver it knows; the newest RetainAcked stay for one
+// it does not (fell silent, or not counted yet). The evicted datagrams go
+// to out.Released.
 func (s *Sender) Acked(edge uint64, out *Output) {
 	if !s.reliable {
 		return
 	}
 	edge = min(edge, s.highest+1) // a receiver cannot have more than was sent
 	keep := uint64(s.cfg.RetainAcked)
-	acked := s.buf.bytesBelow(edge)
-	for s.buf.n > 0 && s.buf.first < edge && (edge-s.buf.first > keep || acked > s.cfg.RetainAckedBytes) {
-		acked -= s.buf.oldest().size
+	for s.buf.n > 0 && s.buf.first < edge && edge-s.buf.first > keep {
 		s.evict(out)
 		s.stats.EvictedAcked++
 	}

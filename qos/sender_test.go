@@ -205,37 +205,6 @@ func TestSenderAckedRelease(t *testing.T) {
 	}
 }
 
-// TestSenderAckedBytes: acknowledged datagrams are also kept only up to
-// RetainAckedBytes (counted as RetainBytes counts them), never those not
-// acknowledged yet, across the ring's wrap-around; the count bound still
-// applies.
-func TestSenderAckedBytes(t *testing.T) {
-	var out Output
-	per := retainedSize(&datagram.Datagram{Records: [][]byte{make([]byte, 100)}})
-	s := newTestSender(t, SenderConfig{RetainCount: 16, RetainAcked: 100, RetainAckedBytes: 3 * per})
-	sendN(t, s, 40, simBase, &out) // the ring of 16 wrapped: retains 25..40
-	s.Acked(31, &out)              // 25..30 acknowledged: the newest 3 (28..30) kept
-	if s.Retained() != 13 || s.Trail() != 28 {
-		t.Fatalf("edge 31: retained %d trail %d, want 13 from 28", s.Retained(), s.Trail())
-	}
-	s.Acked(28, &out) // an edge below the trail evicts nothing
-	if s.Retained() != 13 {
-		t.Fatalf("edge 28: retained %d", s.Retained())
-	}
-	if got := s.buf.bytesBelow(41); got != 13*per || s.buf.bytesBelow(28) != 0 || s.buf.bytesBelow(29) != per {
-		t.Fatalf("bytesBelow: %d for all, %d, %d", got, s.buf.bytesBelow(28), s.buf.bytesBelow(29))
-	}
-	c := newTestSender(t, SenderConfig{RetainAcked: 2, RetainAckedBytes: 1 << 20})
-	sendN(t, c, 10, simBase, &out)
-	c.Acked(11, &out) // the count bound binds first
-	if c.Retained() != 2 || c.Trail() != 9 {
-		t.Fatalf("count bound: retained %d trail %d", c.Retained(), c.Trail())
-	}
-	if err := (SenderConfig{RetainAckedBytes: -1}).Validate(); !errors.Is(err, ErrConfig) {
-		t.Errorf("negative RetainAckedBytes: %v", err)
-	}
-}
-
 // TestSenderReleased: every datagram a sender lets go reaches
 // Output.Released exactly once, whichever bound evicts it; an unreliable
 // sender releases each datagram as it numbers it, after it in Datagrams.
