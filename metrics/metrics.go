@@ -31,8 +31,9 @@ type Metrics struct {
 	RepairsSent prometheus.Counter
 	// RepairsReceived counts repair datagrams that filled a gap.
 	RepairsReceived prometheus.Counter
-	// FragmentBuffersRecycled counts the buffers of large events' fragments
-	// put back for reuse once no sender stream held them.
+	// FragmentBuffersRecycled counts the buffers of published events (large
+	// events' fragments, small events' record slabs) put back for reuse once
+	// no sender stream held them.
 	FragmentBuffersRecycled prometheus.Counter
 
 	// LossReports counts loss reports by reason; LostDatagrams the datagrams they cover.
@@ -105,7 +106,7 @@ func New(reg prometheus.Registerer, opts ...Option) *Metrics {
 	m.NacksSuppressed = f.counter("nacks_suppressed_total", "NACKs not sent because an equal NACK or the repair was seen.")
 	m.RepairsSent = f.counter("repairs_sent_total", "Datagrams re-sent in answer to NACKs.")
 	m.RepairsReceived = f.counter("repairs_received_total", "Repair datagrams received that filled a gap.")
-	m.FragmentBuffersRecycled = f.counter("fragment_buffers_recycled_total", "Fragment buffers of large published events put back for reuse once no sender stream held them.")
+	m.FragmentBuffersRecycled = f.counter("fragment_buffers_recycled_total", "Buffers of published events (the fragments of large events, the record slabs of small ones) the engine put back for reuse once no sender stream held them.")
 	f.counters("loss_reports_total", "Unrecoverable losses reported, by reason.", "reason", lossNames[:], m.LossReports[:])
 	f.counters("lost_datagrams_total", "Datagrams covered by loss reports, by reason.", "reason", lossNames[:], m.LostDatagrams[:])
 	m.Peers = f.gauge("peers", "Live cluster peers.")

@@ -19,9 +19,11 @@ type pubReq struct {
 	// record, when set, is body already wrapped as an unfragmented
 	// FragmentedNotification (body lies inside it).
 	record []byte
-	// frags, when set, are the event's fragments, made without body;
-	// owner, when set, the pooled buffer they lie in.
+	// frags, when set, are the event's fragments, made without body.
 	frags [][]byte
+	// owner, when set, is the pooled buffer that frags or record lie in,
+	// with a hold for this publish that the engine drops once the
+	// streams took theirs (fragBuf).
 	owner *fragBuf
 	size  int // serialized size of the Notification
 	scope scope.Scope
@@ -55,9 +57,9 @@ type senderState struct {
 	// fragments of a large event, each in pieces that alias its body
 	// (splitPieces). A datagram has records or pieces, never both.
 	pieces [][][]byte
-	// owners are the pooled buffers of pending records, one entry per
-	// record that lies in one (see fragOwners).
-	owners []*fragBuf
+	// owners are the pooled buffers the pending records lie in, in runs
+	// of consecutive records (fragOwners).
+	owners []ownerRun
 	size   int // encoded size of the pending DATA datagram
 	// lastRecords is the record count of the last DATA datagram: the next
 	// one's record list starts with that capacity (the sender keeps each

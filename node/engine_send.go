@@ -23,18 +23,24 @@ const recordOverhead = 4
 func (e *engine) publish(p pubReq, now time.Time) {
 	wanted := e.wantedGroups(p.scope)
 	if len(wanted) == 0 {
-		unusedOwner(p.owner)
+		e.settleHolds(p.owner, 0)
 		return
 	}
 	recs, pieces, err := e.records(p)
+	if pieces != nil {
+		// Pieces alias the body in its slab, untracked: the slab keeps
+		// the publish's hold and is never reused.
+		p.owner = nil
+	}
 	if err != nil {
-		unusedOwner(p.owner)
+		e.settleHolds(p.owner, 0)
 		e.n.m.Drop(metrics.DropFragmentInvalid)
 		e.n.log.Warn("cannot fragment event", "scope", p.scope.String(), "size", p.size, "err", err)
 		return
 	}
 	e.n.m.EventsOut[metrics.PathNetwork].Inc()
 	e.n.m.BytesOut[metrics.PathNetwork].Add(float64(p.size))
+	queued := 0
 	for _, id := range wanted {
 		st := e.sender(datagram.StreamKey{Instance: e.n.instance, Group: id, Class: p.class}, now)
 		if st == nil {
@@ -43,18 +49,26 @@ func (e *engine) publish(p pubReq, now time.Time) {
 		for _, r := range recs {
 			e.queueRecord(st, r, p.owner, now)
 		}
+		queued += len(recs)
 		for _, ps := range pieces {
 			e.queuePieces(st, ps, now)
 		}
 	}
 	clear(pieces) // the engine's scratch list keeps no event body alive
-	unusedOwner(p.owner)
+	e.settleHolds(p.owner, queued)
 }
 
-// unusedOwner returns a pooled fragment buffer no stream took to the pool.
-func unusedOwner(fb *fragBuf) {
-	if fb != nil && fb.refs == 0 {
-		fragPools.put(fb)
+// settleHolds turns the hold a publish had on its pooled buffer, if any,
+// into one per record of it queued on a stream (queued), pooling the
+// buffer when none was and nothing else holds it. It runs before the
+// engine handles any release of what it queued (handleOutput).
+func (e *engine) settleHolds(fb *fragBuf, queued int) {
+	switch {
+	case fb == nil || queued == 1:
+	case queued == 0:
+		e.frags.drop(fb, 1)
+	default:
+		fb.refs.Add(int32(queued - 1))
 	}
 }
 
@@ -190,10 +204,17 @@ func (e *engine) queueRecord(st *senderState, r []byte, owner *fragBuf, now time
 	}
 	st.pending = append(st.pending, r)
 	st.size += recordOverhead + len(r)
-	if owner != nil {
-		owner.refs++
-		st.owners = append(st.owners, owner)
+	if owner == nil {
+		return
 	}
+	if k := len(st.owners); k > 0 && st.owners[k-1].fb == owner {
+		st.owners[k-1].n++
+		return
+	}
+	if st.owners == nil {
+		st.owners = e.frags.runs()
+	}
+	st.owners = append(st.owners, ownerRun{fb: owner, n: 1})
 }
 
 // queuePieces adds a fragment given in pieces to the pending DATA datagram

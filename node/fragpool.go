@@ -3,16 +3,42 @@ package node
 import (
 	"math/bits"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rsbd/rsbd/transport/datagram"
 )
 
-// fragBuf is the buffer the fragments of one large embedded event share
-// (splitParts). refs counts the records of it queued or retained on
-// sender streams; the engine owns it, under its mutex.
+// fragBuf is a pooled buffer that records of embedded publishers lie in:
+// the fragments of one large event (splitParts), or the records of many
+// small ones (a record slab, recordSlabs). refs counts its holds: one for
+// each publish on its way to the engine (pubReq.owner), which the engine
+// turns into one for each of its records queued or retained on a sender
+// stream (settleHolds), and for a slab a large bias while publishers
+// carve from it (recordSlabs). Whoever drops the last hold returns it to
+// the pool. A hold that is never dropped (a publish that did not reach the
+// engine, a record that socket clients' queues share) leaves the buffer
+// to the garbage collector, never to reuse.
 type fragBuf struct {
 	b    []byte
-	refs int
+	refs atomic.Int32
+}
+
+// drop drops n holds on fb and reports whether they were the last: fb is
+// then back in the pool and must not be touched.
+func (fb *fragBuf) drop(n int32) bool {
+	if fb.refs.Add(-n) != 0 {
+		return false
+	}
+	fragPools.put(fb)
+	return true
+}
+
+// ownerRun is n consecutive records of a datagram that lie in fb: the
+// records of small events carved one after another share a slab, so a
+// datagram of them names a slab or two.
+type ownerRun struct {
+	fb *fragBuf
+	n  int32
 }
 
 // fragPool recycles fragment buffers once no sender stream holds their
@@ -45,23 +71,26 @@ func fragClass(n int) (class, size int) {
 	return (k-minFragPoolShift)*fragClassesPerOctave + j - 1, 1<<k + j*step
 }
 
-// get returns a buffer of n bytes (its contents undefined) with no refs.
+// get returns a buffer of n bytes (its contents undefined) with one hold,
+// the caller's.
 func (p *fragPool) get(n int) *fragBuf {
 	c, size := fragClass(n)
 	if c >= 0 {
 		if fb, ok := p.classes[c].Get().(*fragBuf); ok {
 			fb.b = fb.b[:n]
+			fb.refs.Store(1)
 			return fb
 		}
 	}
-	return &fragBuf{b: make([]byte, n, size)}
+	fb := &fragBuf{b: make([]byte, n, size)}
+	fb.refs.Store(1)
+	return fb
 }
 
-// put returns fb to its class; a buffer outside the pooled sizes is left
-// to the garbage collector.
+// put returns fb, which has no hold left, to its class; a buffer outside
+// the pooled sizes is left to the garbage collector.
 func (p *fragPool) put(fb *fragBuf) {
 	if c, _ := fragClass(cap(fb.b)); c >= 0 {
-		fb.refs = 0
 		p.classes[c].Put(fb)
 	}
 }
@@ -75,39 +104,54 @@ var fragPools fragPool
 // datagram holding one of its records is released (qos.Output.Released).
 // The engine owns it.
 type fragOwners struct {
-	m map[*datagram.Datagram][]*fragBuf
+	m map[*datagram.Datagram][]ownerRun
+	// spare holds emptied run lists for the next datagrams, at most
+	// maxSpareRuns of them.
+	spare [][]ownerRun
 	// recycled counts buffers returned to the pool.
 	recycled uint64
 }
 
-// attach records that d holds one record of each of owners (an owner
-// appears once per record).
-func (o *fragOwners) attach(d *datagram.Datagram, owners []*fragBuf) {
-	if o.m == nil {
-		o.m = map[*datagram.Datagram][]*fragBuf{}
+// runs returns an empty run list, reused when one is spare.
+func (o *fragOwners) runs() []ownerRun {
+	if k := len(o.spare); k > 0 {
+		r := o.spare[k-1]
+		o.spare = o.spare[:k-1]
+		return r
 	}
-	o.m[d] = owners
+	return make([]ownerRun, 0, 2)
 }
 
-// release drops the refs d held and pools the buffers left with none.
+// attach records that d holds the records of runs.
+func (o *fragOwners) attach(d *datagram.Datagram, runs []ownerRun) {
+	if o.m == nil {
+		o.m = map[*datagram.Datagram][]ownerRun{}
+	}
+	o.m[d] = runs
+}
+
+// release drops the holds d had and pools the buffers left with none.
 func (o *fragOwners) release(d *datagram.Datagram) {
 	if len(o.m) == 0 {
 		return
 	}
-	owners, ok := o.m[d]
+	runs, ok := o.m[d]
 	if !ok {
 		return
 	}
 	delete(o.m, d)
-	for _, fb := range owners {
-		o.unref(fb)
+	for _, r := range runs {
+		o.drop(r.fb, r.n)
+	}
+	if len(o.spare) < maxSpareRuns {
+		clear(runs)
+		o.spare = append(o.spare, runs[:0])
 	}
 }
 
-// unref drops one ref of fb, pooling it at none.
-func (o *fragOwners) unref(fb *fragBuf) {
-	if fb.refs--; fb.refs == 0 {
-		fragPools.put(fb)
+// drop drops n holds of fb, pooling it at none.
+func (o *fragOwners) drop(fb *fragBuf, n int32) {
+	if fb.drop(n) {
 		o.recycled++
 	}
 }

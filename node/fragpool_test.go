@@ -71,7 +71,9 @@ func TestSplitIntoReusedBuffer(t *testing.T) {
 		for k := range owner.b {
 			owner.b[k] = 0xa5 // what the next event must overwrite
 		}
-		fragPools.put(owner)
+		if !owner.drop(1) {
+			t.Fatal("a split's only hold dropped, and its buffer was not pooled")
+		}
 	}
 	small := testEvent("/reuse/", 99, make([]byte, 20_000))
 	if _, owner, err := splitEvent(nil, small, 1400-dataHeader-recordOverhead); err != nil || owner != nil {
@@ -166,20 +168,21 @@ func TestFragmentRefsFollowStreams(t *testing.T) {
 		}
 		sts = append(sts, st)
 	}
+	e.settleHolds(owner, 2*len(frags)) // as engine.publish does
 	e.packPending(now)
-	if want := 2 * len(frags); owner.refs != want {
-		t.Fatalf("refs %d, want %d (%d fragments on 2 streams)", owner.refs, want, len(frags))
+	if want := 2 * len(frags); int(owner.refs.Load()) != want {
+		t.Fatalf("refs %d, want %d (%d fragments on 2 streams)", owner.refs.Load(), want, len(frags))
 	}
 	e.handleOutput(now) // transmitted (nowhere: no peer), still retained
 	before := e.frags.recycled
 	sts[0].s.ReleaseAll(&e.out)
 	e.handleOutput(now)
-	if owner.refs != len(frags) || e.frags.recycled != before {
-		t.Fatalf("one stream let go: refs %d, recycled %d", owner.refs, e.frags.recycled-before)
+	if int(owner.refs.Load()) != len(frags) || e.frags.recycled != before {
+		t.Fatalf("one stream let go: refs %d, recycled %d", owner.refs.Load(), e.frags.recycled-before)
 	}
 	sts[1].s.ReleaseAll(&e.out)
 	e.handleOutput(now)
-	if owner.refs != 0 || e.frags.recycled != before+1 || len(e.frags.m) != 0 {
-		t.Fatalf("both let go: refs %d, recycled %d, tracked %d", owner.refs, e.frags.recycled-before, len(e.frags.m))
+	if owner.refs.Load() != 0 || e.frags.recycled != before+1 || len(e.frags.m) != 0 {
+		t.Fatalf("both let go: refs %d, recycled %d, tracked %d", owner.refs.Load(), e.frags.recycled-before, len(e.frags.m))
 	}
 }

@@ -123,13 +123,17 @@ func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
 		}
 		p.frags, p.owner = frags, owner
 	} else if network || sockWants {
-		record, body, err := marshalSized(ev, size)
+		record, body, owner, err := marshalSized(&n.slabs, ev, size)
 		if err != nil {
 			return fmt.Errorf("node: publish: %w", err)
 		}
 		p.record, p.body = record, body
 		if sockWants {
+			// Socket clients' queues share the record: its slab keeps
+			// the hold and is never reused.
 			n.sock.Deliver(body, ev.Scope, 0)
+		} else {
+			p.owner = owner // only the sender streams read it
 		}
 	}
 	n.m.EventsIn[metrics.PathLocal].Inc()

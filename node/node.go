@@ -42,7 +42,8 @@ type Node struct {
 	m        *metrics.Metrics
 	pool     *group.Pool
 	conn     transport.Conn
-	reasm    reasmPool // reassembly buffers back from borrowed deliveries
+	reasm    reasmPool   // reassembly buffers back from borrowed deliveries
+	slabs    recordSlabs // the records of small events published here
 	ep       *transport.Endpoint
 	mem      *membership.Membership
 	sock     *rsbsocket.Server

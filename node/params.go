@@ -200,6 +200,13 @@ const (
 	// maxSlabRecord is the largest record carved from a slab; larger ones
 	// are allocated alone.
 	maxSlabRecord = 4 << 10
+	// slabBias is the hold a record slab keeps on its buffer while it
+	// carves, counting down one per record carved (so that carving takes
+	// no atomic operation): far more than the records a slab can hold.
+	slabBias = 1 << 30
+	// maxSpareRuns is how many emptied lists of a datagram's pooled
+	// buffers the engine keeps for reuse.
+	maxSpareRuns = 256
 	// minSlabBody, maxSlabBody and bodySlabEvents size the slabs that
 	// received event bodies are copied into when they leave a reader's
 	// buffer (see bodySlabs): a body of 512 B to 4 KiB shares a slab of 4

@@ -51,19 +51,24 @@ func marshalWhole(ev *notification.Event) (record, body []byte, err error) {
 	if err := checkEvent(ev); err != nil {
 		return nil, nil, err
 	}
-	return marshalSized(ev, notification.NotificationSize(ev))
+	record, body, _, err = marshalSized(nil, ev, notification.NotificationSize(ev))
+	return record, body, err
 }
 
-// marshalSized is marshalWhole for a checked event of the given size.
-func marshalSized(ev *notification.Event, size int) (record, body []byte, err error) {
+// marshalSized is marshalWhole for a checked event of the given size, in a
+// record carved from slabs (nil: allocated alone). A record carved from a
+// slab comes with the slab's buffer and a hold on it (recordSlabs.alloc),
+// which the caller drops once nothing reads the record any more, or keeps,
+// and the buffer is never reused.
+func marshalSized(slabs *recordSlabs, ev *notification.Event, size int) (record, body []byte, owner *fragBuf, err error) {
 	pre := protowire.SizeTag(1) + protowire.SizeVarint(uint64(size))
-	buf := appendWholePrefix(allocRecord(pre+size+wholeTrailer), size)
-	buf = notification.AppendNotification(buf, ev)
+	buf, owner := slabs.alloc(pre + size + wholeTrailer)
+	buf = notification.AppendNotification(appendWholePrefix(buf, size), ev)
 	if len(buf) != pre+size {
-		return nil, nil, fmt.Errorf("node: notification of %d bytes, sized %d", len(buf)-pre, size)
+		return nil, nil, nil, fmt.Errorf("node: notification of %d bytes, sized %d", len(buf)-pre, size)
 	}
 	body = buf[pre:len(buf):len(buf)]
-	return appendWholeTrailer(buf), body, nil
+	return appendWholeTrailer(buf), body, owner, nil
 }
 
 // checkEvent checks ev as notification.Marshal does.
@@ -155,30 +160,48 @@ func unwrapWhole(record []byte) (n []byte, ok bool, err error) {
 	return n, parts == 1 && part == 0 && !repeated, nil
 }
 
-// recordSlab is a buffer that the records of small published events are
-// carved from, saving an allocation per event. A record is retained only
-// inside the node (by its sender stream for repair, by socket clients'
-// queues), all bounded and released roughly in publish order, so a slab
-// lives about as long as its newest record.
-type recordSlab struct{ buf []byte }
+// recordSlabs carves the records of small events a node publishes from
+// slabs, saving an allocation per event: a pooled buffer (fragBuf), the
+// offset carved up to and the records carved. While it carves, it holds
+// its buffer with slabBias holds, and each record carved takes one of them
+// for its publish; when it moves on to a new buffer it drops the holds no
+// record took. A buffer whose records the sender streams all let go goes
+// back to the pool and is carved again, so that a steady stream of small
+// events writes into memory it wrote before (see fragPool); one whose
+// records socket clients' queues share stays held and is left to the
+// garbage collector. Its zero value is ready for use.
+type recordSlabs struct {
+	mu     sync.Mutex
+	cur    *fragBuf
+	off    int
+	carved int32
+}
 
-// slabs hands each publishing goroutine a slab of its own for the time of
-// one carve.
-var slabs = sync.Pool{New: func() any { return new(recordSlab) }}
+// alloc returns an empty buffer of capacity n and, when it was carved from
+// a slab (n at most maxSlabRecord), the slab's buffer with a hold for the
+// caller; a larger record is allocated alone and owner is nil.
+func (s *recordSlabs) alloc(n int) (b []byte, owner *fragBuf) {
+	if s == nil || n > maxSlabRecord {
+		return make([]byte, 0, n), nil
+	}
+	s.mu.Lock()
+	b, owner = s.carve(n)
+	s.mu.Unlock()
+	return b, owner
+}
 
-// allocRecord returns an empty buffer of capacity n: carved from a slab
-// when n is at most maxSlabRecord, else allocated alone.
-func allocRecord(n int) []byte {
-	if n > maxSlabRecord {
-		return make([]byte, 0, n)
+// carve cuts an empty buffer of capacity n from the slab, moving on to a
+// new buffer when n does not fit in what is left. The caller holds mu.
+func (s *recordSlabs) carve(n int) (b []byte, owner *fragBuf) {
+	if s.cur == nil || len(s.cur.b)-s.off < n {
+		if s.cur != nil {
+			s.cur.drop(slabBias - s.carved)
+		}
+		s.cur, s.off, s.carved = fragPools.get(recordSlabSize), 0, 0
+		s.cur.refs.Store(slabBias)
 	}
-	s := slabs.Get().(*recordSlab)
-	if cap(s.buf)-len(s.buf) < n {
-		s.buf = make([]byte, 0, recordSlabSize)
-	}
-	start := len(s.buf)
-	s.buf = s.buf[:start+n]
-	b := s.buf[start : start : start+n]
-	slabs.Put(s)
-	return b
+	b = s.cur.b[s.off : s.off : s.off+n]
+	s.off += n
+	s.carved++
+	return b, s.cur
 }

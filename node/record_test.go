@@ -139,10 +139,11 @@ func TestRepeatedNotificationFieldMerges(t *testing.T) {
 // TestAllocRecordSlabs: carved records never overlap, have the capacity
 // asked for (so appending past it reallocates) and share slabs.
 func TestAllocRecordSlabs(t *testing.T) {
+	var slabs recordSlabs
 	var bufs [][]byte
 	for i := range 200 {
 		n := 1 + i*37%maxSlabRecord
-		b := allocRecord(n)
+		b, _ := slabs.alloc(n)
 		if len(b) != 0 || cap(b) != n {
 			t.Fatalf("record %d: len %d cap %d, want 0 and %d", i, len(b), cap(b), n)
 		}
@@ -154,10 +155,10 @@ func TestAllocRecordSlabs(t *testing.T) {
 			t.Fatalf("record %d was overwritten by a later one", i)
 		}
 	}
-	if b := allocRecord(maxSlabRecord + 1); cap(b) != maxSlabRecord+1 {
-		t.Fatalf("large record: cap %d", cap(b))
+	if b, owner := slabs.alloc(maxSlabRecord + 1); cap(b) != maxSlabRecord+1 || owner != nil {
+		t.Fatalf("large record: cap %d, owner %v", cap(b), owner)
 	}
-	if a := testing.AllocsPerRun(1000, func() { allocRecord(1100) }); a > 0.1 {
+	if a := testing.AllocsPerRun(1000, func() { slabs.alloc(1100) }); a > 0.1 {
 		t.Fatalf("%v allocations per small record", a)
 	}
 }

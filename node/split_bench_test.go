@@ -28,7 +28,7 @@ func BenchmarkSplitEvent(b *testing.B) {
 					b.Fatal(err)
 				}
 				if owner != nil {
-					fragPools.put(owner) // as the engine does once no stream holds it
+					owner.drop(1) // as the engine does once no stream holds it
 				}
 			}
 		})
