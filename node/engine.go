@@ -138,6 +138,9 @@ type engine struct {
 	slabs bodySlabs
 	// frags tracks the pooled buffers of sent fragments.
 	frags fragOwners
+	// free keeps released DATA datagrams and their record lists for the
+	// next ones (datagramFree).
+	free datagramFree
 	// held says publishes made while a delivery ran wait in the senders'
 	// pending datagrams for the delivering goroutine to flush them.
 	held atomic.Bool
@@ -455,6 +458,7 @@ func (e *engine) handleOutput(now time.Time) {
 		// Transmitted: what the senders let go may now be reused.
 		for _, d := range e.out.Released {
 			e.frags.release(d)
+			e.free.put(d)
 		}
 		e.out.Reset()
 	}

@@ -199,7 +199,7 @@ func (e *engine) queueRecord(st *senderState, r []byte, owner *fragBuf, now time
 	if len(st.pending) == 0 {
 		e.dirty = append(e.dirty, st)
 		if st.pending == nil {
-			st.pending = make([][]byte, 0, max(st.lastRecords, 1))
+			st.pending = e.free.records(st.lastRecords)
 		}
 	}
 	st.pending = append(st.pending, r)
@@ -240,7 +240,8 @@ func (e *engine) sendPending(st *senderState, now time.Time) {
 	if st.idle() {
 		return
 	}
-	d := &datagram.Datagram{Kind: datagram.KindData, Records: st.pending, Pieces: st.pieces}
+	d := e.free.datagram()
+	d.Kind, d.Records, d.Pieces = datagram.KindData, st.pending, st.pieces
 	if len(st.pending) > 0 {
 		st.lastRecords = len(st.pending)
 	}
@@ -253,6 +254,7 @@ func (e *engine) sendPending(st *senderState, now time.Time) {
 	if _, err := st.s.Send(d, now, &e.out); err != nil {
 		e.n.log.Error("sender stream refused datagram", "err", err)
 		e.frags.release(d) // neither sent nor kept
+		e.free.put(d)
 	}
 	e.noteSender(st)
 	if st.rx != nil {

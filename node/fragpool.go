@@ -155,3 +155,50 @@ func (o *fragOwners) drop(fb *fragBuf, n int32) {
 		o.recycled++
 	}
 }
+
+// datagramFree keeps DATA datagrams the senders let go, and their record
+// lists, for the engine's next ones: a datagram and its list are otherwise
+// two allocations per datagram sent, fresh memory on a steady stream. Each
+// list holds at most maxFreeDatagrams. The engine owns it.
+type datagramFree struct {
+	dgs  []*datagram.Datagram
+	recs [][][]byte
+}
+
+// datagram returns an empty datagram.
+func (f *datagramFree) datagram() *datagram.Datagram {
+	if k := len(f.dgs); k > 0 {
+		d := f.dgs[k-1]
+		f.dgs[k-1] = nil
+		f.dgs = f.dgs[:k-1]
+		return d
+	}
+	return new(datagram.Datagram)
+}
+
+// records returns an empty record list for about want records.
+func (f *datagramFree) records(want int) [][]byte {
+	if k := len(f.recs); k > 0 {
+		l := f.recs[k-1]
+		f.recs[k-1] = nil
+		f.recs = f.recs[:k-1]
+		if cap(l) >= want {
+			return l
+		}
+	}
+	return make([][]byte, 0, max(want, 1))
+}
+
+// put keeps d, which no sender or transmission holds any more, and its
+// record list, dropping the references they had.
+func (f *datagramFree) put(d *datagram.Datagram) {
+	if d.Records != nil && cap(d.Records) <= datagram.MaxRecords && len(f.recs) < maxFreeDatagrams {
+		clear(d.Records)
+		f.recs = append(f.recs, d.Records[:0])
+	}
+	if len(f.dgs) < maxFreeDatagrams {
+		clear(d.Pieces)
+		*d = datagram.Datagram{}
+		f.dgs = append(f.dgs, d)
+	}
+}

@@ -207,6 +207,9 @@ const (
 	// maxSpareRuns is how many emptied lists of a datagram's pooled
 	// buffers the engine keeps for reuse.
 	maxSpareRuns = 256
+	// maxFreeDatagrams is how many released DATA datagrams, and how many
+	// of their record lists, the engine keeps for reuse.
+	maxFreeDatagrams = 256
 	// minSlabBody, maxSlabBody and bodySlabEvents size the slabs that
 	// received event bodies are copied into when they leave a reader's
 	// buffer (see bodySlabs): a body of 512 B to 4 KiB shares a slab of 4

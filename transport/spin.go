@@ -28,6 +28,10 @@ type spinner struct {
 	// set by wait, kept across batches of own datagrams, cleared by any
 	// other batch and by a poll that ran out.
 	until time.Time
+	// inq is what the last readable read of the socket's queue, through
+	// inqFn, made once so that a poll allocates nothing.
+	inq   int
+	inqFn func(fd uintptr)
 }
 
 // Answered tells the Endpoint that the Handler call under way was answered:

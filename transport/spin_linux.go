@@ -2,13 +2,17 @@ package transport
 
 import "golang.org/x/sys/unix"
 
-// readable reports whether the socket has a datagram queued (SIOCINQ).
+// readable reports whether the socket has a datagram queued (SIOCINQ). It
+// allocates nothing: it is called in a loop while the reader polls.
 func (s *spinner) readable() bool {
-	n := 0
-	err := s.rc.Control(func(fd uintptr) {
-		if v, e := unix.IoctlGetInt(int(fd), unix.SIOCINQ); e == nil {
-			n = v
+	if s.inqFn == nil {
+		s.inqFn = func(fd uintptr) {
+			if v, e := unix.IoctlGetInt(int(fd), unix.SIOCINQ); e == nil {
+				s.inq = v
+			}
 		}
-	})
-	return err == nil && n > 0
+	}
+	s.inq = 0
+	err := s.rc.Control(s.inqFn)
+	return err == nil && s.inq > 0
 }

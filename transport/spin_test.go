@@ -48,6 +48,11 @@ func TestSpinnerWait(t *testing.T) {
 	if off.wait() || st.spinWaits.Load() != 2 {
 		t.Fatal("a spinner without limit polled")
 	}
+	if runtime.GOOS == "linux" {
+		if a := testing.AllocsPerRun(1000, func() { s.readable() }); a != 0 {
+			t.Fatalf("a poll of the socket allocates %v times", a)
+		}
+	}
 }
 
 // TestSpinAfterReply: a reader polls after a delivery its Handler
