@@ -13,23 +13,6 @@ import (
 	"github.com/rsbd/rsbd/transport/datagram"
 )
 
-// pubReq asks the engine to send one serialized Notification to the network.
-type pubReq struct {
-	body []byte
-	// record, when set, is body already wrapped as an unfragmented
-	// FragmentedNotification (body lies inside it).
-	record []byte
-	// frags, when set, are the event's fragments, made without body.
-	frags [][]byte
-	// owner, when set, is the pooled buffer that frags or record lie in,
-	// with a hold for this publish that the engine drops once the
-	// streams took theirs (fragBuf).
-	owner *fragBuf
-	size  int // serialized size of the Notification
-	scope scope.Scope
-	class datagram.Class
-}
-
 // rxBatch is a batch of received datagrams: in a reader's buffer (direct
 // receive), or copied into a slab that is never reused (queued), so that
 // records delivered from it may be retained.
@@ -47,29 +30,6 @@ type rxPkt struct {
 
 // ctlReq runs fn on the engine goroutine (membership events, shutdown flush).
 type ctlReq func(e *engine)
-
-// senderState is a sender stream and the records waiting to be packed.
-type senderState struct {
-	s       *qos.Sender
-	rx      map[datagram.InstanceID]rxProgress // receivers' ACKed progress
-	pending [][]byte
-	// pieces are the pending DATA datagram's records when they are the
-	// fragments of a large event, each in pieces that alias its body
-	// (splitPieces). A datagram has records or pieces, never both.
-	pieces [][][]byte
-	// owners are the pooled buffers the pending records lie in, in runs
-	// of consecutive records (fragOwners).
-	owners []ownerRun
-	size   int // encoded size of the pending DATA datagram
-	// lastRecords is the record count of the last DATA datagram: the next
-	// one's record list starts with that capacity (the sender keeps each
-	// list with its datagram, so none is reused).
-	lastRecords int
-	used        time.Time
-}
-
-// idle reports whether st has no pending DATA datagram.
-func (st *senderState) idle() bool { return len(st.pending) == 0 && len(st.pieces) == 0 }
 
 // engine owns every qos machine and assembler of the node; one goroutine
 // (run) drives it, fed by bounded queues. Nothing in it is shared.

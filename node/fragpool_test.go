@@ -90,33 +90,14 @@ func TestSplitIntoReusedBuffer(t *testing.T) {
 // were recycled, and the engine tracks no more datagrams than its streams
 // retain.
 func TestRecycledFragmentsOverALossyNetwork(t *testing.T) {
-	f := faultnet.Faults{Loss: 0.05, Duplicate: 0.02, Reorder: 0.05, ReorderDelay: time.Millisecond}
-	net, nodes := startFaultNodes(t, 2, faultnet.Config{Seed: 29, MaxDatagram: 9000, Faults: f},
-		func(_ int, c *Config) {
-			c.QoS, c.ExplicitQoS = QoS{Reliable: true, Ordered: true}, true
-			c.Streams.Receivers.Receiver.NackTries = patientNackTries
-			c.Streams.Sender.RetainAcked = 4
-		})
-	a, b := nodes[0], nodes[1]
-	var got collector
-	defer b.Subscribe(scope.MustParse("/recycle/"), got.handle)()
-	waitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/recycle/")) })
+	net, a, got := lossyPair(t, 29, "/recycle/")
 	const n = 200
 	for i := range n {
 		if err := a.Publish(context.Background(), testEvent("/recycle/", uint32(i), recycleData(i))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 60*time.Second, "every event", func() bool { return got.len() >= n })
-	for i := 0; i < got.len(); i++ {
-		d := got.get(i).Data
-		if k := int(binary.BigEndian.Uint32(d)); k != i || !bytes.Equal(d, recycleData(k)) {
-			t.Fatalf("event %d: got %d bytes of event %d, damaged or out of order", i, len(d), k)
-		}
-	}
-	if got.len() != n {
-		t.Fatalf("%d events, want %d", got.len(), n)
-	}
+	checkIntact(t, got, n, recycleData)
 	a.eng.mu.Lock()
 	recycled, tracked := a.eng.frags.recycled, len(a.eng.frags.m)
 	a.eng.mu.Unlock()
@@ -131,6 +112,41 @@ func TestRecycledFragmentsOverALossyNetwork(t *testing.T) {
 	})
 	if s := net.Stats(); s.Lost == 0 {
 		t.Fatalf("the network lost nothing: %+v", s)
+	}
+}
+
+// lossyPair starts a publisher a and a subscriber collecting events on sc
+// in got, over a network that loses 5 % of datagrams and duplicates and
+// reorders some, with a keeping few acknowledged datagrams: pooled buffers
+// go back and are reused while repairs still flow.
+func lossyPair(t *testing.T, seed uint64, sc string) (net *faultnet.Network, a *Node, got *collector) {
+	t.Helper()
+	f := faultnet.Faults{Loss: 0.05, Duplicate: 0.02, Reorder: 0.05, ReorderDelay: time.Millisecond}
+	net, nodes := startFaultNodes(t, 2, faultnet.Config{Seed: seed, MaxDatagram: 9000, Faults: f},
+		func(_ int, c *Config) {
+			c.QoS, c.ExplicitQoS = QoS{Reliable: true, Ordered: true}, true
+			c.Streams.Receivers.Receiver.NackTries = patientNackTries
+			c.Streams.Sender.RetainAcked = 4
+		})
+	a, got = nodes[0], new(collector)
+	t.Cleanup(nodes[1].Subscribe(scope.MustParse(sc), got.handle))
+	waitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID(sc)) })
+	return net, a, got
+}
+
+// checkIntact waits for n events in got and fails unless event i, in
+// order, carries data(i) (whose first four bytes are i).
+func checkIntact(t *testing.T, got *collector, n int, data func(int) []byte) {
+	t.Helper()
+	waitFor(t, 60*time.Second, "every event", func() bool { return got.len() >= n })
+	for i := 0; i < got.len(); i++ {
+		d := got.get(i).Data
+		if k := int(binary.BigEndian.Uint32(d)); k != i || !bytes.Equal(d, data(k)) {
+			t.Fatalf("event %d: got %d bytes of event %d, damaged or out of order", i, len(d), k)
+		}
+	}
+	if got.len() != n {
+		t.Fatalf("%d events, want %d", got.len(), n)
 	}
 }
 

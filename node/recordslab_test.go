@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rsbd/rsbd/internal/faultnet"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
 	"github.com/rsbd/rsbd/transport/datagram"
@@ -66,17 +65,7 @@ func slabData(i int) []byte {
 // (a slab reused while a stream held its records would repair with other
 // events' bytes), and slabs were reused.
 func TestRecycledRecordsOverALossyNetwork(t *testing.T) {
-	f := faultnet.Faults{Loss: 0.05, Duplicate: 0.02, Reorder: 0.05, ReorderDelay: time.Millisecond}
-	net, nodes := startFaultNodes(t, 2, faultnet.Config{Seed: 31, MaxDatagram: 9000, Faults: f},
-		func(_ int, c *Config) {
-			c.QoS, c.ExplicitQoS = QoS{Reliable: true, Ordered: true}, true
-			c.Streams.Receivers.Receiver.NackTries = patientNackTries
-			c.Streams.Sender.RetainAcked = 4
-		})
-	a, b := nodes[0], nodes[1]
-	var got collector
-	defer b.Subscribe(scope.MustParse("/slabs/"), got.handle)()
-	waitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/slabs/")) })
+	net, a, got := lossyPair(t, 31, "/slabs/")
 	const n = 3000
 	for i := range n {
 		if err := a.Publish(context.Background(), testEvent("/slabs/", uint32(i), slabData(i))); err != nil {
@@ -88,16 +77,7 @@ func TestRecycledRecordsOverALossyNetwork(t *testing.T) {
 			waitFor(t, 60*time.Second, "a hundred more events", func() bool { return got.len() >= i+1 })
 		}
 	}
-	waitFor(t, 60*time.Second, "every event", func() bool { return got.len() >= n })
-	for i := 0; i < got.len(); i++ {
-		d := got.get(i).Data
-		if k := int(binary.BigEndian.Uint32(d)); k != i || !bytes.Equal(d, slabData(k)) {
-			t.Fatalf("event %d: got %d bytes of event %d, damaged or out of order", i, len(d), k)
-		}
-	}
-	if got.len() != n {
-		t.Fatalf("%d events, want %d", got.len(), n)
-	}
+	checkIntact(t, got, n, slabData)
 	a.eng.mu.Lock()
 	recycled := a.eng.frags.recycled
 	a.eng.mu.Unlock()
