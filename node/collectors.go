@@ -140,7 +140,8 @@ func (n *Node) registerTransportCollector() {
 type engineStats struct {
 	rcv  qos.ReceiversStats
 	send qos.SenderStats
-	// recycled is fragOwners.recycled.
+	// recycled is fragOwners.recycled plus the slabs the node's carver
+	// returned itself (recordSlabs.recycled).
 	recycled uint64
 }
 
@@ -151,7 +152,7 @@ func (e *engine) publishStats(now time.Time) {
 		return
 	}
 	e.statsAt = now
-	s := &engineStats{rcv: e.rcv.Stats(), send: e.retired, recycled: e.frags.recycled}
+	s := &engineStats{rcv: e.rcv.Stats(), send: e.retired, recycled: e.frags.recycled + e.n.slabs.recycled.Load()}
 	retained := 0
 	for _, st := range e.senders {
 		addSenderStats(&s.send, st.s.Stats())

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -175,6 +176,9 @@ type recordSlabs struct {
 	cur    *fragBuf
 	off    int
 	carved int32
+	// recycled counts the buffers whose last hold was the slab's own:
+	// every record let go before the slab moved on.
+	recycled atomic.Uint64
 }
 
 // alloc returns an empty buffer of capacity n and, when it was carved from
@@ -194,8 +198,8 @@ func (s *recordSlabs) alloc(n int) (b []byte, owner *fragBuf) {
 // new buffer when n does not fit in what is left. The caller holds mu.
 func (s *recordSlabs) carve(n int) (b []byte, owner *fragBuf) {
 	if s.cur == nil || len(s.cur.b)-s.off < n {
-		if s.cur != nil {
-			s.cur.drop(slabBias - s.carved)
+		if s.cur != nil && s.cur.drop(slabBias-s.carved) {
+			s.recycled.Add(1)
 		}
 		s.cur, s.off, s.carved = fragPools.get(recordSlabSize), 0, 0
 		s.cur.refs.Store(slabBias)

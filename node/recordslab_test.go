@@ -45,6 +45,19 @@ func TestRecordSlabHolds(t *testing.T) {
 	if cur.drop(1) {
 		t.Fatal("a slab still carving went back to the pool")
 	}
+	// A slab whose records were all let go goes back when it moves on,
+	// and is counted.
+	before := s.recycled.Load()
+	for {
+		_, o := s.carve(n)
+		if o != cur {
+			break
+		}
+		o.drop(1)
+	}
+	if got := s.recycled.Load() - before; got != 1 {
+		t.Fatalf("%d buffers counted when the slab moved on, want 1", got)
+	}
 }
 
 // slabData is the payload of small event i: 50 to 3 000 bytes, every byte
