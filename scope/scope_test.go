@@ -2,6 +2,7 @@ package scope
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"regexp"
 	"strings"
@@ -242,6 +243,19 @@ func TestComponentFromText(t *testing.T) {
 
 var validRE = regexp.MustCompile(`^/([-_a-zA-Z0-9]+/)*$`)
 
+// TestParseEveryByte: Parse accepts exactly the component characters, byte
+// by byte, in the middle of a component.
+func TestParseEveryByte(t *testing.T) {
+	for c := range 256 {
+		in := "/a" + string([]byte{byte(c)}) + "b/"
+		_, err := Parse(in)
+		valid := c == '/' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') || c == '-' || c == '_'
+		if (err == nil) != valid {
+			t.Errorf("Parse(%q): error %v, want valid %v", in, err, valid)
+		}
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"", "/", "/a", "/a/b/", "a/", "//", "/a//b", "/ä/", "/__rsb/x/", "/a b", "/a/\x00"} {
 		f.Add(s)
@@ -306,6 +320,22 @@ func BenchmarkContains(b *testing.B) {
 	for b.Loop() {
 		if !l.Contains(e) {
 			b.Fatal("no match")
+		}
+	}
+}
+
+// BenchmarkParseVaried parses 1 000 scopes that differ in their last
+// component, in turn, as a daemon sees them from a publisher that spreads
+// its events over many scopes.
+func BenchmarkParseVaried(b *testing.B) {
+	raw := make([]string, 1000)
+	for i := range raw {
+		raw[i] = fmt.Sprintf("/bench/ls/0001/01000/%05d/", i)
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, err := Parse(raw[i%len(raw)]); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
