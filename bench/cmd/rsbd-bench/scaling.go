@@ -131,9 +131,11 @@ func (r *runner) stageScaling() error {
 	}
 	r.idleMemory(d)
 	// The scope steps run interleaved, scaleReps rounds, so that a slow
-	// moment of the machine spoils one run of one step, not a ratio.
+	// moment of the machine spoils one run of one step, not a ratio. A
+	// first round is not counted: the freshly started daemon grows its
+	// heap and buffers in it, which would weigh on the first step only.
 	runs := map[int][]report.Figure{}
-	for rep := range r.p.scaleReps {
+	for rep := -1; rep < r.p.scaleReps; rep++ {
 		for _, k := range r.p.scopes {
 			fig, ok := r.throughput(thrRun{
 				label: fmt.Sprintf("scopes %d", k), send: p, recv: d, procs: []*agent.Process{d},
@@ -141,8 +143,12 @@ func (r *runner) stageScaling() error {
 				size:   r.p.scaleSize, n: r.p.scaleCount, warm: r.p.scaleCount / 10,
 				window: windowFor(r.p.scaleSize),
 			})
-			runs[k] = append(runs[k], fig)
-			r.logThr(fmt.Sprintf("%d scopes (round %d of %d)", k, rep+1, r.p.scaleReps), r.p.scaleSize, fig)
+			if rep < 0 && !fig.Failed { // a failed warm-up run fails the step
+				r.logThr(fmt.Sprintf("%d scopes (warm-up round, not counted)", k), r.p.scaleSize, fig)
+			} else {
+				runs[k] = append(runs[k], fig)
+				r.logThr(fmt.Sprintf("%d scopes (round %d of %d)", k, rep+1, r.p.scaleReps), r.p.scaleSize, fig)
+			}
 			if !ok {
 				err := errors.New("skipped: an earlier run left the sender stuck")
 				r.failScaling(err)
