@@ -166,22 +166,33 @@ func memStats() runtime.MemStats {
 }
 
 // BenchmarkReadFrame measures reading large frame bodies: a payload of a
-// power of two plus the Notification around it, the common large frame.
+// power of two plus the Notification around it, the common large frame;
+// "grown" is ReadFrame into new memory (and a server reader past its
+// eager budget), "server" a server reader within it.
 func BenchmarkReadFrame(b *testing.B) {
-	for _, size := range []int{64 << 10, 1<<20 + 128, 4<<20 + 128, 16<<20 + 128} {
-		b.Run(fmt.Sprintf("body=%d", size), func(b *testing.B) {
-			stream := AppendFrame(nil, make([]byte, size))
-			src := bytes.NewReader(stream)
-			r := bufio.NewReaderSize(src, readBufferSize)
-			b.SetBytes(int64(size))
-			b.ReportAllocs()
-			for b.Loop() {
-				src.Reset(stream)
-				r.Reset(src)
-				if _, err := ReadFrame(r, 0, nil); err != nil {
-					b.Fatal(err)
+	for _, size := range []int{64 << 10, 1<<20 + 128, 4<<20 + 128, 8<<20 + 128, 16<<20 + 128} {
+		for _, mode := range []string{"grown", "server"} {
+			b.Run(fmt.Sprintf("body=%d/%s", size, mode), func(b *testing.B) {
+				stream := AppendFrame(nil, make([]byte, size))
+				src := bytes.NewReader(stream)
+				r := bufio.NewReaderSize(src, readBufferSize)
+				var eager atomic.Int64
+				b.SetBytes(int64(size))
+				b.ReportAllocs()
+				for b.Loop() {
+					src.Reset(stream)
+					r.Reset(src)
+					var err error
+					if mode == "server" {
+						_, _, err = readFrameRoom(r, 0, Room{}, &eager)
+					} else {
+						_, err = ReadFrame(r, 0, nil)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }

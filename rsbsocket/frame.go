@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync/atomic"
 )
 
 // Errors callers branch on.
@@ -99,14 +100,17 @@ func ReadFrame(r *bufio.Reader, maxSize int, buf []byte) ([]byte, error) {
 // readFrameRoom is ReadFrame into new memory with room around the body: a
 // body of at most eagerAllocMax bytes lies at room[rm.Head:], with rm.Tail
 // bytes after it (room is the body's own allocation when rm is zero); a
-// larger one is read as ReadFrame reads it, without room (room is nil).
-func readFrameRoom(r *bufio.Reader, maxSize int, rm Room) (body, room []byte, err error) {
+// larger one comes without room (room is nil). A larger body of at most
+// eagerWholeMax bytes is allocated at once from its header while the bytes
+// of such bodies being read stay within eagerBudget, counted in eager
+// (nil: never); otherwise it is grown as ReadFrame grows it.
+func readFrameRoom(r *bufio.Reader, maxSize int, rm Room, eager *atomic.Int64) (body, room []byte, err error) {
 	n, err := readHeader(r, maxSize)
 	if err != nil {
 		return nil, nil, err
 	}
 	if n > eagerAllocMax {
-		body, err = readGrowing(r, n)
+		body, err = readLarge(r, n, eager)
 		return body, nil, err
 	}
 	room = make([]byte, rm.Head+n+rm.Tail)
@@ -115,6 +119,26 @@ func readFrameRoom(r *bufio.Reader, maxSize int, rm Room) (body, room []byte, er
 		return nil, nil, unexpected(err)
 	}
 	return body, room, nil
+}
+
+// readLarge reads an n-byte body, n > eagerAllocMax: into one allocation
+// of n bytes when n is at most eagerWholeMax and eager has room for n more
+// within eagerBudget (the room is given back once the body is read, or its
+// read failed), else growing (readGrowing).
+func readLarge(r *bufio.Reader, n int, eager *atomic.Int64) ([]byte, error) {
+	if eager == nil || n > eagerWholeMax {
+		return readGrowing(r, n)
+	}
+	if eager.Add(int64(n)) > eagerBudget {
+		eager.Add(-int64(n))
+		return readGrowing(r, n)
+	}
+	defer eager.Add(-int64(n))
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return nil, unexpected(err)
+	}
+	return body, nil
 }
 
 // readHeader reads and checks a frame header.

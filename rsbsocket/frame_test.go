@@ -8,6 +8,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 )
@@ -149,6 +150,64 @@ func TestReadFrameLargeAllocation(t *testing.T) {
 		if want := uint64(eagerAllocMax + growFactor*sent + slack); got > want {
 			t.Errorf("%d of 64 MiB sent: %d bytes allocated, want at most %d", sent, got, want)
 		}
+	}
+}
+
+// TestReadLargeEagerBudget: a server reader allocates a large body whole
+// from its header while the budget has room, so a 1 MiB payload in its
+// Notification costs itself alone; it gives the room back however the read
+// ends; with the budget taken (peers that announced large frames and
+// stall), bodies are grown as ReadFrame grows them.
+func TestReadLargeEagerBudget(t *testing.T) {
+	const slack = 32 << 10
+	const n = 1<<20 + 100
+	frame := AppendFrame(nil, bytes.Repeat([]byte{7}, n))
+	src := bytes.NewReader(frame)
+	r := bufio.NewReaderSize(src, readBufferSize)
+	var eager atomic.Int64
+	var body []byte
+	var err error
+	if got := allocated(func() { body, _, err = readFrameRoom(r, 0, Room{}, &eager) }); err != nil || len(body) != n {
+		t.Fatalf("read %d bytes, %v", len(body), err)
+	} else if got > n+slack {
+		t.Fatalf("reading %d bytes allocated %d, want at most %d", n, got, n+slack)
+	}
+	if v := eager.Load(); v != 0 {
+		t.Fatalf("budget holds %d bytes after the read", v)
+	}
+
+	// A peer that stops within the body: the room comes back with the error.
+	src.Reset(frame[:n/2])
+	r.Reset(src)
+	if _, _, err = readFrameRoom(r, 0, Room{}, &eager); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("cut frame: %v", err)
+	}
+	if v := eager.Load(); v != 0 {
+		t.Fatalf("budget holds %d bytes after a failed read", v)
+	}
+
+	// Budget taken: the body grows, and the budget is left as it was.
+	eager.Store(eagerBudget - n + 1)
+	src.Reset(frame)
+	r.Reset(src)
+	if got := allocated(func() { body, _, err = readFrameRoom(r, 0, Room{}, &eager) }); err != nil || !bytes.Equal(body, frame[headerSize:]) {
+		t.Fatalf("read %d bytes, %v", len(body), err)
+	} else if got < n+n/4 {
+		t.Fatalf("reading %d bytes past the budget allocated %d, want the growing steps", n, got)
+	}
+	if v := eager.Load(); v != eagerBudget-n+1 {
+		t.Fatalf("budget %d after a grown read, want %d", v, eagerBudget-n+1)
+	}
+
+	// Above eagerWholeMax a body always grows, budget or not.
+	eager.Store(0)
+	big := AppendFrame(nil, make([]byte, eagerWholeMax+1))
+	src.Reset(big)
+	r.Reset(src)
+	if got := allocated(func() { body, _, err = readFrameRoom(r, 0, Room{}, &eager) }); err != nil || len(body) != eagerWholeMax+1 {
+		t.Fatalf("read %d bytes, %v", len(body), err)
+	} else if got < eagerWholeMax+eagerWholeMax/4 {
+		t.Fatalf("reading %d bytes allocated %d, want the growing steps", eagerWholeMax+1, got)
 	}
 }
 

@@ -97,10 +97,13 @@ type Server struct {
 	// See awaitAnswer.
 	answering atomic.Int32
 	polling   atomic.Bool
-	routes    atomic.Pointer[[]*conn]    // routed connections (from before their greeting), for Deliver
-	index     atomic.Pointer[routeIndex] // routes by interest, rebuilt with routes and on interest changes
-	addr      atomic.Pointer[net.Addr]
-	done      chan struct{} // closed by Close or Shutdown
+	// eager counts the bytes of large bodies being read into memory
+	// allocated whole from their headers (readLarge).
+	eager  atomic.Int64
+	routes atomic.Pointer[[]*conn]    // routed connections (from before their greeting), for Deliver
+	index  atomic.Pointer[routeIndex] // routes by interest, rebuilt with routes and on interest changes
+	addr   atomic.Pointer[net.Addr]
+	done   chan struct{} // closed by Close or Shutdown
 
 	mu        sync.Mutex
 	closed    bool
