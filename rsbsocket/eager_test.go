@@ -1,0 +1,57 @@
+package rsbsocket
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"testing"
+	"time"
+)
+
+// TestLargeFramesPastTheEagerBudget: clients that all stall in the middle
+// of a large frame at once take the server's eager budget and no more (the
+// readers past it grow their bodies instead); once they send the rest,
+// every frame arrives intact and the budget is whole again.
+func TestLargeFramesPastTheEagerBudget(t *testing.T) {
+	const clients = 20
+	rec := &recorder{}
+	s, addr := startServer(t, quietConfig(), rec)
+	bodies := make([][]byte, clients)
+	conns := make([]net.Conn, clients)
+	for i := range clients {
+		bodies[i] = notification(t, "/big/", "bytes", bytes.Repeat([]byte{byte(i)}, 4<<20), uint32(i))
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		_ = c.SetDeadline(time.Now().Add(testTimeout))
+		if _, err := io.ReadFull(c, make([]byte, headerSize)); err != nil { // the greeting
+			t.Fatal(err)
+		}
+		frame := AppendFrame(nil, bodies[i])
+		if _, err := c.Write(frame[:len(frame)/2]); err != nil {
+			t.Fatal(err)
+		}
+		conns[i] = c
+	}
+	n := int64(len(bodies[0]))
+	want := eagerBudget / n * n // as many whole bodies as fit
+	waitFor(t, "the budget taken", func() bool { return s.eager.Load() == want })
+	for i, c := range conns {
+		frame := AppendFrame(nil, bodies[i])
+		if _, err := c.Write(frame[len(frame)/2:]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "every frame handled", func() bool { return len(rec.snapshot()) == clients })
+	for _, r := range rec.snapshot() {
+		seq := r.f.SequenceNumber
+		if seq >= clients || !bytes.Equal(r.f.Body, bodies[seq]) {
+			t.Fatalf("frame %d differs", seq)
+		}
+	}
+	if v := s.eager.Load(); v != 0 {
+		t.Fatalf("budget holds %d bytes once every frame is read", v)
+	}
+}
