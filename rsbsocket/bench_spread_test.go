@@ -2,7 +2,6 @@ package rsbsocket
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"testing"
 	"time"
@@ -42,9 +41,7 @@ func benchRelaySpread(b *testing.B, conns, window int) {
 		bodies[k] = notification(b, sc, "bytes", bytes.Repeat([]byte{'p'}, 64), 0)
 		sub := dial(b, addr)
 		connOf(b, s, sub)
-		id := make([]byte, 16)
-		binary.BigEndian.PutUint32(id, uint32(k+1))
-		send(b, sub, helloFrame(b, id, "listener", sc))
+		send(b, sub, helloFrame(b, uuid16(k+1), "listener", sc))
 		n := b.N / conns
 		if k < b.N%conns {
 			n++
