@@ -176,7 +176,7 @@ func BenchmarkReadFrame(b *testing.B) {
 				stream := AppendFrame(nil, make([]byte, size))
 				src := bytes.NewReader(stream)
 				r := bufio.NewReaderSize(src, readBufferSize)
-				var eager atomic.Int64
+				var eager largeBudget
 				b.SetBytes(int64(size))
 				b.ReportAllocs()
 				for b.Loop() {

@@ -37,7 +37,7 @@ func TestLargeFramesPastTheEagerBudget(t *testing.T) {
 	}
 	n := int64(len(bodies[0]))
 	want := eagerBudget / n * n // as many whole bodies as fit
-	waitFor(t, "the budget taken", func() bool { return s.eager.Load() == want })
+	waitFor(t, "the budget taken", func() bool { return s.large.inUse.Load() == want })
 	for i, c := range conns {
 		frame := AppendFrame(nil, bodies[i])
 		if _, err := c.Write(frame[len(frame)/2:]); err != nil {
@@ -51,7 +51,10 @@ func TestLargeFramesPastTheEagerBudget(t *testing.T) {
 			t.Fatalf("frame %d differs", seq)
 		}
 	}
-	if v := s.eager.Load(); v != 0 {
+	if v := s.large.inUse.Load(); v != 0 {
 		t.Fatalf("budget holds %d bytes once every frame is read", v)
+	}
+	if g := s.Stats().LargeGrown; g != clients-uint64(want/n) {
+		t.Fatalf("%d bodies counted as grown, want %d", g, clients-uint64(want/n))
 	}
 }

@@ -101,16 +101,16 @@ func ReadFrame(r *bufio.Reader, maxSize int, buf []byte) ([]byte, error) {
 // body of at most eagerAllocMax bytes lies at room[rm.Head:], with rm.Tail
 // bytes after it (room is the body's own allocation when rm is zero); a
 // larger one comes without room (room is nil). A larger body of at most
-// eagerWholeMax bytes is allocated at once from its header while the bytes
-// of such bodies being read stay within eagerBudget, counted in eager
-// (nil: never); otherwise it is grown as ReadFrame grows it.
-func readFrameRoom(r *bufio.Reader, maxSize int, rm Room, eager *atomic.Int64) (body, room []byte, err error) {
+// eagerWholeMax bytes is allocated at once from its header when budget
+// (nil: never) has room for it; otherwise it is grown as ReadFrame grows
+// it.
+func readFrameRoom(r *bufio.Reader, maxSize int, rm Room, budget *largeBudget) (body, room []byte, err error) {
 	n, err := readHeader(r, maxSize)
 	if err != nil {
 		return nil, nil, err
 	}
 	if n > eagerAllocMax {
-		body, err = readLarge(r, n, eager)
+		body, err = readLarge(r, n, budget)
 		return body, nil, err
 	}
 	room = make([]byte, rm.Head+n+rm.Tail)
@@ -121,19 +121,36 @@ func readFrameRoom(r *bufio.Reader, maxSize int, rm Room, eager *atomic.Int64) (
 	return body, room, nil
 }
 
+// largeBudget is a server's count of the bytes of large bodies being read
+// into memory allocated whole from their headers, bounded by eagerBudget.
+type largeBudget struct {
+	inUse atomic.Int64
+	// refused counts the bodies grown instead because the budget was taken.
+	refused atomic.Uint64
+}
+
+// take reserves n bytes and reports whether they were within the budget.
+func (b *largeBudget) take(n int) bool {
+	if b.inUse.Add(int64(n)) <= eagerBudget {
+		return true
+	}
+	b.inUse.Add(-int64(n))
+	b.refused.Add(1)
+	return false
+}
+
+// give returns n bytes take reserved.
+func (b *largeBudget) give(n int) { b.inUse.Add(-int64(n)) }
+
 // readLarge reads an n-byte body, n > eagerAllocMax: into one allocation
-// of n bytes when n is at most eagerWholeMax and eager has room for n more
-// within eagerBudget (the room is given back once the body is read, or its
-// read failed), else growing (readGrowing).
-func readLarge(r *bufio.Reader, n int, eager *atomic.Int64) ([]byte, error) {
-	if eager == nil || n > eagerWholeMax {
+// of n bytes when n is at most eagerWholeMax and budget has room for it
+// (given back once the body is read, or its read failed), else growing
+// (readGrowing).
+func readLarge(r *bufio.Reader, n int, budget *largeBudget) ([]byte, error) {
+	if budget == nil || n > eagerWholeMax || !budget.take(n) {
 		return readGrowing(r, n)
 	}
-	if eager.Add(int64(n)) > eagerBudget {
-		eager.Add(-int64(n))
-		return readGrowing(r, n)
-	}
-	defer eager.Add(-int64(n))
+	defer budget.give(n)
 	body := make([]byte, n)
 	if _, err := io.ReadFull(r, body); err != nil {
 		return nil, unexpected(err)

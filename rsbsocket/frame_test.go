@@ -8,7 +8,6 @@ import (
 	"io"
 	"runtime"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"testing/iotest"
 )
@@ -164,7 +163,7 @@ func TestReadLargeEagerBudget(t *testing.T) {
 	frame := AppendFrame(nil, bytes.Repeat([]byte{7}, n))
 	src := bytes.NewReader(frame)
 	r := bufio.NewReaderSize(src, readBufferSize)
-	var eager atomic.Int64
+	var eager largeBudget
 	var body []byte
 	var err error
 	if got := allocated(func() { body, _, err = readFrameRoom(r, 0, Room{}, &eager) }); err != nil || len(body) != n {
@@ -172,7 +171,7 @@ func TestReadLargeEagerBudget(t *testing.T) {
 	} else if got > n+slack {
 		t.Fatalf("reading %d bytes allocated %d, want at most %d", n, got, n+slack)
 	}
-	if v := eager.Load(); v != 0 {
+	if v := eager.inUse.Load(); v != 0 {
 		t.Fatalf("budget holds %d bytes after the read", v)
 	}
 
@@ -182,12 +181,12 @@ func TestReadLargeEagerBudget(t *testing.T) {
 	if _, _, err = readFrameRoom(r, 0, Room{}, &eager); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("cut frame: %v", err)
 	}
-	if v := eager.Load(); v != 0 {
+	if v := eager.inUse.Load(); v != 0 {
 		t.Fatalf("budget holds %d bytes after a failed read", v)
 	}
 
 	// Budget taken: the body grows, and the budget is left as it was.
-	eager.Store(eagerBudget - n + 1)
+	eager.inUse.Store(eagerBudget - n + 1)
 	src.Reset(frame)
 	r.Reset(src)
 	if got := allocated(func() { body, _, err = readFrameRoom(r, 0, Room{}, &eager) }); err != nil || !bytes.Equal(body, frame[headerSize:]) {
@@ -195,12 +194,15 @@ func TestReadLargeEagerBudget(t *testing.T) {
 	} else if got < n+n/4 {
 		t.Fatalf("reading %d bytes past the budget allocated %d, want the growing steps", n, got)
 	}
-	if v := eager.Load(); v != eagerBudget-n+1 {
+	if v := eager.inUse.Load(); v != eagerBudget-n+1 {
 		t.Fatalf("budget %d after a grown read, want %d", v, eagerBudget-n+1)
+	}
+	if r := eager.refused.Load(); r != 1 {
+		t.Fatalf("%d refusals counted, want 1", r)
 	}
 
 	// Above eagerWholeMax a body always grows, budget or not.
-	eager.Store(0)
+	eager.inUse.Store(0)
 	big := AppendFrame(nil, make([]byte, eagerWholeMax+1))
 	src.Reset(big)
 	r.Reset(src)

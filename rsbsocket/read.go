@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -42,7 +41,7 @@ var smallReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, r
 // that publishes blocks in its read, without waitReadable's extra system
 // call.
 func (c *conn) readLoop() (orderly bool) {
-	st := &readState{r: connReader{src: c.nc, eager: &c.srv.eager}}
+	st := &readState{r: connReader{src: c.nc, large: &c.srv.large}}
 	st.ready = peekReady(&st.peek)
 	defer st.r.release()
 	for {
@@ -145,8 +144,8 @@ func (c *conn) readRun(st *readState) (done, orderly bool) {
 type connReader struct {
 	src   io.Reader // the connection
 	r     *bufio.Reader
-	small int           // bytes of small frames read through the small buffer; -1 once grown
-	eager *atomic.Int64 // the server's count of eagerly allocated large bodies being read
+	small int          // bytes of small frames read through the small buffer; -1 once grown
+	large *largeBudget // the server's budget for large bodies allocated whole
 }
 
 // empty reports whether nothing is buffered.
@@ -183,7 +182,7 @@ func (cr *connReader) ready() bool {
 
 // next reads one frame body, with room around it (see readFrameRoom).
 func (cr *connReader) next(maxSize int, rm Room) (body, room []byte, err error) {
-	body, room, err = readFrameRoom(cr.r, maxSize, rm, cr.eager)
+	body, room, err = readFrameRoom(cr.r, maxSize, rm, cr.large)
 	if err != nil || cr.small < 0 || len(body)+headerSize >= readBufferSize {
 		return body, room, err
 	}

@@ -97,9 +97,9 @@ type Server struct {
 	// See awaitAnswer.
 	answering atomic.Int32
 	polling   atomic.Bool
-	// eager counts the bytes of large bodies being read into memory
-	// allocated whole from their headers (readLarge).
-	eager  atomic.Int64
+	// large bounds the large bodies being read into memory allocated
+	// whole from their headers (readLarge).
+	large  largeBudget
 	routes atomic.Pointer[[]*conn]    // routed connections (from before their greeting), for Deliver
 	index  atomic.Pointer[routeIndex] // routes by interest, rebuilt with routes and on interest changes
 	addr   atomic.Pointer[net.Addr]
@@ -370,7 +370,11 @@ func (s *Server) Connections() []ConnInfo {
 }
 
 // Stats returns a snapshot of the server's counters.
-func (s *Server) Stats() Stats { return s.stats.snapshot() }
+func (s *Server) Stats() Stats {
+	st := s.stats.snapshot()
+	st.LargeGrown = s.large.refused.Load()
+	return st
+}
 
 // QueueDepth returns the frames and body bytes waiting in all send queues.
 func (s *Server) QueueDepth() (frames, bytes int) {

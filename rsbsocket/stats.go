@@ -110,6 +110,10 @@ type Stats struct {
 	// WriterStarts counts the writer goroutines started for a backlog.
 	DirectWrites uint64
 	WriterStarts uint64
+	// LargeGrown counts the frame bodies over 1 MiB (and up to 8 MiB)
+	// read in growing steps because the server's 64 MiB budget for bodies
+	// allocated whole from their headers was taken.
+	LargeGrown uint64
 	// SpinWaits counts the times a reader polled for the answer to a
 	// relay instead of parking (Config.SpinWait); SpinHits the polls that
 	// saw the answer, or the reader's own next frame, arrive.
