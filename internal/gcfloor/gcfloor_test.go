@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"testing"
 	"time"
 )
@@ -135,6 +136,11 @@ func TestStartKeepsTheLimitAboveTheLiveHeap(t *testing.T) {
 // made without pause, the limit stays near what GOGC=100 allows (twice
 // the live heap and the runtime's own memory) over many collections; it
 // must not rise with the heap pages each collection frees.
+//
+// A collection counts what the loop allocates while it marks as live, as
+// GOGC's own pacing does; on a loaded host a slow mark inflates one
+// collection's reading. So the test judges the smallest limit of the last
+// ten collections: a ratchet raises every one of them.
 func TestLimitStaysWithGOGC(t *testing.T) {
 	stop, err := Start(Config{FloorMiB: 8, Percent: 100})
 	if err != nil {
@@ -148,18 +154,27 @@ func TestLimitStaysWithGOGC(t *testing.T) {
 	defer func() { sink = nil }()
 	c := active.Load()
 	var garbage []byte
+	var limits []int64
 	deadline := time.Now().Add(20 * time.Second)
-	for start := c.adjusts.Load(); c.adjusts.Load() < start+30; {
+	seen := c.adjusts.Load()
+	for start := seen; seen < start+30; {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d adjustments in 20 s", c.adjusts.Load()-start)
+			t.Fatalf("%d adjustments in 20 s", seen-start)
 		}
 		garbage = make([]byte, 256<<10)
 		garbage[0] = 1
+		if n := c.adjusts.Load(); n != seen {
+			seen = n
+			limits = append(limits, currentLimit())
+		}
 	}
 	_ = garbage
 	// 2 × 24 MiB live, and 32 MiB for the runtime's own memory and the
 	// rest of the test binary (the ratchet made 482 MiB of it).
-	if l := currentLimit(); l > 2*live+32<<20 {
-		t.Fatalf("limit %d MiB after 30 collections with %d MiB live, want at most %d", l>>20, live>>20, (2*live+32<<20)>>20)
+	const want = 2*live + 32<<20
+	last := limits[max(0, len(limits)-10):]
+	if l := slices.Min(last); l > want {
+		t.Fatalf("limit at least %d MiB over the last %d collections with %d MiB live, want at most %d (limits %v)",
+			l>>20, len(last), live>>20, want>>20, last)
 	}
 }
