@@ -143,3 +143,38 @@ func TestControlBeforeEngine(t *testing.T) {
 		t.Fatalf("%d early datagrams handed over, want 2", sent)
 	}
 }
+
+// TestSocketReceivedCounters: the socket path's received events and bytes
+// are the frames the clients sent, counted once however often the metrics
+// are scraped.
+func TestSocketReceivedCounters(t *testing.T) {
+	n := startNodes(t, 1, nil)[0]
+	got := make(chan struct{}, 3)
+	defer n.Subscribe(scope.MustParse("/count/"), func(*notification.Event) { got <- struct{}{} })()
+	c := dialAddr(t, n.SocketAddr().String())
+	var size int
+	for i, data := range []string{"a", "bb", "ccc"} {
+		body, err := notification.Marshal(testEvent("/count/", uint32(i+1), []byte(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		size += len(body)
+		if err := c.Send(body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		select {
+		case <-got:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the embedded subscription did not get all three events")
+		}
+	}
+	for range 2 {
+		ev := metricValue(t, n, "rsbd_received_events_total", "path", "socket")
+		by := metricValue(t, n, "rsbd_received_bytes_total", "path", "socket")
+		if ev != 3 || by != float64(size) {
+			t.Fatalf("socket path received %v events, %v bytes; want 3, %d", ev, by, size)
+		}
+	}
+}

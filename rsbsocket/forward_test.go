@@ -261,6 +261,32 @@ func TestForwardWaitEnds(t *testing.T) {
 	})
 }
 
+// TestQueueDepth: the server's queue depth is the sum of its connections'
+// send queues, and a connection that goes away takes its frames out of it.
+func TestQueueDepth(t *testing.T) {
+	s, _, _, stalled, published := waitingServer(t, nil)
+	st := s.Stats()
+	var frames, bytes uint64
+	for _, ci := range s.Connections() {
+		frames += uint64(ci.QueueFrames)
+		bytes += uint64(ci.QueueBytes)
+	}
+	if st.QueueFrames == 0 || st.QueueFrames != frames || st.QueueBytes != bytes {
+		t.Fatalf("queue depth %d frames, %d bytes; the connections hold %d, %d", st.QueueFrames, st.QueueBytes, frames, bytes)
+	}
+	if f, b := s.QueueDepth(); uint64(f) != frames || uint64(b) != bytes {
+		t.Fatalf("QueueDepth %d, %d; want %d, %d", f, b, frames, bytes)
+	}
+	hardClose(t, stalled)
+	if err := <-published; err != nil {
+		t.Fatalf("publisher: %v", err)
+	}
+	waitFor(t, "the closed connection's frames out of the depth", func() bool {
+		f, b := s.QueueDepth()
+		return f == 0 && b == 0
+	})
+}
+
 // hardClose resets c's connection without the orderly close.
 func hardClose(t *testing.T, c *ClientConn) {
 	t.Helper()
