@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -139,5 +140,73 @@ func (c *counter) wait(b *testing.B, n int64) {
 		case <-timeout:
 			b.Fatalf("only %d of %d events arrived", c.got.Load(), n)
 		}
+	}
+}
+
+// waitFirst waits up to d for a first event.
+func (c *counter) waitFirst(d time.Duration) {
+	c.target.Store(1)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for c.got.Load() == 0 {
+		select {
+		case <-c.reached:
+		case <-t.C:
+			return
+		}
+	}
+}
+
+// BenchmarkManyListeners measures events/s from one Bus to another Bus
+// holding n listeners on distinct scopes, all over one socket link to one
+// node, the events round-robin over the listeners' scopes, in windows of
+// 256 events.
+func BenchmarkManyListeners(b *testing.B) {
+	for _, n := range []int{1, 100, 1000} {
+		b.Run(fmt.Sprintf("listeners=%d", n), func(b *testing.B) {
+			pub, sub := benchBuses(b, modeSocket, 1)
+			c := newCounter()
+			infs := make([]*Informer, n)
+			for i := range infs {
+				sc := mustScope(fmt.Sprintf("/bench/many/%04d/", i))
+				l, err := sub.NewListener(sc, WithQueue(4096, DropNewest))
+				if err != nil {
+					b.Fatal(err)
+				}
+				l.AddHandler(func(*Event) error { c.add(); return nil })
+				if infs[i], err = pub.NewInformer(sc); err != nil {
+					b.Fatal(err)
+				}
+			}
+			payload := make([]byte, 100)
+			// The daemon learns the listeners' interest from their Hellos:
+			// publish on the last scope until an event arrives.
+			for deadline := time.Now().Add(20 * time.Second); c.got.Load() == 0; {
+				if time.Now().After(deadline) {
+					b.Fatal("no route to the listeners")
+				}
+				if _, err := infs[n-1].Publish(context.Background(), payload); err != nil {
+					b.Fatal(err)
+				}
+				c.waitFirst(10 * time.Millisecond)
+			}
+			const window = 256
+			base := c.got.Load()
+			b.SetBytes(int64(len(payload)))
+			b.ResetTimer()
+			start := time.Now()
+			sent := 0
+			for b.Loop() {
+				if _, err := infs[sent%n].Publish(context.Background(), payload); err != nil {
+					b.Fatal(err)
+				}
+				sent++
+				if sent%window == 0 {
+					c.wait(b, base+int64(sent-window/2))
+				}
+			}
+			c.wait(b, base+int64(sent))
+			b.ReportMetric(float64(sent)/time.Since(start).Seconds(), "events/s")
+		})
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"io"
 	"net"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
@@ -48,8 +46,13 @@ func (l *socketLink) startReader() {
 	}()
 }
 
-// readLoop receives frames until the connection ends and returns why.
+// readLoop receives frames until the connection ends and returns why. Each
+// frame's scope is parsed once, for the lookup and the decode, and the
+// event's data aliases the frame's body, which is the event's alone.
 func (l *socketLink) readLoop() error {
+	var frames rsbsocket.FrameParser
+	var dec notification.Decoder
+	var sinks []sink // the current frame's, reused
 	for {
 		body, err := l.conn.Recv()
 		if err != nil {
@@ -60,21 +63,24 @@ func (l *socketLink) readLoop() error {
 		}
 		recv := nowMicros()
 		l.bus.received.Add(1)
-		f, err := rsbsocket.ParseFrame(body)
+		f, err := frames.Parse(body)
 		if err != nil {
 			l.skipMalformed(body, err)
 			continue
 		}
-		if !l.sinks.wants(f.Scope) {
+		sinks = l.sinks.appendMatching(sinks[:0], f.Scope)
+		if len(sinks) == 0 {
 			l.bus.unwanted.Add(1) // an all-events connection gets much it does not need
 			continue
 		}
-		ev, err := notification.DecodeNotification(body)
+		dec.Hint(f.Scope)
+		ev, err := dec.DecodeAlias(body)
 		if err != nil {
 			l.skipMalformed(body, err)
 			continue
 		}
-		l.sinks.deliver(ev, recv)
+		deliverTo(sinks, ev, recv)
+		clear(sinks)
 	}
 }
 
@@ -121,70 +127,4 @@ func (l *socketLink) close() error {
 		return nil
 	}
 	return err
-}
-
-// dispatcher is the table of a socket link's local sinks. Delivery reads an
-// immutable snapshot without locking; changes copy it.
-type dispatcher struct {
-	mu   sync.Mutex
-	snap atomic.Pointer[[]sinkEntry]
-	next uint64
-}
-
-type sinkEntry struct {
-	id uint64
-	s  sink
-}
-
-// add registers s and returns the function removing it.
-func (d *dispatcher) add(s sink) func() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.next++
-	id := d.next
-	cur := d.load()
-	next := make([]sinkEntry, len(cur), len(cur)+1)
-	copy(next, cur)
-	next = append(next, sinkEntry{id: id, s: s})
-	d.snap.Store(&next)
-	return func() { d.remove(id) }
-}
-
-func (d *dispatcher) remove(id uint64) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	cur := d.load()
-	next := make([]sinkEntry, 0, len(cur))
-	for _, e := range cur {
-		if e.id != id {
-			next = append(next, e)
-		}
-	}
-	d.snap.Store(&next)
-}
-
-func (d *dispatcher) load() []sinkEntry {
-	if p := d.snap.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-// wants reports whether some sink's scope contains sc.
-func (d *dispatcher) wants(sc scope.Scope) bool {
-	for _, e := range d.load() {
-		if e.s.sinkScope().Contains(sc) {
-			return true
-		}
-	}
-	return false
-}
-
-// deliver hands ev to every sink whose scope contains the event's scope.
-func (d *dispatcher) deliver(ev *notification.Event, recv int64) {
-	for _, e := range d.load() {
-		if e.s.sinkScope().Contains(ev.Scope) {
-			e.s.deliver(ev, recv)
-		}
-	}
 }

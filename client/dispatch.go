@@ -1,0 +1,170 @@
+package client
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/scope"
+)
+
+// dispatcher is the table of a socket link's local sinks. A few sinks
+// (up to dispatchSmall) are also kept in an immutable list that lookups
+// scan without a lock. Past that, an event's sinks are found in an index
+// by sink scope: its scope and super-scopes are looked up, only at the
+// depths where some sink listens, so a link with a thousand listeners on
+// distinct scopes costs an event one lookup, not a thousand scope
+// comparisons. Changes take the write lock, index lookups the read lock;
+// sinks are given events after the lookup, so a sink may add or remove
+// sinks from its deliver.
+type dispatcher struct {
+	mu sync.RWMutex
+	by map[string][]sinkEntry // by scope string; in registration order within a scope
+	// atDepth counts the indexed scopes with d components (the last
+	// counter: that many or more).
+	atDepth [dispatchDepths]int
+	n       int // sinks in the index
+	next    uint64
+	// small is every sink, in registration order, while there are at most
+	// dispatchSmall; nil when there are more.
+	small atomic.Pointer[[]sinkEntry]
+}
+
+type sinkEntry struct {
+	id uint64
+	s  sink
+}
+
+const (
+	// dispatchDepths is the number of depth counters of a dispatcher;
+	// scopes with more components share the last one.
+	dispatchDepths = 16
+	// dispatchSmall is the most sinks a dispatcher scans in a list: below
+	// it a scan costs less than the index's lock and lookups.
+	dispatchSmall = 4
+)
+
+// depthOf returns the depth counter of a scope with d components.
+func depthOf(d int) int { return min(d, dispatchDepths-1) }
+
+// components returns the number of components of sc.
+func components(sc scope.Scope) int {
+	n := -1 // the root "/" has none
+	for _, c := range []byte(sc.String()) {
+		if c == '/' {
+			n++
+		}
+	}
+	return n
+}
+
+// add registers s and returns the function removing it.
+func (d *dispatcher) add(s sink) func() {
+	sc := s.sinkScope()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.by == nil {
+		d.by = map[string][]sinkEntry{}
+	}
+	d.next++
+	id := d.next
+	list := d.by[sc.String()]
+	if len(list) == 0 {
+		d.atDepth[depthOf(components(sc))]++
+	}
+	d.by[sc.String()] = append(list, sinkEntry{id: id, s: s})
+	d.n++
+	d.resmallLocked()
+	return func() { d.remove(sc, id) }
+}
+
+// remove unregisters the sink id on sc; removing it again does nothing.
+func (d *dispatcher) remove(sc scope.Scope, id uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	list := d.by[sc.String()]
+	i := 0
+	for i < len(list) && list[i].id != id {
+		i++
+	}
+	switch {
+	case i == len(list):
+		return
+	case len(list) == 1:
+		delete(d.by, sc.String())
+		d.atDepth[depthOf(components(sc))]--
+	default:
+		// A new array: a lookup that released the lock may still read
+		// the old one.
+		rest := make([]sinkEntry, 0, len(list)-1)
+		d.by[sc.String()] = append(append(rest, list[:i]...), list[i+1:]...)
+	}
+	d.n--
+	d.resmallLocked()
+}
+
+// resmallLocked rebuilds the list of few sinks, in registration order.
+func (d *dispatcher) resmallLocked() {
+	if d.n > dispatchSmall {
+		d.small.Store(nil)
+		return
+	}
+	all := make([]sinkEntry, 0, d.n)
+	for _, list := range d.by {
+		all = append(all, list...)
+	}
+	for i := 1; i < len(all); i++ { // a handful: insertion sort by id
+		for j := i; j > 0 && all[j].id < all[j-1].id; j-- {
+			all[j], all[j-1] = all[j-1], all[j]
+		}
+	}
+	d.small.Store(&all)
+}
+
+// appendMatching appends to dst the sinks whose scope contains sc, each
+// once; those on one scope come in the order they were added.
+func (d *dispatcher) appendMatching(dst []sink, sc scope.Scope) []sink {
+	if p := d.small.Load(); p != nil {
+		for _, e := range *p {
+			if e.s.sinkScope().Contains(sc) {
+				dst = append(dst, e.s)
+			}
+		}
+		return dst
+	}
+	return d.appendIndexed(dst, sc)
+}
+
+// appendIndexed is appendMatching through the index. The super-scopes of
+// sc are the prefixes of its string that end in a slash.
+func (d *dispatcher) appendIndexed(dst []sink, sc scope.Scope) []sink {
+	str := sc.String()
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	k := 0 // components of the prefix ending at i
+	for i := 0; i < len(str); i++ {
+		if str[i] != '/' {
+			continue
+		}
+		if d.atDepth[depthOf(k)] != 0 {
+			for _, e := range d.by[str[:i+1]] {
+				dst = append(dst, e.s)
+			}
+		}
+		k++
+	}
+	return dst
+}
+
+// deliver hands ev to every sink whose scope contains the event's scope.
+func (d *dispatcher) deliver(ev *notification.Event, recv int64) {
+	var buf [8]sink
+	deliverTo(d.appendMatching(buf[:0], ev.Scope), ev, recv)
+}
+
+// deliverTo hands ev to each of sinks.
+func deliverTo(sinks []sink, ev *notification.Event, recv int64) {
+	for _, s := range sinks {
+		s.deliver(ev, recv)
+	}
+}
