@@ -77,6 +77,10 @@ type BusStats struct {
 	// Unwanted counts received frames on scopes no local participant
 	// listens to (skipped without decoding; socket mode).
 	Unwanted uint64
+	// Unsent counts events Publish accepted (queued for the connection)
+	// that were never written: the connection failed first, or Close gave
+	// up waiting for it (socket mode).
+	Unsent uint64
 	// SurveysDropped counts introspection surveys not answered because
 	// surveyQueue of them were already waiting.
 	SurveysDropped uint64
@@ -174,6 +178,9 @@ func (b *Bus) Stats() BusStats {
 		Unwanted: b.unwanted.Load()}
 	if b.intro != nil {
 		st.SurveysDropped = b.intro.droppedSurveys.Load()
+	}
+	if sl, ok := b.link.(*socketLink); ok {
+		st.Unsent = sl.send.unsentFrames()
 	}
 	return st
 }

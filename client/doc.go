@@ -7,7 +7,13 @@
 //     server, which relays frames between its clients). One reader goroutine
 //     per Bus hands received events to the local participants. Servers never
 //     send a frame back to its sender, so the Bus delivers a participant's own
-//     events to the local participants itself, as RSB clients do.
+//     events to the local participants itself, as RSB clients do. Publishing
+//     queues the event (up to 4 MiB; past it Publish waits for room or its
+//     context) and a writer goroutine writes what was queued together, one
+//     system call for a burst of events; Close writes the queue out (for at
+//     most 5 s) before it closes the connection. Events the connection lost
+//     before they were written are counted in BusStats.Unsent, and the next
+//     Publish returns ErrDisconnected.
 //   - Embedded (or NewEmbedded) makes the process itself a node of the rsbd
 //     cluster: events are published with node.Publish and received through
 //     node.Subscribe, no daemon involved.

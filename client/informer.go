@@ -77,7 +77,9 @@ func (i *Informer) ID() [16]byte { return i.info.id }
 func (i *Informer) Scope() scope.Scope { return i.info.scope }
 
 // Publish publishes v on the informer's scope and returns the event's id.
-// A nil v publishes a void event.
+// A nil v publishes a void event. Over the socket protocol it returns once
+// the event is queued for the connection (see the package documentation);
+// ctx bounds the wait for room in that queue.
 func (i *Informer) Publish(ctx context.Context, v any) (notification.EventID, error) {
 	ev := &Event{Payload: v}
 	if err := i.PublishEvent(ctx, ev); err != nil {

@@ -19,6 +19,7 @@ import (
 // since a socket server never sends a frame back to its sender.
 type socketLink struct {
 	conn  *rsbsocket.ClientConn
+	send  *sender
 	uri   URI
 	bus   *Bus
 	sinks dispatcher
@@ -33,7 +34,7 @@ func dialSocket(ctx context.Context, u URI, cfg rsbsocket.ClientConfig, b *Bus) 
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
-	return &socketLink{conn: conn, uri: u, bus: b, done: make(chan struct{})}, nil
+	return &socketLink{conn: conn, send: newSender(conn, b.markDead), uri: u, bus: b, done: make(chan struct{})}, nil
 }
 
 // startReader starts the goroutine that receives from the server. It is the
@@ -95,12 +96,8 @@ func (l *socketLink) publish(ctx context.Context, ev *notification.Event) error 
 	if err != nil {
 		return fmt.Errorf("client: publish: %w", err)
 	}
-	if err := l.conn.Send(body); err != nil {
-		if errors.Is(err, rsbsocket.ErrClosed) {
-			return fmt.Errorf("%w: %w", ErrClosed, err)
-		}
-		l.bus.markDead(err)
-		return fmt.Errorf("%w: %w", ErrDisconnected, err)
+	if err := l.send.send(ctx, body); err != nil {
+		return err
 	}
 	l.sinks.deliver(ev, nowMicros())
 	return nil
@@ -117,9 +114,13 @@ func (l *socketLink) transportURL() string {
 	return u.String() // socket://host:port/?path=PATH
 }
 
-// close ends the connection in order and waits for the reader goroutine.
+// close writes what the link still holds queued (within
+// closeFlushTimeout), ends the connection in order and waits for the
+// reader and writer goroutines.
 func (l *socketLink) close() error {
+	l.send.flush(closeFlushTimeout)
 	err := l.conn.Close()
+	l.send.close()
 	if l.started {
 		<-l.done
 	}

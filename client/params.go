@@ -35,6 +35,17 @@ const (
 	// file (cpuinfo, machine-id, stat).
 	maxProcRead = 64 << 10
 
+	// sendQueueBytes bounds the event bytes a socket link holds queued for
+	// its writer; past it a publisher waits (a larger event alone passes).
+	sendQueueBytes = 4 << 20
+	// sendIdle is how long a link's writer goroutine waits for more events
+	// before it ends (the next burst starts another).
+	sendIdle = 100 * time.Millisecond
+	// closeFlushTimeout bounds how long Close waits for the queued events to
+	// be written before it closes the connection anyway (they are counted
+	// in BusStats.Unsent).
+	closeFlushTimeout = 5 * time.Second
+
 	// surveyQueue bounds the introspection surveys waiting for an answer;
 	// surveys past it are dropped (the surveyor sees the earlier answer).
 	surveyQueue = 16
