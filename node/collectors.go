@@ -24,8 +24,8 @@ const (
 var timeNow = time.Now
 
 // registerCollectors adds the drop counts other packages keep to
-// rsbd_drops_total and keeps the socket counters and gauges and the queue
-// gauges current at scrape time.
+// rsbd_drops_total and keeps the socket and queue gauges current at scrape
+// time.
 func (n *Node) registerCollectors() {
 	n.m.AddDropSource(func(dc *metrics.DropCounts) {
 		if n.sock != nil {
@@ -58,14 +58,6 @@ func (n *Node) registerCollectors() {
 			n.m.SocketConnections.Set(float64(st.ConnsCurrent))
 			if d := st.ConnsTotal - n.accepted.Swap(st.ConnsTotal); d > 0 {
 				n.m.SocketAccepted.Add(float64(d))
-			}
-			// The socket path's received counters follow the server's own,
-			// which cost the readers nothing more per frame.
-			if d := st.FramesIn - n.sockFrames.Swap(st.FramesIn); d > 0 {
-				n.m.EventsIn[metrics.PathSocket].Add(float64(d))
-			}
-			if d := st.BytesIn - n.sockBytes.Swap(st.BytesIn); d > 0 {
-				n.m.BytesIn[metrics.PathSocket].Add(float64(d))
 			}
 			n.m.QueueDepth[metrics.QueueSocketOut].Set(float64(st.QueueFrames))
 		}

@@ -21,7 +21,9 @@ type socketHandler struct{ n *Node }
 // embedded subscriptions and queues the event for the network. A full
 // publish queue blocks this client only (TCP back-pressure).
 func (h socketHandler) OnFrame(_ rsbsocket.ConnID, f rsbsocket.Frame) {
-	n := h.n // the socket path's received counters: registerCollectors
+	n := h.n
+	n.m.EventsIn[metrics.PathSocket].Inc()
+	n.m.BytesIn[metrics.PathSocket].Add(float64(len(f.Body)))
 	if isHello(f) {
 		// The server has learnt the listener from this Hello: make it known
 		// to the peers before reading on from this client. A run of Hellos

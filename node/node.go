@@ -60,24 +60,21 @@ type Node struct {
 	wanted   wantedSet
 	interest func() group.InterestReader
 
-	accepted atomic.Uint64 // socket connections already counted in the metrics
-	// sockFrames and sockBytes are the socket server's inbound frames and
-	// bytes already added to the socket path's received counters.
-	sockFrames, sockBytes atomic.Uint64
-	interestSig           chan struct{}
-	interestMu            sync.Mutex
-	lastGroups            []datagram.GroupID
-	lastScopes            []scope.Scope
-	lastIdx               lastIndex                     // lastScopes indexed for addInterest
-	linger                map[scope.Scope]lingerEntry   // narrowed-away scopes still received
-	lingering             atomic.Pointer[[]scope.Scope] // the scopes in linger; nil when none
-	helloGen              atomic.Uint64                 // socket interest generation the last Hello barrier covered
-	confirmed             atomic.Uint64                 // local interest version every peer confirmed
-	joined                map[netip.AddrPort]bool
-	stop                  chan struct{}
-	wg                    sync.WaitGroup
-	closeOnce             sync.Once
-	closeErr              error
+	accepted    atomic.Uint64 // socket connections already counted in the metrics
+	interestSig chan struct{}
+	interestMu  sync.Mutex
+	lastGroups  []datagram.GroupID
+	lastScopes  []scope.Scope
+	lastIdx     lastIndex                     // lastScopes indexed for addInterest
+	linger      map[scope.Scope]lingerEntry   // narrowed-away scopes still received
+	lingering   atomic.Pointer[[]scope.Scope] // the scopes in linger; nil when none
+	helloGen    atomic.Uint64                 // socket interest generation the last Hello barrier covered
+	confirmed   atomic.Uint64                 // local interest version every peer confirmed
+	joined      map[netip.AddrPort]bool
+	stop        chan struct{}
+	wg          sync.WaitGroup
+	closeOnce   sync.Once
+	closeErr    error
 }
 
 // New starts a node: UDP transport, memberlist, the engine and (unless

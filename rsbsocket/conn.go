@@ -260,6 +260,8 @@ func (c *conn) settle(res pushResult, body []byte) bool {
 	s := c.srv
 	switch res {
 	case pushOK:
+		s.stats.queueFrames.Add(1)
+		s.stats.queueBytes.Add(int64(len(body)))
 		return true
 	case pushClosed:
 		s.stats.drop(DropClosed, 1)
@@ -281,9 +283,13 @@ func (c *conn) settle(res pushResult, body []byte) bool {
 	return false
 }
 
-// unqueued counts frames taken from the queue unwritten as dropped for
-// reason r.
-func (c *conn) unqueued(frames int, r DropReason) { c.srv.stats.drop(r, frames) }
+// unqueued removes frames from the queue depth counters and counts them as
+// dropped for reason r.
+func (c *conn) unqueued(frames, bytes int, r DropReason) {
+	c.srv.stats.queueFrames.Add(-int64(frames))
+	c.srv.stats.queueBytes.Add(-int64(bytes))
+	c.srv.stats.drop(r, frames)
+}
 
 // setReason records why the connection ends; only the first reason sticks.
 // It reports whether r was the first.
@@ -305,8 +311,8 @@ func (c *conn) shutdown() {
 // goroutine may call it, any number of times.
 func (c *conn) abort(r DisconnectReason) {
 	c.setReason(r)
-	frames, _ := c.q.close(false)
-	c.unqueued(frames, DropClosed)
+	frames, bytes := c.q.close(false)
+	c.unqueued(frames, bytes, DropClosed)
 	_ = c.nc.Close()
 }
 

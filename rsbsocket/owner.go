@@ -63,7 +63,7 @@ func (c *conn) writeHandoff(w *batchWriter, h handoff) error {
 		}
 		if err != nil {
 			c.q.release(h.tailFrames, h.tailBytes)
-			c.unqueued(h.tailFrames, writeDropReason(err))
+			c.unqueued(h.tailFrames, h.tailBytes, writeDropReason(err))
 			return c.writeFailed(err, h.rest)
 		}
 		c.wrote(h.tailFrames, h.tailBytes)
@@ -134,6 +134,8 @@ func (c *conn) writeBatch(w *batchWriter, batch [][]byte, started bool) error {
 func (c *conn) wrote(n, bytes int) {
 	s := c.srv
 	c.q.release(n, bytes)
+	s.stats.queueFrames.Add(-int64(n))
+	s.stats.queueBytes.Add(-int64(bytes))
 	s.stats.framesOut.Add(uint64(n))
 	s.stats.bytesOut.Add(uint64(bytes))
 }
@@ -149,7 +151,7 @@ func (c *conn) writeFailed(err error, rest [][]byte) error {
 		bytes += len(b)
 	}
 	c.q.release(len(rest), bytes)
-	c.unqueued(len(rest), writeDropReason(err))
+	c.unqueued(len(rest), bytes, writeDropReason(err))
 	clear(rest)
 	c.abort(reason)
 	return err

@@ -274,10 +274,4 @@ const (
 	// in a row) with which a reader still polls: one conversation, the
 	// request's side and the reply's. See spin.go.
 	answeringMax = 2
-
-	// cacheLine is the span the server's per-event counters are spread
-	// by, so that a reader and the writers on other CPUs update them
-	// without taking each other's cache lines (64 bytes on amd64 and
-	// arm64; 128 covers the adjacent-line prefetch).
-	cacheLine = 128
 )

@@ -373,22 +373,12 @@ func (s *Server) Connections() []ConnInfo {
 func (s *Server) Stats() Stats {
 	st := s.stats.snapshot()
 	st.LargeGrown = s.large.refused.Load()
-	f, b := s.QueueDepth()
-	st.QueueFrames, st.QueueBytes = uint64(f), uint64(b)
 	return st
 }
 
-// QueueDepth returns the frames and body bytes waiting in the send queues
-// of all open connections, those being written included.
+// QueueDepth returns the frames and body bytes waiting in all send queues.
 func (s *Server) QueueDepth() (frames, bytes int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, c := range s.conns {
-		f, b, _, _ := c.q.depth()
-		frames += f
-		bytes += b
-	}
-	return frames, bytes
+	return int(s.stats.queueFrames.Load()), int(s.stats.queueBytes.Load())
 }
 
 // rebuildRoutesLocked republishes the Deliver snapshot; s.mu is held.

@@ -124,20 +124,13 @@ type Stats struct {
 	Disconnects [NumDisconnectReasons]uint64
 }
 
-// counters are the live, atomically updated counters behind Stats. The
-// frame counters each event touches sit on cache lines of their own: the
-// inbound ones are a publisher's reader's, the outbound ones its
-// subscribers' writers', most often on another CPU. The queue depths are
-// not counters: Server.QueueDepth sums the queues.
+// counters are the live, atomically updated counters behind Stats.
 type counters struct {
-	_                   [cacheLine]byte
-	framesIn, bytesIn   atomic.Uint64
-	_                   [cacheLine - 16]byte
-	framesOut, bytesOut atomic.Uint64
-	_                   [cacheLine - 16]byte
-
 	connsCurrent, connsTotal atomic.Int64
 	connsRefused             atomic.Uint64
+	framesIn, bytesIn        atomic.Uint64
+	framesOut, bytesOut      atomic.Uint64
+	queueFrames, queueBytes  atomic.Int64
 	waits, stalls            atomic.Uint64
 	directWrites, writers    atomic.Uint64
 	spinWaits, spinHits      atomic.Uint64
@@ -155,6 +148,8 @@ func (c *counters) snapshot() Stats {
 		BytesIn:      c.bytesIn.Load(),
 		FramesOut:    c.framesOut.Load(),
 		BytesOut:     c.bytesOut.Load(),
+		QueueFrames:  uint64(max(c.queueFrames.Load(), 0)),
+		QueueBytes:   uint64(max(c.queueBytes.Load(), 0)),
 		Waits:        c.waits.Load(),
 		Stalls:       c.stalls.Load(),
 		DirectWrites: c.directWrites.Load(),
