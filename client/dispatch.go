@@ -1,6 +1,7 @@
 package client
 
 import (
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -47,16 +48,9 @@ const (
 // depthOf returns the depth counter of a scope with d components.
 func depthOf(d int) int { return min(d, dispatchDepths-1) }
 
-// components returns the number of components of sc.
-func components(sc scope.Scope) int {
-	n := -1 // the root "/" has none
-	for _, c := range []byte(sc.String()) {
-		if c == '/' {
-			n++
-		}
-	}
-	return n
-}
+// components returns the number of components of sc (the root "/" has
+// none).
+func components(sc scope.Scope) int { return strings.Count(sc.String(), "/") - 1 }
 
 // add registers s and returns the function removing it.
 func (d *dispatcher) add(s sink) func() {

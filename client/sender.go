@@ -42,7 +42,6 @@ type sender struct {
 
 // frameWriter writes socket frames: an *rsbsocket.ClientConn.
 type frameWriter interface {
-	Send(body []byte) error
 	SendMany(bodies [][]byte) error
 }
 

@@ -17,7 +17,7 @@ import (
 type fakeWriter struct {
 	mu     sync.Mutex
 	frames []string
-	calls  []int // frames per call; 0 marks a Send
+	calls  []int // frames per call
 	gate   chan error
 	inCall chan struct{} // told when a call starts, if set
 }
@@ -29,17 +29,6 @@ func (w *fakeWriter) enter() error {
 	if w.gate != nil {
 		return <-w.gate
 	}
-	return nil
-}
-
-func (w *fakeWriter) Send(body []byte) error {
-	if err := w.enter(); err != nil {
-		return err
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.frames = append(w.frames, string(body))
-	w.calls = append(w.calls, 0)
 	return nil
 }
 
