@@ -35,8 +35,9 @@ const (
 	// file (cpuinfo, machine-id, stat).
 	maxProcRead = 64 << 10
 
-	// sendQueueBytes bounds the event bytes a socket link holds queued for
-	// its writer; past it a publisher waits (a larger event alone passes).
+	// sendQueueBytes bounds what a socket link holds queued for its writer,
+	// each frame charged its body and rsbsocket.FrameOverhead (64 bytes);
+	// past it a publisher waits (a larger event alone passes).
 	sendQueueBytes = 4 << 20
 	// sendIdle is how long a link's writer goroutine waits for more events
 	// before it ends (the next burst starts another).

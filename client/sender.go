@@ -17,8 +17,10 @@ import (
 // waits for no one (the goroutine runs as soon as the publisher blocks or
 // another CPU is free), and in measurements it made round trips no slower.
 //
-// The queue holds at most sendQueueBytes (a larger frame alone): past it a
-// publisher waits for room, or for its context. A failed write ends the
+// The queue holds at most sendQueueBytes, each frame charged its body and
+// rsbsocket.FrameOverhead (a larger frame alone): past it a publisher waits
+// for room, or for its context. The charge per frame bounds the queue's
+// list of frames too, however small the frames. A failed write ends the
 // sender: the frames it held are counted as unsent and every later send
 // fails. The goroutine ends after sendIdle without frames; the next frame
 // starts another.
@@ -29,7 +31,7 @@ type sender struct {
 
 	mu      sync.Mutex
 	pending [][]byte
-	bytes   int           // body bytes of pending
+	bytes   int           // the charge of pending: body bytes plus rsbsocket.FrameOverhead each
 	writing bool          // the goroutine is writing a batch
 	running bool          // the goroutine is started and has not ended
 	room    chan struct{} // while publishers wait: closed when there is room
@@ -53,7 +55,8 @@ func newSender(conn frameWriter, onFail func(error)) *sender {
 // queue is full it waits for room or ctx.
 func (s *sender) send(ctx context.Context, body []byte) error {
 	s.mu.Lock()
-	for s.err == nil && s.bytes > 0 && s.bytes+len(body) > sendQueueBytes {
+	charge := len(body) + rsbsocket.FrameOverhead
+	for s.err == nil && s.bytes > 0 && s.bytes+charge > sendQueueBytes {
 		if s.room == nil {
 			s.room = make(chan struct{})
 		}
@@ -72,7 +75,7 @@ func (s *sender) send(ctx context.Context, body []byte) error {
 		return err
 	}
 	s.pending = append(s.pending, body)
-	s.bytes += len(body)
+	s.bytes += charge
 	if !s.writing { // a writing goroutine looks again once it is done
 		s.kickLocked()
 	}
@@ -164,7 +167,7 @@ func (s *sender) writeQueued(batch [][]byte) ([][]byte, bool) {
 // waiting publishers retry.
 func (s *sender) releaseLocked(batch [][]byte) {
 	for _, b := range batch {
-		s.bytes -= len(b)
+		s.bytes -= len(b) + rsbsocket.FrameOverhead
 	}
 	if s.room != nil {
 		close(s.room)

@@ -124,7 +124,7 @@ func TestSenderBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-w.inCall
-	big := make([]byte, (sendQueueBytes-len(frame(0)))/2)
+	big := make([]byte, (sendQueueBytes-len(frame(0)))/2-rsbsocket.FrameOverhead*3/2)
 	for range 2 {
 		if err := s.send(context.Background(), big); err != nil {
 			t.Fatal(err)
