@@ -36,15 +36,6 @@ type sinkEntry struct {
 	s  sink
 }
 
-const (
-	// dispatchDepths is the number of depth counters of a dispatcher;
-	// scopes with more components share the last one.
-	dispatchDepths = 16
-	// dispatchSmall is the most sinks a dispatcher scans in a list: below
-	// it a scan costs less than the index's lock and lookups.
-	dispatchSmall = 4
-)
-
 // depthOf returns the depth counter of a scope with d components.
 func depthOf(d int) int { return min(d, dispatchDepths-1) }
 

@@ -118,9 +118,12 @@ func (l *socketLink) transportURL() string {
 // closeFlushTimeout), ends the connection in order and waits for the
 // reader and writer goroutines.
 func (l *socketLink) close() error {
-	l.send.flush(closeFlushTimeout)
+	flushed := l.send.flush(closeFlushTimeout)
 	err := l.conn.Close()
 	l.send.close()
+	if n := l.send.unsentFrames(); !flushed && n > 0 {
+		l.bus.log.Warn("client: closed with events never written", "unsent", n)
+	}
 	if l.started {
 		<-l.done
 	}

@@ -47,6 +47,14 @@ const (
 	// in BusStats.Unsent).
 	closeFlushTimeout = 5 * time.Second
 
+	// dispatchDepths is the number of depth counters of a socket link's
+	// listener index; scopes with more components share the last one.
+	dispatchDepths = 16
+	// dispatchSmall is the most listeners a socket link scans in a list
+	// instead of its index: below it a scan costs less than the index's
+	// lock and lookups (BenchmarkDispatch).
+	dispatchSmall = 4
+
 	// surveyQueue bounds the introspection surveys waiting for an answer;
 	// surveys past it are dropped (the surveyor sees the earlier answer).
 	surveyQueue = 16
