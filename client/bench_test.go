@@ -84,11 +84,12 @@ func BenchmarkInformerListener(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			pub, sub := benchBuses(b, tc.m, tc.nodes)
 			sc := mustScope("/bench/stream")
-			awaitRoute(b, pub, sub, sc)
+			rd := awaitRouteReader(b, pub, sub, sc)
 			l, err := sub.NewListener(sc, WithFilter(MethodFilter("")), WithQueue(4096, DropNewest))
 			if err != nil {
 				b.Fatal(err)
 			}
+			rd.Close() // the listener holds the interest now
 			c := newCounter()
 			l.AddHandler(func(*Event) error { c.add(); return nil })
 			inf, _ := pub.NewInformer(sc)

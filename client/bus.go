@@ -21,6 +21,9 @@ type link interface {
 	// attach starts delivering the events on s's scope (and sub-scopes) to
 	// s; the returned function stops it.
 	attach(s sink) (detach func())
+	// flush waits until the events published so far have left the
+	// process (or ctx is done).
+	flush(ctx context.Context) error
 	// transportURL names the transport in introspection Hellos.
 	transportURL() string
 	// close releases the link.
@@ -31,9 +34,9 @@ type link interface {
 type sink interface {
 	sinkScope() scope.Scope
 	// deliver is called on the goroutine receiving from the bus (or the
-	// publisher's, for local events) and must not block. ev is shared and
-	// must not be modified; recv is the receive time in µs.
-	deliver(ev *notification.Event, recv int64)
+	// publisher's, for local events) and must not block. it.ev is shared
+	// and must not be modified (item).
+	deliver(it item)
 }
 
 // Bus is a process's connection to the RSB bus, over the socket protocol
@@ -185,6 +188,16 @@ func (b *Bus) Stats() BusStats {
 	return st
 }
 
+// Flush waits until every event published on the Bus so far has left the
+// process: over the socket protocol, until the events queued for the
+// connection are written to it (publishes return once their event is
+// queued); an embedded Bus hands each event to its node as it is
+// published, so Flush returns at once. It fails with the error that ended
+// the connection (ErrDisconnected, ErrClosed), or ctx's.
+func (b *Bus) Flush(ctx context.Context) error {
+	return b.link.flush(ctx)
+}
+
 // Close closes every participant (sending their Byes), then the connection
 // (or leaves the cluster, for NewEmbedded). It is idempotent.
 func (b *Bus) Close() error {
@@ -302,9 +315,11 @@ func (l *embeddedLink) publish(ctx context.Context, ev *notification.Event) erro
 }
 
 func (l *embeddedLink) attach(s sink) func() {
-	return l.n.Subscribe(s.sinkScope(), func(ev *notification.Event) { s.deliver(ev, nowMicros()) })
+	return l.n.Subscribe(s.sinkScope(), func(ev *notification.Event) { s.deliver(item{ev: ev, recv: nowMicros()}) })
 }
 
 func (l *embeddedLink) transportURL() string { return "rsbd://" + l.n.GossipAddr().String() }
+
+func (l *embeddedLink) flush(context.Context) error { return nil }
 
 func (l *embeddedLink) close() error { return nil }

@@ -144,12 +144,15 @@ func (d *dispatcher) appendIndexed(dst []sink, sc scope.Scope) []sink {
 // deliver hands ev to every sink whose scope contains the event's scope.
 func (d *dispatcher) deliver(ev *notification.Event, recv int64) {
 	var buf [8]sink
-	deliverTo(d.appendMatching(buf[:0], ev.Scope), ev, recv)
+	deliverTo(d.appendMatching(buf[:0], ev.Scope), item{ev: ev, recv: recv})
 }
 
-// deliverTo hands ev to each of sinks.
-func deliverTo(sinks []sink, ev *notification.Event, recv int64) {
+// deliverTo hands it to each of sinks; an owned event only to a sole sink.
+func deliverTo(sinks []sink, it item) {
+	if len(sinks) > 1 {
+		it.own = nil
+	}
 	for _, s := range sinks {
-		s.deliver(ev, recv)
+		s.deliver(it)
 	}
 }

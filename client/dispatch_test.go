@@ -20,7 +20,7 @@ type testSink struct {
 
 func (s *testSink) sinkScope() scope.Scope { return s.sc }
 
-func (s *testSink) deliver(ev *notification.Event, _ int64) {
+func (s *testSink) deliver(item) {
 	*s.log = append(*s.log, s.name)
 	if s.on != nil {
 		s.on()

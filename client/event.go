@@ -58,16 +58,26 @@ func passes(filters []Filter, ev *notification.Event) bool {
 	return true
 }
 
-// item is a received event waiting in a participant's queue.
+// item is a received event as a sink gets it and as it waits in a
+// participant's queue.
 type item struct {
-	ev   *notification.Event
+	// ev is the wire view, shared with the other sinks: read-only.
+	ev *notification.Event
+	// own, when set, is the event ev lies in (ev == &own.Event), given to
+	// this sink alone: its participant takes own as its event instead of
+	// a copy.
+	own  *Event
 	recv int64 // receive time, µs
 }
 
-// toEvent builds the participant's view of a received event: a copy of the
-// shared wire view with receive and deliver times, and the converted payload.
+// toEvent builds the participant's view of a received event: the event
+// given to it alone, or a copy of the shared wire view, with receive and
+// deliver times and the converted payload.
 func toEvent(reg *notification.Registry, it item) *Event {
-	out := &Event{Event: *it.ev}
+	out := it.own
+	if out == nil {
+		out = &Event{Event: *it.ev}
+	}
 	out.MetaData.ReceiveTime = it.recv
 	out.MetaData.DeliverTime = nowMicros()
 	out.Present |= notification.HasReceiveTime | notification.HasDeliverTime

@@ -94,6 +94,14 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 // until one arrives. Create the participants under test afterwards.
 func awaitRoute(t testing.TB, from, to *Bus, sc scope.Scope) {
 	t.Helper()
+	awaitRouteReader(t, from, to, sc)
+}
+
+// awaitRouteReader is awaitRoute returning its reader, for a caller that
+// closes it once its own participants hold the interest: an open reader
+// takes (and, once full, drops) every later event.
+func awaitRouteReader(t testing.TB, from, to *Bus, sc scope.Scope) *Reader {
+	t.Helper()
 	rd, err := to.NewReader(sc)
 	if err != nil {
 		t.Fatal(err)
@@ -115,13 +123,14 @@ func awaitRoute(t testing.TB, from, to *Bus, sc scope.Scope) {
 		_, err := rd.Read(ctx)
 		cancel()
 		if err == nil {
-			return
+			return rd
 		}
 		if !errors.Is(err, ErrTimeout) {
 			t.Fatal(err)
 		}
 	}
 	t.Fatalf("no route for %s", sc)
+	return nil
 }
 
 // collectEvents adds a handler to l that forwards every non-probe event.

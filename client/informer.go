@@ -103,8 +103,9 @@ func (i *Informer) PublishEvent(ctx context.Context, ev *Event) error {
 	return i.transmit(ctx, ev, ne)
 }
 
-// prepare checks ev, converts its payload, assigns the next event id and
-// builds the wire event (sharing nothing with ev).
+// prepare checks ev, converts its payload, assigns the next event id,
+// builds the wire event (sharing nothing with ev) and stamps its create and
+// send times.
 func (i *Informer) prepare(ev *Event) (*notification.Event, error) {
 	if i.closed.Load() {
 		return nil, ErrClosed
@@ -128,9 +129,12 @@ func (i *Informer) prepare(ev *Event) (*notification.Event, error) {
 		Causes:     slices.Clone(ev.Causes),
 		Present:    notification.HasWireSchema | notification.HasData | notification.HasMetaData,
 	}
-	ne.MetaData.CreateTime = ev.MetaData.CreateTime
+	// One reading of the clock is the create time (unless ev has one) and
+	// the send time: transmit follows right away.
+	now := nowMicros()
+	ne.MetaData.CreateTime, ne.MetaData.SendTime = ev.MetaData.CreateTime, now
 	if ne.MetaData.CreateTime == 0 {
-		ne.MetaData.CreateTime = nowMicros()
+		ne.MetaData.CreateTime = now
 	}
 	ne.MetaData.UserTimes = slices.Clone(ev.MetaData.UserTimes)
 	ne.MetaData.UserInfos = slices.Clone(ev.MetaData.UserInfos)
@@ -160,9 +164,8 @@ func (i *Informer) serialize(ev *Event) (string, []byte, error) {
 	return schema, data, nil
 }
 
-// transmit stamps the send time, publishes ne and reports the result in ev.
+// transmit publishes ne, stamped by prepare, and reports the result in ev.
 func (i *Informer) transmit(ctx context.Context, ev *Event, ne *notification.Event) error {
-	ne.MetaData.SendTime = nowMicros()
 	if err := i.bus.publish(ctx, ne); err != nil {
 		return err
 	}

@@ -65,7 +65,8 @@ func (in *introspector) sinkScope() scope.Scope { return rsbsocket.ParticipantsS
 
 // deliver spots surveys: SURVEY on the participants scope (everyone) and
 // REQUEST on one participant's scope (that one, if it is ours).
-func (in *introspector) deliver(ev *notification.Event, _ int64) {
+func (in *introspector) deliver(it item) {
+	ev := it.ev
 	var req surveyReq
 	switch {
 	case ev.Method == MethodSurvey && ev.Scope == rsbsocket.ParticipantsScope:

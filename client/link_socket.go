@@ -49,12 +49,19 @@ func (l *socketLink) startReader() {
 
 // readLoop receives frames until the connection ends and returns why. Each
 // frame's scope is parsed once, for the lookup and the decode, and the
-// event's data aliases the frame's body, which is the event's alone.
+// event's data aliases the frame's body, which is the event's alone. A
+// frame for one sink is decoded into the Event its participant gets.
+//
+// The receive time is read once per read from the socket: frames that
+// began arriving in the same read share it, the time the first of them
+// was returned.
 func (l *socketLink) readLoop() error {
 	var frames rsbsocket.FrameParser
 	var dec notification.Decoder
 	var sinks []sink // the current frame's, reused
+	var recv int64
 	for {
+		fresh := l.conn.Buffered() == 0
 		body, err := l.conn.Recv()
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, rsbsocket.ErrClosed) || errors.Is(err, net.ErrClosed) {
@@ -62,7 +69,9 @@ func (l *socketLink) readLoop() error {
 			}
 			return err
 		}
-		recv := nowMicros()
+		if fresh || recv == 0 {
+			recv = nowMicros()
+		}
 		l.bus.received.Add(1)
 		f, err := frames.Parse(body)
 		if err != nil {
@@ -75,12 +84,12 @@ func (l *socketLink) readLoop() error {
 			continue
 		}
 		dec.Hint(f.Scope)
-		ev, err := dec.DecodeAlias(body)
-		if err != nil {
+		ev := new(Event)
+		if err := dec.DecodeAliasInto(&ev.Event, body); err != nil {
 			l.skipMalformed(body, err)
 			continue
 		}
-		deliverTo(sinks, ev, recv)
+		deliverTo(sinks, item{ev: &ev.Event, own: ev, recv: recv})
 		clear(sinks)
 	}
 }
@@ -99,9 +108,12 @@ func (l *socketLink) publish(ctx context.Context, ev *notification.Event) error 
 	if err := l.send.send(ctx, body); err != nil {
 		return err
 	}
-	l.sinks.deliver(ev, nowMicros())
+	// Local sinks receive the event as it is sent.
+	l.sinks.deliver(ev, ev.MetaData.SendTime)
 	return nil
 }
+
+func (l *socketLink) flush(ctx context.Context) error { return l.send.flush(ctx) }
 
 func (l *socketLink) attach(s sink) func() { return l.sinks.add(s) }
 
@@ -118,10 +130,12 @@ func (l *socketLink) transportURL() string {
 // closeFlushTimeout), ends the connection in order and waits for the
 // reader and writer goroutines.
 func (l *socketLink) close() error {
-	flushed := l.send.flush(closeFlushTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), closeFlushTimeout)
+	flushErr := l.send.flush(ctx)
+	cancel()
 	err := l.conn.Close()
 	l.send.close()
-	if n := l.send.unsentFrames(); !flushed && n > 0 {
+	if n := l.send.unsentFrames(); flushErr != nil && n > 0 {
 		l.bus.log.Warn("client: closed with events never written", "unsent", n)
 	}
 	if l.started {

@@ -43,9 +43,9 @@ func (r *receiver) sinkScope() scope.Scope { return r.info.scope }
 
 func (r *receiver) participant() partInfo { return r.info }
 
-func (r *receiver) deliver(ev *notification.Event, recv int64) {
-	if passes(r.filters, ev) {
-		r.q.push(item{ev: ev, recv: recv})
+func (r *receiver) deliver(it item) {
+	if passes(r.filters, it.ev) {
+		r.q.push(it)
 	}
 }
 

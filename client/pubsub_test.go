@@ -156,3 +156,62 @@ func TestFilters(t *testing.T) {
 		}
 	})
 }
+
+// TestListenersGetEventsOfTheirOwn: an event for one listener is decoded
+// into the event its handler gets; listeners on the same link that receive
+// the same frame each get an event of their own, with its own payload and
+// times, so a handler that changes its event changes no other's.
+func TestListenersGetEventsOfTheirOwn(t *testing.T) {
+	forEnvs(t, 1, func(t *testing.T, e env) {
+		a, b := e.connect(t, 0), e.connect(t, 0)
+		sc := mustScope("/own/" + e.name + "/x/")
+		awaitRoute(t, a, b, sc)
+		var chans []<-chan *Event
+		for _, s := range []string{"/own/" + e.name + "/", "/own/" + e.name + "/", "/own/" + e.name + "/x/"} {
+			l, err := b.NewListener(mustScope(s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			chans = append(chans, collectEvents(t, l))
+		}
+		soleSc := mustScope("/sole/" + e.name + "/")
+		rd := awaitRouteReader(t, a, b, soleSc)
+		sole, err := b.NewListener(soleSc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		soleCh := collectEvents(t, sole)
+		rd.Close() // the listener alone receives on soleSc
+		inf, err := a.NewInformer(mustScope("/own/" + e.name + "/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := inf.PublishEvent(bg(), &Event{Event: notification.Event{Scope: sc}, Payload: "shared"}); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[*Event]bool{}
+		for i, ch := range chans {
+			ev := next(t, ch)
+			if seen[ev] {
+				t.Fatalf("listener %d got an event another listener got", i)
+			}
+			seen[ev] = true
+			if ev.Payload != "shared" || ev.MetaData.DeliverTime == 0 || ev.MetaData.ReceiveTime == 0 {
+				t.Fatalf("listener %d: payload %#v, times %+v", i, ev.Payload, ev.MetaData)
+			}
+			ev.Payload, ev.MetaData.DeliverTime = "changed", -1
+		}
+		soleInf, err := a.NewInformer(soleSc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := soleInf.Publish(bg(), "sole"); err != nil {
+			t.Fatal(err)
+		}
+		ev := next(t, soleCh)
+		checkReceived(t, ev, soleInf, 0)
+		if ev.Payload != "sole" {
+			t.Fatalf("sole listener: payload %#v", ev.Payload)
+		}
+	})
+}

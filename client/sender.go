@@ -211,30 +211,28 @@ func (s *sender) wrap(err error) error {
 	}
 }
 
-// flush waits until the queued frames are written, the sender failed, or
-// timeout passed; it reports whether everything was written.
-func (s *sender) flush(timeout time.Duration) bool {
+// flush waits until the frames queued so far are written (nil), the
+// sender ended (its error) or ctx is done (its error).
+func (s *sender) flush(ctx context.Context) error {
 	s.mu.Lock()
 	if s.err != nil || (len(s.pending) == 0 && !s.writing) {
-		ok := s.err == nil
+		err := s.err
 		s.mu.Unlock()
-		return ok
+		return err
 	}
 	if s.drained == nil {
 		s.drained = make(chan struct{})
 	}
 	drained := s.drained
 	s.mu.Unlock()
-	t := time.NewTimer(timeout)
-	defer t.Stop()
 	select {
 	case <-drained:
-	case <-t.C:
-		return false
+	case <-ctx.Done():
+		return ctxError(ctx)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.err == nil
+	return s.err
 }
 
 // close ends the sender once the connection is closed: what is still

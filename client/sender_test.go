@@ -79,7 +79,7 @@ func TestSenderQueues(t *testing.T) {
 		t.Fatal(err)
 	}
 	flushed := make(chan bool)
-	go func() { flushed <- s.flush(10 * time.Second) }()
+	go func() { flushed <- flushWithin(s, 10*time.Second) == nil }()
 	w.gate <- nil
 	if !<-flushed {
 		t.Fatal("flush failed")
@@ -106,7 +106,7 @@ func TestSenderBatchesABurst(t *testing.T) {
 	w.gate <- nil
 	<-w.inCall // the other 99 at once
 	w.gate <- nil
-	if !s.flush(10 * time.Second) {
+	if flushWithin(s, 10*time.Second) != nil {
 		t.Fatal("flush failed")
 	}
 	got, calls := w.written()
@@ -145,7 +145,7 @@ func TestSenderBound(t *testing.T) {
 	}
 	<-w.inCall
 	w.gate <- nil
-	if !s.flush(10 * time.Second) {
+	if flushWithin(s, 10*time.Second) != nil {
 		t.Fatal("flush failed")
 	}
 	if _, calls := w.written(); !slices.Equal(calls, []int{1, 2, 1}) {
@@ -169,7 +169,7 @@ func TestSenderFailure(t *testing.T) {
 	w.gate <- nil
 	<-w.inCall
 	w.gate <- errors.New("connection reset")
-	if s.flush(10 * time.Second) {
+	if flushWithin(s, 10*time.Second) == nil {
 		t.Fatal("flush reported success after a failed write")
 	}
 	if n := s.unsentFrames(); n != 9 {
@@ -197,7 +197,7 @@ func TestSenderClose(t *testing.T) {
 			<-w.inCall // the goroutine writes frame 0 and waits in it
 		}
 	}
-	if s.flush(10 * time.Millisecond) {
+	if flushWithin(s, 10*time.Millisecond) == nil {
 		t.Fatal("flush succeeded with a write held")
 	}
 	closed := make(chan struct{})
@@ -210,4 +210,11 @@ func TestSenderClose(t *testing.T) {
 	if err := s.send(context.Background(), frame(5)); !errors.Is(err, ErrClosed) {
 		t.Fatalf("send after close: %v, want ErrClosed", err)
 	}
+}
+
+// flushWithin is s.flush bounded by timeout.
+func flushWithin(s *sender, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return s.flush(ctx)
 }

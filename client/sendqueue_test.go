@@ -34,8 +34,23 @@ func TestBurstThenClose(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Flush returns once the burst is written, Close then has nothing
+	// left to write.
+	if err := pub.Flush(bg()); err != nil {
+		t.Fatal(err)
+	}
+	s := pub.link.(*socketLink).send
+	s.mu.Lock()
+	left, writing := len(s.pending), s.writing
+	s.mu.Unlock()
+	if left != 0 || writing {
+		t.Fatalf("after Flush: %d frames queued, writing %v", left, writing)
+	}
 	if err := pub.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if err := pub.Flush(bg()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Flush after Close: %v, want ErrClosed", err)
 	}
 	if st := pub.Stats(); st.Unsent != 0 {
 		t.Fatalf("%d events unsent", st.Unsent)
@@ -97,6 +112,13 @@ func TestPublishToAStuckServer(t *testing.T) {
 			t.Fatalf("%d events published to a server that reads nothing", published)
 		}
 	}
+	// Flush waits for the queue as long as its context lets it.
+	fctx, fcancel := context.WithTimeout(bg(), 50*time.Millisecond)
+	err = b.Flush(fctx)
+	fcancel()
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("Flush to a stuck server: %v, want ErrTimeout", err)
+	}
 	// Reset the connection: the write under way fails.
 	_ = srv.(*net.TCPConn).SetLinger(0)
 	_ = srv.Close()
@@ -104,6 +126,9 @@ func TestPublishToAStuckServer(t *testing.T) {
 		_, err := inf.Publish(bg(), payload)
 		return errors.Is(err, ErrDisconnected)
 	})
+	if err := b.Flush(bg()); !errors.Is(err, ErrDisconnected) {
+		t.Fatalf("Flush after the connection failed: %v, want ErrDisconnected", err)
+	}
 	if st := b.Stats(); st.Unsent == 0 || st.Unsent > uint64(published) {
 		t.Fatalf("%d unsent of %d published", st.Unsent, published)
 	}

@@ -146,9 +146,9 @@ type serverMethod struct {
 func (m *serverMethod) sinkScope() scope.Scope { return m.scope }
 
 // deliver queues requests addressed to exactly this method.
-func (m *serverMethod) deliver(ev *notification.Event, recv int64) {
-	if ev.Method == MethodRequest && ev.Scope == m.scope {
-		m.q.push(item{ev: ev, recv: recv})
+func (m *serverMethod) deliver(it item) {
+	if it.ev.Method == MethodRequest && it.ev.Scope == m.scope {
+		m.q.push(it)
 	}
 }
 

@@ -67,7 +67,8 @@ func (r *RemoteServer) sinkScope() scope.Scope { return r.info.scope }
 func (r *RemoteServer) participant() partInfo { return r.info }
 
 // deliver hands a reply to the call it answers, if that call still waits.
-func (r *RemoteServer) deliver(ev *notification.Event, _ int64) {
+func (r *RemoteServer) deliver(it item) {
+	ev := it.ev
 	if ev.Method != MethodReply {
 		return
 	}

@@ -183,6 +183,15 @@ func (c *ClientConn) RecvInto(buf []byte) ([]byte, error) {
 	return body, closedErr(err)
 }
 
+// Buffered returns the number of bytes received from the server and not
+// yet returned by Recv: while it is not zero, the next Recv's frame began
+// arriving before the last Recv returned.
+func (c *ClientConn) Buffered() int {
+	c.recvMu.Lock()
+	defer c.recvMu.Unlock()
+	return c.r.Buffered()
+}
+
 // closedErr marks an error from a closed connection with ErrClosed.
 func closedErr(err error) error {
 	if errors.Is(err, net.ErrClosed) {
