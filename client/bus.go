@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -16,7 +17,9 @@ import (
 // link is how a Bus reaches the bus: the socket protocol or an embedded node.
 type link interface {
 	// publish sends ev to the bus and to the local sinks whose scope
-	// matches. ev is not modified afterwards and may be retained by sinks.
+	// matches. ev is not modified afterwards and may be retained by sinks;
+	// ev.Data may be the publisher's memory, which a link copies before it
+	// keeps it past the call or hands it to sinks.
 	publish(ctx context.Context, ev *notification.Event) error
 	// attach starts delivering the events on s's scope (and sub-scopes) to
 	// s; the returned function stops it.
@@ -311,6 +314,7 @@ func (b *Bus) queueSize(n int) int {
 type embeddedLink struct{ n *node.Node }
 
 func (l *embeddedLink) publish(ctx context.Context, ev *notification.Event) error {
+	ev.Data = slices.Clone(ev.Data) // the node keeps the event
 	return l.n.Publish(ctx, ev)
 }
 

@@ -5,7 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -139,12 +138,6 @@ func (d *dispatcher) appendIndexed(dst []sink, sc scope.Scope) []sink {
 		k++
 	}
 	return dst
-}
-
-// deliver hands ev to every sink whose scope contains the event's scope.
-func (d *dispatcher) deliver(ev *notification.Event, recv int64) {
-	var buf [8]sink
-	deliverTo(d.appendMatching(buf[:0], ev.Scope), item{ev: ev, recv: recv})
 }
 
 // deliverTo hands it to each of sinks; an owned event only to a sole sink.

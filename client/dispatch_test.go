@@ -198,3 +198,10 @@ func BenchmarkDispatch(b *testing.B) {
 		})
 	}
 }
+
+// deliver hands ev to every sink whose scope contains the event's scope,
+// as the socket link does.
+func (d *dispatcher) deliver(ev *notification.Event, recv int64) {
+	var buf [8]sink
+	deliverTo(d.appendMatching(buf[:0], ev.Scope), item{ev: ev, recv: recv})
+}

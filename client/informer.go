@@ -79,7 +79,8 @@ func (i *Informer) Scope() scope.Scope { return i.info.scope }
 // Publish publishes v on the informer's scope and returns the event's id.
 // A nil v publishes a void event. Over the socket protocol it returns once
 // the event is queued for the connection (see the package documentation);
-// ctx bounds the wait for room in that queue.
+// ctx bounds the wait for room in that queue. Publish keeps none of v's
+// memory: a []byte payload may be reused once it returns.
 func (i *Informer) Publish(ctx context.Context, v any) (notification.EventID, error) {
 	ev := &Event{Payload: v}
 	if err := i.PublishEvent(ctx, ev); err != nil {
@@ -92,9 +93,9 @@ func (i *Informer) Publish(ctx context.Context, v any) (notification.EventID, er
 // otherwise it must be the informer's scope or a sub-scope (ErrScope).
 // ev.Payload is converted (nil and no Data means void); when Payload is nil
 // and Data is set, Data is sent as it is under ev.WireSchema. Method, Causes,
-// user times and user infos are sent as given. PublishEvent fills in ev's
-// Scope, ID, WireSchema, Data and create/send times (a create time already
-// set is kept).
+// user times and user infos are sent as given; PublishEvent keeps none of
+// ev's memory. It fills in ev's Scope, ID, WireSchema, Data (the caller's
+// own) and create/send times (a create time already set is kept).
 func (i *Informer) PublishEvent(ctx context.Context, ev *Event) error {
 	ne, err := i.prepare(ev)
 	if err != nil {
@@ -148,7 +149,7 @@ func (i *Informer) serialize(ev *Event) (string, []byte, error) {
 		if ev.WireSchema == "" {
 			return "", nil, fmt.Errorf("%w: raw data without a wire schema", ErrConfig)
 		}
-		return ev.WireSchema, slices.Clone(ev.Data), nil
+		return ev.WireSchema, ev.Data, nil // the link copies what it keeps
 	}
 	if i.conv != nil {
 		data, err := i.conv.Serialize(ev.Payload)
@@ -166,10 +167,11 @@ func (i *Informer) serialize(ev *Event) (string, []byte, error) {
 
 // transmit publishes ne, stamped by prepare, and reports the result in ev.
 func (i *Informer) transmit(ctx context.Context, ev *Event, ne *notification.Event) error {
+	data := ne.Data // the link may replace ne.Data by a copy it shares
 	if err := i.bus.publish(ctx, ne); err != nil {
 		return err
 	}
-	ev.Scope, ev.ID, ev.WireSchema, ev.Data = ne.Scope, ne.ID, ne.WireSchema, ne.Data
+	ev.Scope, ev.ID, ev.WireSchema, ev.Data = ne.Scope, ne.ID, ne.WireSchema, data
 	ev.MetaData.CreateTime, ev.MetaData.SendTime = ne.MetaData.CreateTime, ne.MetaData.SendTime
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 
 	"github.com/rsbd/rsbd/notification"
@@ -108,8 +109,12 @@ func (l *socketLink) publish(ctx context.Context, ev *notification.Event) error 
 	if err := l.send.send(ctx, body); err != nil {
 		return err
 	}
-	// Local sinks receive the event as it is sent.
-	l.sinks.deliver(ev, ev.MetaData.SendTime)
+	// Local sinks receive the event as it is sent, with data of its own.
+	var buf [8]sink
+	if sinks := l.sinks.appendMatching(buf[:0], ev.Scope); len(sinks) > 0 {
+		ev.Data = slices.Clone(ev.Data)
+		deliverTo(sinks, item{ev: ev, recv: ev.MetaData.SendTime})
+	}
 	return nil
 }
 

@@ -215,3 +215,37 @@ func TestListenersGetEventsOfTheirOwn(t *testing.T) {
 		}
 	})
 }
+
+// TestPublishDoesNotKeepTheCallersBytes: a []byte payload (or raw Data)
+// may be reused once Publish returns; listeners on the publishing Bus
+// itself, which get the event without the network, see what was published.
+func TestPublishDoesNotKeepTheCallersBytes(t *testing.T) {
+	forEnvs(t, 1, func(t *testing.T, e env) {
+		b := e.connect(t, 0)
+		sc := mustScope("/reuse/" + e.name + "/")
+		l, err := b.NewListener(sc, WithQueue(64, DropNewest))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := collectEvents(t, l)
+		inf, err := b.NewInformer(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := []byte("first")
+		if _, err := inf.Publish(bg(), buf); err != nil {
+			t.Fatal(err)
+		}
+		copy(buf, "XXXXX")
+		raw := &Event{Event: notification.Event{WireSchema: notification.SchemaBytes, Data: []byte("second")}}
+		if err := inf.PublishEvent(bg(), raw); err != nil {
+			t.Fatal(err)
+		}
+		copy(raw.Data, "YYYYYY")
+		for _, want := range []string{"first", "second"} {
+			if ev := next(t, got); string(ev.Data) != want {
+				t.Fatalf("got %q, want %q", ev.Data, want)
+			}
+		}
+	})
+}
