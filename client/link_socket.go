@@ -106,7 +106,7 @@ func (l *socketLink) publish(ctx context.Context, ev *notification.Event) error 
 	if err != nil {
 		return fmt.Errorf("client: publish: %w", err)
 	}
-	if err := l.send.send(ctx, body); err != nil {
+	if err := l.send.send(ctx, body, ev.MetaData.SendTime); err != nil {
 		return err
 	}
 	// Local sinks receive the event as it is sent, with data of its own.

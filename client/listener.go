@@ -18,7 +18,8 @@ type Handler func(ev *Event) error
 
 // ListenerStats counts what a Listener did.
 type ListenerStats struct {
-	// Queued counts events accepted into the queue.
+	// Queued counts events accepted into the queue (with
+	// WithInlineDelivery: events passed to the handlers).
 	Queued uint64
 	// Dropped counts events lost to a full queue.
 	Dropped uint64
@@ -37,6 +38,9 @@ type receiver struct {
 	info    partInfo
 	filters []Filter
 	q       *queue
+	// direct, when set, takes each event that passes the filters instead
+	// of the queue (WithInlineDelivery).
+	direct func(item)
 }
 
 func (r *receiver) sinkScope() scope.Scope { return r.info.scope }
@@ -44,9 +48,14 @@ func (r *receiver) sinkScope() scope.Scope { return r.info.scope }
 func (r *receiver) participant() partInfo { return r.info }
 
 func (r *receiver) deliver(it item) {
-	if passes(r.filters, it.ev) {
-		r.q.push(it)
+	if !passes(r.filters, it.ev) {
+		return
 	}
+	if r.direct != nil {
+		r.direct(it)
+		return
+	}
+	r.q.push(it)
 }
 
 // newReceiver builds the receiving half of a participant.
@@ -73,7 +82,8 @@ type handlerEntry struct {
 
 // Listener calls its handlers for every event on its scope and sub-scopes
 // that passes its filters, one event at a time in arrival order, on a
-// goroutine of its own. Events wait in a bounded queue (WithQueue).
+// goroutine of its own. Events wait in a bounded queue (WithQueue). With
+// WithInlineDelivery the handlers run on the delivering goroutine instead.
 type Listener struct {
 	r *receiver
 
@@ -87,19 +97,28 @@ type Listener struct {
 	handled, errs, panics atomic.Uint64
 }
 
-// NewListener creates a listener on sc (WithFilter, WithQueue apply). It is
-// announced before NewListener returns.
+// NewListener creates a listener on sc (WithFilter, WithQueue and
+// WithInlineDelivery apply). It is announced before NewListener returns.
 func (b *Bus) NewListener(sc scope.Scope, opts ...Option) (*Listener, error) {
-	r, err := b.newReceiver(sc, KindListener, collect(opts))
+	o := collect(opts)
+	if o.inline {
+		o.queueSize = 1 // never used; the queue only marks the listener closed
+	}
+	r, err := b.newReceiver(sc, KindListener, o)
 	if err != nil {
 		return nil, err
 	}
 	l := &Listener{r: r}
 	l.snap.Store(&[]Handler{})
+	if o.inline {
+		r.direct = l.handleInline
+	}
 	if err := l.life.open(b, r, l.r.q.close); err != nil {
 		return nil, err
 	}
-	go l.run()
+	if !o.inline {
+		go l.run()
+	}
 	return l, nil
 }
 
@@ -151,6 +170,22 @@ func (l *Listener) run() {
 			}
 			l.call(h, ev)
 		}
+	}
+}
+
+// handleInline calls the handlers on the delivering goroutine
+// (WithInlineDelivery).
+func (l *Listener) handleInline(it item) {
+	if l.r.q.isClosed() {
+		return
+	}
+	l.r.q.pushed.Add(1)
+	ev := toEvent(l.r.bus.reg, it)
+	for _, h := range *l.snap.Load() {
+		if l.r.q.isClosed() {
+			return
+		}
+		l.call(h, ev)
 	}
 }
 

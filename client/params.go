@@ -39,6 +39,11 @@ const (
 	// each frame charged its body and rsbsocket.FrameOverhead (64 bytes);
 	// past it a publisher waits (a larger event alone passes).
 	sendQueueBytes = 4 << 20
+	// inlineGapMicros is how long (µs) a socket link's publishes must have
+	// paused for the next one, when nothing is queued, to be offered to
+	// the socket on the publisher's goroutine (see sender): publishes in a
+	// loop, closer than this, are queued and written in batches.
+	inlineGapMicros = 20
 	// sendIdle is how long a link's writer goroutine waits for more events
 	// before it ends (the next burst starts another).
 	sendIdle = 100 * time.Millisecond

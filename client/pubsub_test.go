@@ -3,6 +3,7 @@ package client
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/rsbd/rsbd/notification"
 )
@@ -247,5 +248,89 @@ func TestPublishDoesNotKeepTheCallersBytes(t *testing.T) {
 				t.Fatalf("got %q, want %q", ev.Data, want)
 			}
 		}
+	})
+}
+
+// TestInlineDelivery: a listener WithInlineDelivery calls its handlers on
+// the goroutine that receives from the bus, so over the socket protocol a
+// handler that holds it up holds up the Bus's other listeners too (an
+// embedded Bus's events from the same node are delivered on the
+// publisher's goroutine, which the test cannot hold); it gets events in
+// order and none after Close.
+func TestInlineDelivery(t *testing.T) {
+	forEnvs(t, 1, func(t *testing.T, e env) {
+		a, b := e.connect(t, 0), e.connect(t, 0)
+		sc := mustScope("/inline/" + e.name + "/")
+		awaitRoute(t, a, b, sc)
+		l, err := b.NewListener(sc, WithInlineDelivery())
+		if err != nil {
+			t.Fatal(err)
+		}
+		hold := e.name != "embedded"
+		release := make(chan struct{})
+		got := make(chan *Event, 16)
+		l.AddHandler(func(ev *Event) error {
+			if ev.Method == probeMethod {
+				return nil
+			}
+			if hold && ev.Payload == int64(0) {
+				<-release // hold up the receiving goroutine
+			}
+			got <- ev
+			return nil
+		})
+		otherSc := mustScope("/inline-other/" + e.name + "/")
+		rd := awaitRouteReader(t, a, b, otherSc)
+		other, err := b.NewListener(otherSc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		otherGot := collectEvents(t, other)
+		rd.Close()
+		inf, err := a.NewInformer(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		otherInf, err := a.NewInformer(other.Scope())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := inf.Publish(bg(), int64(0)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := otherInf.Publish(bg(), "behind"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := inf.Publish(bg(), int64(1)); err != nil {
+			t.Fatal(err)
+		}
+		// Over the socket protocol one goroutine reads the connection:
+		// the other listener's event waits behind the held handler.
+		if hold {
+			select {
+			case ev := <-otherGot:
+				t.Fatalf("event %v delivered while the inline handler held the reader", ev.Payload)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		close(release)
+		for i := range int64(2) {
+			if ev := next(t, got); ev.Payload != i {
+				t.Fatalf("event %d: payload %#v", i, ev.Payload)
+			}
+		}
+		next(t, otherGot)
+		if st := l.Stats(); st.Queued < 2 || st.Handled < 2 || st.Dropped != 0 {
+			t.Fatalf("stats %+v", st)
+		}
+		l.Close()
+		if _, err := inf.Publish(bg(), int64(2)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := otherInf.Publish(bg(), "after"); err != nil {
+			t.Fatal(err)
+		}
+		next(t, otherGot) // the event after it was delivered...
+		quiet(t, got)     // ...and the closed listener got nothing
 	})
 }

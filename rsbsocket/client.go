@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -55,6 +57,12 @@ type ClientConn struct {
 
 	sendMu sync.Mutex
 	w      batchWriter
+	raw    syscall.RawConn // for TrySend; nil: the connection has none
+	direct directWriter
+	hdr    [headerSize]byte // the header of the frame TrySend writes
+	// rest is what TrySend left unwritten of a frame it began: the end of
+	// hdr and of the body; every later write finishes it first.
+	rest net.Buffers
 
 	recvMu sync.Mutex
 	r      *bufio.Reader
@@ -135,7 +143,11 @@ func newClientConn(ctx context.Context, nc net.Conn, cfg ClientConfig) (*ClientC
 	if err := nc.SetReadDeadline(time.Time{}); err != nil {
 		return nil, err
 	}
-	return &ClientConn{nc: nc, cfg: cfg, r: r, own: noteOwnClient(nc)}, nil
+	c := &ClientConn{nc: nc, cfg: cfg, r: r, own: noteOwnClient(nc)}
+	if sc, ok := nc.(syscall.Conn); ok {
+		c.raw, _ = sc.SyscallConn()
+	}
+	return c, nil
 }
 
 // LocalAddr returns the local address of the connection.
@@ -146,14 +158,21 @@ func (c *ClientConn) LocalAddr() net.Addr { return c.nc.LocalAddr() }
 func (c *ClientConn) Send(body []byte) error {
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
+	if err := c.finishRest(); err != nil {
+		return err
+	}
 	return closedErr(c.w.writeOne(c.nc, body))
 }
 
 // SendMany writes the frames of bodies in order, coalescing small ones into
-// few system calls; each frame stays contiguous.
+// few system calls; each frame stays contiguous. It first finishes a frame
+// TrySend began, so SendMany(nil) writes just that.
 func (c *ClientConn) SendMany(bodies [][]byte) error {
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
+	if err := c.finishRest(); err != nil {
+		return err
+	}
 	for len(bodies) > 0 {
 		n, _, err := c.w.writeSome(c.nc, bodies)
 		if err != nil {
@@ -162,6 +181,49 @@ func (c *ClientConn) SendMany(bodies [][]byte) error {
 		bodies = bodies[n:]
 	}
 	return nil
+}
+
+// TrySend writes the frame of body if it can without waiting: no other
+// write is under way or owed, and the socket takes at least the frame's
+// first byte. It reports whether it took the frame, and whether it owes
+// the frame's rest: a frame it began and could not finish is written to
+// its end first by the next Send or SendMany, which the caller must make.
+// When it did not take the frame it wrote nothing of it. It never blocks;
+// over a connection that is not a socket (net.Pipe) it takes nothing.
+// body must stay unchanged while owed.
+func (c *ClientConn) TrySend(body []byte) (taken, owes bool, err error) {
+	if c.raw == nil || !c.sendMu.TryLock() {
+		return false, false, nil
+	}
+	defer c.sendMu.Unlock()
+	if len(c.rest) > 0 {
+		return false, false, nil
+	}
+	hdr := appendHeader(c.hdr[:0], len(body))
+	n, err := c.direct.write(c.raw, hdr, body, nil)
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return false, false, nil // Send and SendMany report the deadline
+	case err != nil:
+		return n > 0, false, closedErr(err)
+	case n == 0:
+		return false, false, nil
+	case n < len(hdr):
+		c.rest = net.Buffers{hdr[n:], body}
+	case n < len(hdr)+len(body):
+		c.rest = net.Buffers{body[n-len(hdr):]}
+	}
+	return true, len(c.rest) > 0, nil
+}
+
+// finishRest writes what TrySend left of a frame; it runs under sendMu.
+func (c *ClientConn) finishRest() error {
+	if len(c.rest) == 0 {
+		return nil
+	}
+	_, err := c.rest.WriteTo(c.nc) // consumes c.rest
+	c.rest = nil
+	return closedErr(err)
 }
 
 // Recv reads the next frame and returns its body in new memory. It returns

@@ -1,6 +1,7 @@
 package rsbsocket
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -195,5 +196,81 @@ func TestClientRecvInto(t *testing.T) {
 			t.Fatalf("frame %d of %d bytes, buffer of %d: reused %v", i, len(want), cap(prev), reused)
 		}
 		buf = got
+	}
+}
+
+// TestClientTrySend: TrySend writes a frame at once while the socket takes
+// it, never waits when it does not, takes nothing while it owes the rest
+// of a frame it began, and the next SendMany finishes that frame first:
+// the server reads every taken frame whole and in order.
+func TestClientTrySend(t *testing.T) {
+	start := make(chan struct{})
+	got := make(chan [][]byte, 1)
+	addr := fakeServer(t, func(nc net.Conn) {
+		_ = nc.(*net.TCPConn).SetReadBuffer(4096)
+		if WriteHandshake(nc) != nil {
+			return
+		}
+		<-start // read nothing until told
+		r := bufio.NewReader(nc)
+		var frames [][]byte
+		for {
+			body, err := ReadFrame(r, 0, nil)
+			if err != nil {
+				got <- frames
+				return
+			}
+			frames = append(frames, body)
+		}
+	})
+	c := dial(t, addr)
+	_ = c.nc.(*net.TCPConn).SetWriteBuffer(4096)
+	var sent [][]byte
+	small := []byte("first")
+	if taken, owes, err := c.TrySend(small); err != nil || !taken || owes {
+		t.Fatalf("TrySend on an idle connection: taken %v, owes %v, %v", taken, owes, err)
+	}
+	sent = append(sent, small)
+	owed := false
+	for i := 0; !owed; i++ {
+		if i == 1000 {
+			t.Fatal("1000 frames of 64 KiB taken by a server that reads nothing")
+		}
+		body := bytes.Repeat([]byte{byte(i)}, 64<<10)
+		taken, owes, err := c.TrySend(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if taken {
+			sent = append(sent, body)
+		}
+		owed = owes
+		if !taken && !owes {
+			break // the socket took nothing of it: full at a frame's end
+		}
+	}
+	t.Logf("%d frames taken, the last owed: %v", len(sent), owed)
+	if owed {
+		if taken, _, _ := c.TrySend(small); taken {
+			t.Fatal("TrySend took a frame while it owed the rest of another")
+		}
+	}
+	close(start)
+	last := []byte("last")
+	if err := c.SendMany([][]byte{last}); err != nil {
+		t.Fatal(err)
+	}
+	sent = append(sent, last)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	frames := <-got
+	if len(frames) != len(sent) {
+		t.Fatalf("server read %d frames, want %d", len(frames), len(sent))
+	}
+	for i := range sent {
+		if !bytes.Equal(frames[i], sent[i]) {
+			t.Fatalf("frame %d differs", i)
+		}
 	}
 }

@@ -246,20 +246,19 @@ func (d *directWriter) do(fd uintptr) bool {
 	return true
 }
 
-// writeNow writes what of p, then q, the socket takes without blocking and
-// returns how much that was.
-func (c *conn) writeNow(p, q []byte) (int, error) {
-	d := &c.direct
+// write writes what of p, then q, raw's socket takes without blocking and
+// returns how much that was. reset, if set, is called once when raw
+// refuses the write for a passed deadline; the write is then tried again
+// if it returns nil.
+func (d *directWriter) write(raw syscall.RawConn, p, q []byte, reset func() error) (int, error) {
 	if d.fn == nil {
 		d.fn = d.do
 	}
 	d.p, d.q, d.n, d.err = p, q, 0, nil
-	err := c.raw.Write(d.fn)
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		// A writer goroutine's deadline of an earlier burst has passed;
-		// a write that never waits needs none.
-		if err = c.nc.SetWriteDeadline(time.Time{}); err == nil {
-			err = c.raw.Write(d.fn)
+	err := raw.Write(d.fn)
+	if errors.Is(err, os.ErrDeadlineExceeded) && reset != nil {
+		if err = reset(); err == nil {
+			err = raw.Write(d.fn)
 		}
 	}
 	if err == nil {
@@ -268,4 +267,12 @@ func (c *conn) writeNow(p, q []byte) (int, error) {
 	n := d.n
 	d.p, d.q = nil, nil
 	return n, err
+}
+
+// writeNow writes what of p, then q, the socket takes without blocking and
+// returns how much that was.
+func (c *conn) writeNow(p, q []byte) (int, error) {
+	// A writer goroutine's deadline of an earlier burst may have passed;
+	// a write that never waits needs none.
+	return c.direct.write(c.raw, p, q, func() error { return c.nc.SetWriteDeadline(time.Time{}) })
 }

@@ -76,10 +76,14 @@ type (
 func (s *agentState) ops() map[string]agent.Op {
 	ops := s.refOps()
 	for name, op := range map[string]agent.Op{
-		"node":        s.opNode,
-		"members":     s.opMembers,
-		"socket":      dialOp(s, s.dialSocket),
-		"nats-server": s.opNATSServer,
+		"node":    s.opNode,
+		"members": s.opMembers,
+		"socket":  dialOp(s, s.dialSocket),
+		"goclient": dialOp(s, func(ctx context.Context, a addrArgs) (*bus.GoClient, error) {
+			return bus.DialGoClient(ctx, a.Addr)
+		}),
+		"goclient-inline": s.opGoClientInline,
+		"nats-server":     s.opNATSServer,
 		"nats": dialOp(s, func(_ context.Context, a addrArgs) (*bus.NATS, error) {
 			return bus.DialNATSConns(a.Addr, a.Conns)
 		}),
@@ -448,4 +452,19 @@ func (s *agentState) opDrops(context.Context, json.RawMessage, agent.Progress) (
 		}
 	}
 	return out, nil
+}
+
+// opGoClientInline makes the Go client endpoint's later listeners deliver
+// inline (client.WithInlineDelivery).
+func (s *agentState) opGoClientInline(context.Context, json.RawMessage, agent.Progress) (any, error) {
+	ep, err := s.endpoint()
+	if err != nil {
+		return nil, err
+	}
+	g, ok := ep.(*bus.GoClient)
+	if !ok {
+		return nil, errors.New("the agent's endpoint is not a Go client")
+	}
+	g.SetInline(true)
+	return nil, nil
 }

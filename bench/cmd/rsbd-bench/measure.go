@@ -161,7 +161,7 @@ func thrFigure(rr workload.RecvResult, sr workload.SendResult, size int, cpu flo
 		bad = append(bad, fmt.Sprintf("lost %d warm-up events", rr.WarmLost))
 	}
 	if rr.LossReports > 0 {
-		bad = append(bad, fmt.Sprintf("loss reports for %d datagrams", rr.LossReports))
+		bad = append(bad, fmt.Sprintf("the endpoint reported %d lost (datagrams of rsbd's streams, events a Go client listener dropped)", rr.LossReports))
 	}
 	if rr.Misrouted > 0 {
 		bad = append(bad, fmt.Sprintf("misrouted %d (delivered on a topic they were not published on)", rr.Misrouted))

@@ -25,7 +25,7 @@ func TestThrFigure(t *testing.T) {
 		t.Fatalf("timed-out run: %+v", slow)
 	}
 	reported := thrFigure(workload.RecvResult{N: 10, Received: 10, LossReports: 2, Rate: 10}, workload.SendResult{}, 64, 0)
-	if !reported.Failed || !strings.Contains(reported.Status, "loss reports for 2") {
+	if !reported.Failed || !strings.Contains(reported.Status, "reported 2 lost") {
 		t.Fatalf("run with loss reports: %+v", reported)
 	}
 	misrouted := thrFigure(workload.RecvResult{N: 10, Received: 10, Misrouted: 1, Rate: 10}, workload.SendResult{}, 64, 0)

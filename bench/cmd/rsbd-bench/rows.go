@@ -71,6 +71,9 @@ func (r *runner) throughputRows(add addFunc) {
 		add(thr("one daemon, socket clients on its Unix socket", s, peerNATS, ge(1.0)), thrKey(sysDaemonU, s), thrKey(sysNATS, s))
 	}
 	for _, s := range sizes {
+		add(thr("one daemon, Go client package (Informer → Listener)", s, peerNATS, ge(1.0)), thrKey(sysDaemonC, s), thrKey(sysNATS, s))
+	}
+	for _, s := range sizes {
 		add(thr("two daemons, socket → A → multicast → B → socket", s, peerNATS, nil), thrKey(sysDaemons, s), thrKey(sysNATS, s))
 	}
 	for _, s := range sizes {
@@ -85,6 +88,9 @@ func (r *runner) throughputRows(add addFunc) {
 	}
 	for _, s := range sizes {
 		add(thr("one daemon, Unix socket, windowed (both sides)", s, peerNATS+" windowed", ge(1.0)), winKey(sysDaemonU, s), winKey(sysNATS, s))
+	}
+	for _, s := range sizes {
+		add(thr("one daemon, Go client package, windowed (both sides)", s, peerNATS+" windowed", ge(1.0)), winKey(sysDaemonC, s), winKey(sysNATS, s))
 	}
 	for _, s := range sizes {
 		add(thr("two daemons, windowed (both sides)", s, peerNATS+" windowed", nil), winKey(sysDaemons, s), winKey(sysNATS, s))
@@ -102,9 +108,11 @@ func (r *runner) latencySection(add addFunc, section, suffix string) {
 	lat := func(c string, size int, metric, peer string, goal *report.Goal) report.Row {
 		return report.Row{Section: section, Case: c, Size: size, Metric: metric, Unit: report.UnitMicro, Peer: peer, Goal: goal}
 	}
-	const emb, d1, d1u, d2 = "embedded, peer to peer", "one daemon, socket clients", "one daemon, clients on its Unix socket", "two daemons, socket clients"
+	const emb, d1, d1u, d1c, d2 = "embedded, peer to peer", "one daemon, socket clients", "one daemon, clients on its Unix socket",
+		"one daemon, Go client package", "two daemons, socket clients"
 	embS, udpS, mcS, ddsS := sysEmbedded+suffix, sysUDP+suffix, sysMcast+suffix, sysDDS+suffix
 	d1S, d1uS, d2S, natsS, relS, relUS := sysDaemon+suffix, sysDaemonU+suffix, sysDaemons+suffix, sysNATS+suffix, sysRelay+suffix, sysRelayU+suffix
+	d1cS, d1ciS := sysDaemonC+suffix, sysDaemonCI+suffix
 	for _, s := range latencySizes {
 		add(lat(emb, s, "RTT p50", peerUDP, le(1.2)), p50Key(embS, s), p50Key(udpS, s))
 		add(lat(emb, s, "RTT p99", peerUDP, nil), p99Key(embS, s), p99Key(udpS, s))
@@ -118,6 +126,10 @@ func (r *runner) latencySection(add addFunc, section, suffix string) {
 		add(lat(d1u, s, "RTT p50", peerNATS, le(0.5)), p50Key(d1uS, s), p50Key(natsS, s))
 		add(lat(d1u, s, "RTT p99", peerNATS, nil), p99Key(d1uS, s), p99Key(natsS, s))
 		add(lat(d1u, s, "RTT p50", peerUnix, nil), p50Key(d1uS, s), r.withPeerNote(p50Key(relUS, s), p50Key(natsS, s), "NATS"))
+		add(lat(d1c, s, "RTT p50", peerNATS, le(0.5)), p50Key(d1cS, s), p50Key(natsS, s))
+		add(lat(d1c, s, "RTT p99", peerNATS, nil), p99Key(d1cS, s), p99Key(natsS, s))
+		add(lat(d1c+", inline delivery", s, "RTT p50", peerNATS, le(0.5)), p50Key(d1ciS, s), p50Key(natsS, s))
+		add(lat(d1c+", inline delivery", s, "RTT p99", peerNATS, nil), p99Key(d1ciS, s), p99Key(natsS, s))
 		add(lat(d2, s, "RTT p50", peerNATS, nil), p50Key(d2S, s), p50Key(natsS, s))
 		add(lat(d2, s, "RTT p99", peerNATS, nil), p99Key(d2S, s), p99Key(natsS, s))
 	}

@@ -19,7 +19,9 @@ import (
 const (
 	sysEmbedded = "emb"
 	sysDaemon   = "d1"
-	sysDaemonU  = "d1u" // one daemon, clients on its Unix socket
+	sysDaemonU  = "d1u"  // one daemon, clients on its Unix socket
+	sysDaemonC  = "d1c"  // one daemon, clients of rsbd's Go client package
+	sysDaemonCI = "d1ci" // the same, listeners WithInlineDelivery (round trips)
 	sysDaemons  = "d2"
 	sysNATS     = "nats"
 	sysDDS      = "dds"
@@ -29,7 +31,7 @@ const (
 	sysRelayU   = "unixrelay"
 )
 
-var stageNames = []string{"embedded", "daemon", "daemonu", "daemon2", "nats", "dds", "udp", "scaling"}
+var stageNames = []string{"embedded", "daemon", "daemonu", "daemonc", "daemon2", "nats", "dds", "udp", "scaling"}
 
 type stage struct {
 	name string
@@ -45,6 +47,7 @@ func (r *runner) stages() []stage {
 		{"dds", r.stageDDS},
 		{"daemon", r.stageDaemon},
 		{"nats", r.stageNATS},
+		{"daemonc", r.stageDaemonGoClient},
 		{"daemonu", r.stageDaemonUnix},
 		{"daemon2", r.stageDaemons},
 		{"scaling", r.stageScaling},
@@ -185,8 +188,15 @@ func (r *runner) stageEmbedded() error {
 	return nil
 }
 
-// socketClients spawns a publisher and a subscriber socket client.
+// socketClients spawns a publisher and a subscriber socket client, writing
+// raw frames.
 func (r *runner) socketClients(prefix, pubAddr, subAddr string) (*agent.Process, *agent.Process, error) {
+	return r.clients(prefix, "socket", pubAddr, subAddr)
+}
+
+// clients spawns a publisher and a subscriber client of the daemons, their
+// endpoints dialled by the agent operation op.
+func (r *runner) clients(prefix, op, pubAddr, subAddr string) (*agent.Process, *agent.Process, error) {
 	p, err := r.spawn(prefix+"-pub", rolePub)
 	if err != nil {
 		return nil, nil, err
@@ -195,16 +205,16 @@ func (r *runner) socketClients(prefix, pubAddr, subAddr string) (*agent.Process,
 	if err != nil {
 		return p, nil, err
 	}
-	if err := p.Do("socket", addrArgs{Addr: pubAddr}, setupTimeout, nil); err != nil {
+	if err := p.Do(op, addrArgs{Addr: pubAddr}, setupTimeout, nil); err != nil {
 		return p, s, err
 	}
-	return p, s, s.Do("socket", addrArgs{Addr: subAddr}, setupTimeout, nil)
+	return p, s, s.Do(op, addrArgs{Addr: subAddr}, setupTimeout, nil)
 }
 
 // stageDaemon: publisher and subscriber processes as socket clients of one
 // daemon process, then the raw TCP relay in the same layout.
 func (r *runner) stageDaemon() error {
-	if err := r.oneDaemon(sysDaemon, "rsbd one daemon", false); err != nil {
+	if err := r.oneDaemon(sysDaemon, "rsbd one daemon", "socket", false); err != nil {
 		return err
 	}
 	return r.refRelay(sysRelay, false)
@@ -213,15 +223,40 @@ func (r *runner) stageDaemon() error {
 // stageDaemonUnix: stageDaemon with the clients on the daemon's Unix
 // socket, then the raw relay over Unix sockets.
 func (r *runner) stageDaemonUnix() error {
-	if err := r.oneDaemon(sysDaemonU, "rsbd one daemon (Unix socket)", true); err != nil {
+	if err := r.oneDaemon(sysDaemonU, "rsbd one daemon (Unix socket)", "socket", true); err != nil {
 		return err
 	}
 	return r.refRelay(sysRelayU, true)
 }
 
-// oneDaemon measures publisher and subscriber socket clients of one daemon
-// process, connected over TCP or its Unix socket.
-func (r *runner) oneDaemon(sys, label string, unix bool) error {
+// stageDaemonGoClient: stageDaemon (TCP) with publisher and subscriber
+// written with rsbd's Go client package (package client: an Informer and a
+// Listener) instead of raw frames, the counterpart of nats.go. After its
+// series the round trips run again with listeners WithInlineDelivery.
+func (r *runner) stageDaemonGoClient() error {
+	return r.oneDaemonThen(sysDaemonC, "rsbd one daemon (Go client)", "goclient", false, func(p, s *agent.Process, procs []*agent.Process) {
+		const label = "rsbd one daemon (Go client, inline delivery)"
+		for _, a := range []*agent.Process{p, s} {
+			if err := a.Do("goclient-inline", nil, setupTimeout, nil); err != nil {
+				r.fail(err, allKeys(sysDaemonCI, false)...)
+				return
+			}
+		}
+		r.latSeries(sysDaemonCI, label, p, s, procs)
+		r.polled(sysDaemonCI, func(ps string) { r.latSeries(ps, label+" (idle CPUs poll)", p, s, procs) })
+	})
+}
+
+// oneDaemon measures publisher and subscriber clients of one daemon
+// process (endpoints of the agent operation op), connected over TCP or its
+// Unix socket.
+func (r *runner) oneDaemon(sys, label, op string, unix bool) error {
+	return r.oneDaemonThen(sys, label, op, unix, nil)
+}
+
+// oneDaemonThen is oneDaemon calling then, if set, after the series, with
+// the clients and every process of the layout.
+func (r *runner) oneDaemonThen(sys, label, op string, unix bool, then func(p, s *agent.Process, procs []*agent.Process)) error {
 	d, err := r.spawn(sys+"-daemon", roleServer)
 	if err != nil {
 		return err
@@ -242,14 +277,18 @@ func (r *runner) oneDaemon(sys, label string, unix bool) error {
 		if unix {
 			addr = rd.Unix
 		}
-		p, s, err = r.socketClients(sys, addr, addr)
+		p, s, err = r.clients(sys, op, addr, addr)
 		return err
 	}()
 	if err != nil {
 		r.fail(err, allKeys(sys, true)...)
 		return err
 	}
-	r.series(sys, label, p, s, []*agent.Process{d, p, s})
+	procs := []*agent.Process{d, p, s}
+	r.series(sys, label, p, s, procs)
+	if then != nil {
+		then(p, s, procs)
+	}
 	return nil
 }
 

@@ -47,7 +47,8 @@ type RecvResult struct {
 	Warm      int64 `json:"warm"`
 	Lost      int64 `json:"lost"`      // N - Received
 	WarmLost  int64 `json:"warm_lost"` // warm-up events that never came
-	// LossReports is what the endpoint reported lost (rsbd), in datagrams.
+	// LossReports is what the endpoint reported lost: datagrams of rsbd's
+	// streams, events a Go client's listeners dropped.
 	LossReports int64 `json:"loss_reports"`
 	// Elapsed is from the first to the last measured arrival.
 	Elapsed time.Duration `json:"elapsed"`
