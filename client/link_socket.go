@@ -48,22 +48,28 @@ func (l *socketLink) startReader() {
 	}()
 }
 
-// readLoop receives frames until the connection ends and returns why. Each
-// frame's scope is parsed once, for the lookup and the decode, and the
-// event's data aliases the frame's body, which is the event's alone. A
-// frame for one sink is decoded into the Event its participant gets.
+// readLoop receives frames until the connection ends and returns why.
+// Each frame is decoded once, into a scratch event whose scope finds its
+// sinks; a wanted one is copied into the Event its participants get, its
+// data aliasing the frame's body. Bodies are read one after the other into
+// a slab of recvSlabBytes as long as they fit (a new slab is taken when
+// less than recvSlabMin is left); a slab lives as long as any event of it.
 //
 // The receive time is read once per read from the socket: frames that
 // began arriving in the same read share it, the time the first of them
 // was returned.
 func (l *socketLink) readLoop() error {
-	var frames rsbsocket.FrameParser
 	var dec notification.Decoder
+	var scratch notification.Event
 	var sinks []sink // the current frame's, reused
+	var slab []byte  // the unused rest of the current slab
 	var recv int64
 	for {
 		fresh := l.conn.Buffered() == 0
-		body, err := l.conn.Recv()
+		if cap(slab) < recvSlabMin {
+			slab = make([]byte, 0, recvSlabBytes)
+		}
+		body, err := l.conn.RecvInto(slab)
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, rsbsocket.ErrClosed) || errors.Is(err, net.ErrClosed) {
 				return ErrClosed
@@ -73,23 +79,20 @@ func (l *socketLink) readLoop() error {
 		if fresh || recv == 0 {
 			recv = nowMicros()
 		}
+		if len(body) <= cap(slab) { // read into the slab
+			slab = slab[len(body):len(body)]
+		}
 		l.bus.received.Add(1)
-		f, err := frames.Parse(body)
-		if err != nil {
+		if err := dec.DecodeAliasInto(&scratch, body); err != nil {
 			l.skipMalformed(body, err)
 			continue
 		}
-		sinks = l.sinks.appendMatching(sinks[:0], f.Scope)
+		sinks = l.sinks.appendMatching(sinks[:0], scratch.Scope)
 		if len(sinks) == 0 {
 			l.bus.unwanted.Add(1) // an all-events connection gets much it does not need
 			continue
 		}
-		dec.Hint(f.Scope)
-		ev := new(Event)
-		if err := dec.DecodeAliasInto(&ev.Event, body); err != nil {
-			l.skipMalformed(body, err)
-			continue
-		}
+		ev := &Event{Event: scratch}
 		deliverTo(sinks, item{ev: &ev.Event, own: ev, recv: recv})
 		clear(sinks)
 	}

@@ -44,6 +44,15 @@ const (
 	// the socket on the publisher's goroutine (see sender): publishes in a
 	// loop, closer than this, are queued and written in batches.
 	inlineGapMicros = 20
+	// recvSlabBytes is the size of the slabs a socket link reads frame
+	// bodies into, one after the other: one allocation for many small
+	// events instead of one each. A slab lives as long as any event whose
+	// data lies in it.
+	recvSlabBytes = 16 << 10
+	// recvSlabMin is the least room left in a slab for the next frame to
+	// be read into it; with less, a new slab is taken (a larger frame that
+	// does not fit gets memory of its own).
+	recvSlabMin = 1 << 10
 	// sendIdle is how long a link's writer goroutine waits for more events
 	// before it ends (the next burst starts another).
 	sendIdle = 100 * time.Millisecond

@@ -1,10 +1,12 @@
 package client
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/client/clienttest"
 	"github.com/rsbd/rsbd/notification"
 )
 
@@ -333,4 +335,41 @@ func TestInlineDelivery(t *testing.T) {
 		next(t, otherGot) // the event after it was delivered...
 		quiet(t, got)     // ...and the closed listener got nothing
 	})
+}
+
+// TestReceivedEventsKeepTheirData: events a socket link reads one after
+// the other into shared memory keep their data however long they are kept:
+// events of many sizes, across several slabs and larger than one, all
+// held until the last arrived, each still carries what was published.
+func TestReceivedEventsKeepTheirData(t *testing.T) {
+	n := clienttest.StartNodes(t, 1)[0]
+	pub, sub := dialNode(t, n.SocketAddr().String()), dialNode(t, n.SocketAddr().String())
+	sc := mustScope("/slab/")
+	awaitRoute(t, pub, sub, sc)
+	rd, err := sub.NewReader(sc, WithQueue(4096, DropNewest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf, err := pub.NewInformer(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := func(i int) []byte {
+		return bytes.Repeat([]byte{byte(i)}, (i*397)%(3*recvSlabBytes/2)+1)
+	}
+	const count = 400
+	for i := range count {
+		if _, err := inf.Publish(bg(), payload(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := make([]*Event, count)
+	for i := range kept {
+		kept[i] = readSkippingProbes(t, rd, 10*time.Second)
+	}
+	for i, ev := range kept {
+		if got, ok := ev.Payload.([]byte); !ok || !bytes.Equal(got, payload(i)) {
+			t.Fatalf("event %d: %d bytes of payload, want %d bytes of %d", i, len(ev.Data), len(payload(i)), byte(i))
+		}
+	}
 }
