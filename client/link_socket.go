@@ -105,11 +105,7 @@ func (l *socketLink) skipMalformed(body []byte, err error) {
 }
 
 func (l *socketLink) publish(ctx context.Context, ev *notification.Event) error {
-	body, err := notification.Marshal(ev)
-	if err != nil {
-		return fmt.Errorf("client: publish: %w", err)
-	}
-	if err := l.send.send(ctx, body, ev.MetaData.SendTime); err != nil {
+	if err := l.send.sendEvent(ctx, ev, ev.MetaData.SendTime); err != nil {
 		return err
 	}
 	// Local sinks receive the event as it is sent, with data of its own.

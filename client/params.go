@@ -53,6 +53,12 @@ const (
 	// be read into it; with less, a new slab is taken (a larger frame that
 	// does not fit gets memory of its own).
 	recvSlabMin = 1 << 10
+	// sendArenaBytes is the size of the arenas a socket link encodes small
+	// events into, one after the other (one allocation for many frames);
+	// sendArenaFrame is the largest encoding that goes into one, larger
+	// ones get memory of their own.
+	sendArenaBytes = 64 << 10
+	sendArenaFrame = 8 << 10
 	// sendIdle is how long a link's writer goroutine waits for more events
 	// before it ends (the next burst starts another).
 	sendIdle = 100 * time.Millisecond

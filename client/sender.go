@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
 )
 
@@ -49,6 +50,7 @@ type sender struct {
 	unsent  uint64        // frames accepted and never written
 	done    chan struct{} // closed when the goroutine has ended
 	lastAt  int64         // µs: the publish time of the last frame sent
+	arena   []byte        // small frames are encoded into its free end (carve)
 }
 
 // frameWriter writes socket frames: an *rsbsocket.ClientConn.
@@ -65,12 +67,50 @@ func newSender(conn frameWriter, onFail func(error)) *sender {
 	return &sender{conn: conn, onFail: onFail, wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
+// sendEvent encodes ev and sends its frame as send does: an encoding of
+// up to sendArenaFrame bytes straight into the sender's arena, a larger
+// one into memory of its own.
+func (s *sender) sendEvent(ctx context.Context, ev *notification.Event, at int64) error {
+	if err := notification.CheckEncodable(ev); err != nil {
+		return fmt.Errorf("client: publish: %w", err)
+	}
+	n := notification.NotificationSize(ev)
+	if n > sendArenaFrame {
+		return s.send(ctx, notification.AppendNotification(make([]byte, 0, n), ev), at)
+	}
+	if err := s.lockRoom(ctx, n); err != nil {
+		return err
+	}
+	return s.sendLocked(s.carve(n, ev), at)
+}
+
+// carve encodes ev, of n bytes, into the arena and returns its encoding.
+// The arena is only appended to: frames carved before stay as they are
+// while they are written, and a full arena is left to them.
+func (s *sender) carve(n int, ev *notification.Event) []byte {
+	if cap(s.arena)-len(s.arena) < n {
+		s.arena = make([]byte, 0, sendArenaBytes)
+	}
+	start := len(s.arena)
+	s.arena = notification.AppendNotification(s.arena, ev)
+	return s.arena[start:len(s.arena):len(s.arena)]
+}
+
 // send queues body as one frame, behind the frames before it, or writes it
 // when it comes alone (see sender); at is its publish time in µs. While the
 // queue is full it waits for room or ctx.
 func (s *sender) send(ctx context.Context, body []byte, at int64) error {
+	if err := s.lockRoom(ctx, len(body)); err != nil {
+		return err
+	}
+	return s.sendLocked(body, at)
+}
+
+// lockRoom locks s.mu once the queue has room for a frame of n bytes (or
+// the sender ended) and returns nil, or returns ctx's error unlocked.
+func (s *sender) lockRoom(ctx context.Context, n int) error {
 	s.mu.Lock()
-	charge := len(body) + rsbsocket.FrameOverhead
+	charge := n + rsbsocket.FrameOverhead
 	for s.err == nil && s.bytes > 0 && s.bytes+charge > sendQueueBytes {
 		if s.room == nil {
 			s.room = make(chan struct{})
@@ -84,11 +124,18 @@ func (s *sender) send(ctx context.Context, body []byte, at int64) error {
 		}
 		s.mu.Lock()
 	}
+	return nil
+}
+
+// sendLocked queues or offers body (see send); it is called with s.mu held
+// and releases it.
+func (s *sender) sendLocked(body []byte, at int64) error {
 	if s.err != nil {
 		err := s.err
 		s.mu.Unlock()
 		return err
 	}
+	charge := len(body) + rsbsocket.FrameOverhead
 	alone := !s.writing && len(s.pending) == 0 && s.owed == nil && at-s.lastAt >= inlineGapMicros
 	s.lastAt = at
 	s.bytes += charge

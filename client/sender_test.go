@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
 )
 
@@ -332,5 +334,41 @@ func TestSenderOfferFails(t *testing.T) {
 	}
 	if err := s.send(context.Background(), frame(1), 2_000_000); !errors.Is(err, ErrDisconnected) {
 		t.Fatalf("send after the failure: %v, want ErrDisconnected", err)
+	}
+}
+
+// TestSenderEncodesEvents: events sent as events are encoded into the
+// sender's arena (small ones, across several arenas) or memory of their
+// own (large ones); every frame is the event's encoding, in order, and an
+// event Marshal refuses is refused without queueing anything.
+func TestSenderEncodesEvents(t *testing.T) {
+	w := &fakeWriter{}
+	s, _ := testSender(t, w)
+	sc := mustScope("/arena/")
+	var want []string
+	for i := range 300 {
+		size := 100 + i*13
+		if i%50 == 49 {
+			size = sendArenaFrame + i
+		}
+		ev := &notification.Event{Scope: sc, WireSchema: notification.SchemaBytes,
+			Data: bytes.Repeat([]byte{byte(i)}, size), ID: notification.EventID{SequenceNumber: uint32(i)}}
+		enc, err := notification.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, string(enc))
+		if err := s.sendEvent(context.Background(), ev, int64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.sendEvent(context.Background(), &notification.Event{}, 1000); !errors.Is(err, notification.ErrBadScope) {
+		t.Fatalf("an event without a scope: %v, want ErrBadScope", err)
+	}
+	if err := flushWithin(s, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := w.written(); !slices.Equal(got, want) {
+		t.Fatalf("%d frames written, want %d, or a frame differs", len(got), len(want))
 	}
 }

@@ -35,15 +35,24 @@ const (
 // Marshal encodes e as a Notification. It fails when e has no scope or
 // exceeds the limits of params.go, which decoders would reject.
 func Marshal(e *Event) ([]byte, error) {
+	if err := CheckEncodable(e); err != nil {
+		return nil, err
+	}
+	return AppendNotification(make([]byte, 0, NotificationSize(e)), e), nil
+}
+
+// CheckEncodable returns the error Marshal gives e, or nil when Marshal
+// encodes it: for an encoder that appends e to memory of its own.
+func CheckEncodable(e *Event) error {
 	if e.Scope.IsZero() {
-		return nil, fmt.Errorf("%w: event has no scope", ErrBadScope)
+		return fmt.Errorf("%w: event has no scope", ErrBadScope)
 	}
 	if len(e.Causes) > MaxCauses || len(e.MetaData.UserTimes) > MaxUserTimes ||
 		len(e.MetaData.UserInfos) > MaxUserInfos {
-		return nil, fmt.Errorf("%w: %d causes, %d user times, %d user infos", ErrTooMany,
+		return fmt.Errorf("%w: %d causes, %d user times, %d user infos", ErrTooMany,
 			len(e.Causes), len(e.MetaData.UserTimes), len(e.MetaData.UserInfos))
 	}
-	return AppendNotification(make([]byte, 0, NotificationSize(e)), e), nil
+	return nil
 }
 
 // AppendNotification appends the Notification encoding of e to dst and
