@@ -11,6 +11,10 @@
 //   - rsbd through one daemon with RSB socket clients over TCP and over the
 //     daemon's Unix socket, and through two daemons (publisher → daemon A →
 //     multicast → daemon B → subscriber): the same figures;
+//   - rsbd through one daemon with publisher and subscriber written with
+//     rsbd's Go client package (an Informer, a Listener), the counterpart of
+//     nats.go: the same figures, and the round trips again with listeners
+//     that deliver inline (client.WithInlineDelivery);
 //   - Cyclone DDS's ddsperf (reliable, loopback) and NATS (nats-server and
 //     nats.go, client → server → client): the same sizes and layout;
 //   - raw Go references of what each layout's structure costs: a UDP

@@ -89,7 +89,7 @@ func (r *runner) throughputRows(add addFunc) {
 	for _, s := range sizes {
 		add(thr("one daemon, Unix socket, windowed (both sides)", s, peerNATS+" windowed", ge(1.0)), winKey(sysDaemonU, s), winKey(sysNATS, s))
 	}
-	for _, s := range sizes {
+	for _, s := range goClientWindowed {
 		add(thr("one daemon, Go client package, windowed (both sides)", s, peerNATS+" windowed", ge(1.0)), winKey(sysDaemonC, s), winKey(sysNATS, s))
 	}
 	for _, s := range sizes {
@@ -126,10 +126,12 @@ func (r *runner) latencySection(add addFunc, section, suffix string) {
 		add(lat(d1u, s, "RTT p50", peerNATS, le(0.5)), p50Key(d1uS, s), p50Key(natsS, s))
 		add(lat(d1u, s, "RTT p99", peerNATS, nil), p99Key(d1uS, s), p99Key(natsS, s))
 		add(lat(d1u, s, "RTT p50", peerUnix, nil), p50Key(d1uS, s), r.withPeerNote(p50Key(relUS, s), p50Key(natsS, s), "NATS"))
-		add(lat(d1c, s, "RTT p50", peerNATS, le(0.5)), p50Key(d1cS, s), p50Key(natsS, s))
-		add(lat(d1c, s, "RTT p99", peerNATS, nil), p99Key(d1cS, s), p99Key(natsS, s))
-		add(lat(d1c+", inline delivery", s, "RTT p50", peerNATS, le(0.5)), p50Key(d1ciS, s), p50Key(natsS, s))
-		add(lat(d1c+", inline delivery", s, "RTT p99", peerNATS, nil), p99Key(d1ciS, s), p99Key(natsS, s))
+		if suffix == "" { // the Go client's round trips run once (stageDaemonGoClient)
+			add(lat(d1c, s, "RTT p50", peerNATS, le(0.5)), p50Key(d1cS, s), p50Key(natsS, s))
+			add(lat(d1c, s, "RTT p99", peerNATS, nil), p99Key(d1cS, s), p99Key(natsS, s))
+			add(lat(d1c+", inline delivery", s, "RTT p50", peerNATS, le(0.5)), p50Key(d1ciS, s), p50Key(natsS, s))
+			add(lat(d1c+", inline delivery", s, "RTT p99", peerNATS, nil), p99Key(d1ciS, s), p99Key(natsS, s))
+		}
 		add(lat(d2, s, "RTT p50", peerNATS, nil), p50Key(d2S, s), p50Key(natsS, s))
 		add(lat(d2, s, "RTT p99", peerNATS, nil), p99Key(d2S, s), p99Key(natsS, s))
 	}

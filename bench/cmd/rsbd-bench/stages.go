@@ -103,12 +103,28 @@ func waitMembers(want int, ps ...*agent.Process) error {
 	}
 }
 
+// seriesPlan says what a series measures besides its open-loop throughput
+// at every size and its round trips.
+type seriesPlan struct {
+	windowed []int // the sizes also measured flow-controlled
+	polled   bool  // the round trips again with idle CPUs polling
+}
+
 // series runs the throughput measurements of one system, open loop and
 // flow-controlled, then its ping-pong: send/recv carry the throughput
 // flow, ping/pong the round trips.
 func (r *runner) series(sys, label string, send, recv *agent.Process, procs []*agent.Process) {
+	r.seriesWith(sys, label, send, recv, procs, seriesPlan{windowed: sizes, polled: true})
+}
+
+// seriesWith is series measuring what plan says.
+func (r *runner) seriesWith(sys, label string, send, recv *agent.Process, procs []*agent.Process, plan seriesPlan) {
 	for _, windowed := range []bool{false, true} {
-		for i, size := range sizes {
+		runSizes := sizes
+		if windowed {
+			runSizes = plan.windowed
+		}
+		for i, size := range runSizes {
 			t := thrRun{
 				label: label, send: send, recv: recv, procs: procs,
 				topics: []string{fmt.Sprintf("/bench/%s/thr/%d/%v/", sys, size, windowed)},
@@ -124,7 +140,7 @@ func (r *runner) series(sys, label string, send, recv *agent.Process, procs []*a
 			r.logThr(what, size, fig)
 			if !ok {
 				err := errors.New("skipped: an earlier run left the sender stuck")
-				for _, s := range sizes[i+1:] {
+				for _, s := range runSizes[i+1:] {
 					r.fail(err, thrKey(sys, s), winKey(sys, s))
 				}
 				r.fail(err, allKeys(sys, true)...)
@@ -133,7 +149,9 @@ func (r *runner) series(sys, label string, send, recv *agent.Process, procs []*a
 		}
 	}
 	r.latSeries(sys, label, send, recv, procs)
-	r.polled(sys, func(ps string) { r.latSeries(ps, label+" (idle CPUs poll)", send, recv, procs) })
+	if plan.polled {
+		r.polled(sys, func(ps string) { r.latSeries(ps, label+" (idle CPUs poll)", send, recv, procs) })
+	}
 }
 
 func (r *runner) latSeries(sys, label string, ping, pong *agent.Process, procs []*agent.Process) {
@@ -234,7 +252,10 @@ func (r *runner) stageDaemonUnix() error {
 // Listener) instead of raw frames, the counterpart of nats.go. After its
 // series the round trips run again with listeners WithInlineDelivery.
 func (r *runner) stageDaemonGoClient() error {
-	return r.oneDaemonThen(sysDaemonC, "rsbd one daemon (Go client)", "goclient", false, func(p, s *agent.Process, procs []*agent.Process) {
+	// Windowed only at the small sizes and without the series with idle
+	// CPUs polling, so the whole run stays within ten minutes.
+	plan := seriesPlan{windowed: goClientWindowed}
+	return r.oneDaemonThen(sysDaemonC, "rsbd one daemon (Go client)", "goclient", false, plan, func(p, s *agent.Process, procs []*agent.Process) {
 		const label = "rsbd one daemon (Go client, inline delivery)"
 		for _, a := range []*agent.Process{p, s} {
 			if err := a.Do("goclient-inline", nil, setupTimeout, nil); err != nil {
@@ -243,7 +264,6 @@ func (r *runner) stageDaemonGoClient() error {
 			}
 		}
 		r.latSeries(sysDaemonCI, label, p, s, procs)
-		r.polled(sysDaemonCI, func(ps string) { r.latSeries(ps, label+" (idle CPUs poll)", p, s, procs) })
 	})
 }
 
@@ -251,12 +271,12 @@ func (r *runner) stageDaemonGoClient() error {
 // process (endpoints of the agent operation op), connected over TCP or its
 // Unix socket.
 func (r *runner) oneDaemon(sys, label, op string, unix bool) error {
-	return r.oneDaemonThen(sys, label, op, unix, nil)
+	return r.oneDaemonThen(sys, label, op, unix, seriesPlan{windowed: sizes, polled: true}, nil)
 }
 
-// oneDaemonThen is oneDaemon calling then, if set, after the series, with
-// the clients and every process of the layout.
-func (r *runner) oneDaemonThen(sys, label, op string, unix bool, then func(p, s *agent.Process, procs []*agent.Process)) error {
+// oneDaemonThen is oneDaemon measuring what plan says and calling then, if
+// set, after the series, with the clients and every process of the layout.
+func (r *runner) oneDaemonThen(sys, label, op string, unix bool, plan seriesPlan, then func(p, s *agent.Process, procs []*agent.Process)) error {
 	d, err := r.spawn(sys+"-daemon", roleServer)
 	if err != nil {
 		return err
@@ -285,7 +305,7 @@ func (r *runner) oneDaemonThen(sys, label, op string, unix bool, then func(p, s 
 		return err
 	}
 	procs := []*agent.Process{d, p, s}
-	r.series(sys, label, p, s, procs)
+	r.seriesWith(sys, label, p, s, procs, plan)
 	if then != nil {
 		then(p, s, procs)
 	}
