@@ -10,10 +10,15 @@
 //     events to the local participants itself, as RSB clients do. Publishing
 //     queues the event (up to 4 MiB; past it Publish waits for room or its
 //     context) and a writer goroutine writes what was queued together, one
-//     system call for a burst of events; Close writes the queue out (for at
-//     most 5 s) before it closes the connection. Events the connection lost
-//     before they were written are counted in BusStats.Unsent, and the next
-//     Publish returns ErrDisconnected.
+//     system call for a burst of events; an event published alone, after a
+//     pause, is written by the publisher itself as far as the socket takes
+//     it at once, which spares a request or a reply a hand-off between
+//     goroutines. Flush waits until the queue is written; Close writes it
+//     out (for at most 5 s) before it closes the connection. Events the
+//     connection lost before they were written are counted in
+//     BusStats.Unsent, and the next Publish returns ErrDisconnected.
+//     Received events share the memory they were read into (slabs of
+//     16 KiB): an event kept keeps its slab.
 //   - Embedded (or NewEmbedded) makes the process itself a node of the rsbd
 //     cluster: events are published with node.Publish and received through
 //     node.Subscribe, no daemon involved.
@@ -27,7 +32,10 @@
 //     from 0); create and send times are set in microseconds.
 //   - Listener calls handlers for the events on its scope and sub-scopes that
 //     pass its filters (scope, method, origin, wire schema). A handler's error
-//     or panic is logged and counted; it never stops the Bus.
+//     or panic is logged and counted; it never stops the Bus. Handlers run on
+//     the listener's own goroutine, or with WithInlineDelivery on the one
+//     that receives the event: no queue and no hand-off, for the lowest
+//     latency, but a handler then holds up the Bus's other deliveries.
 //   - Reader queues the same events for Read, which waits with a context.
 //   - LocalServer and RemoteServer implement RSB request/reply: a method
 //     scope is <server scope>/<method>/, requests carry method REQUEST and
@@ -36,9 +44,10 @@
 //     utf-8-string payload (RemoteError). Call returns the first reply and
 //     ignores later ones.
 //
-// Every received event passes through a bounded per-participant queue; when a
-// queue is full the event is dropped by the participant's DropPolicy and
-// counted, so a slow participant never stalls the Bus or the others.
+// Every received event passes through a bounded per-participant queue
+// (except for listeners WithInlineDelivery); when a queue is full the event
+// is dropped by the participant's DropPolicy and counted, so a slow
+// participant never stalls the Bus or the others.
 //
 // # Introspection
 //

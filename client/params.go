@@ -17,6 +17,10 @@ const (
 	// dropped by the participant's DropPolicy and counted.
 	DefaultQueueSize = 1024
 
+	// queueInitial is the number of events a participant's queue has room
+	// for at first; it doubles as events pile up, to the queue's bound.
+	queueInitial = 16
+
 	// DefaultCallTimeout bounds a RemoteServer call whose context has no
 	// deadline (RSB's remote servers default to 25 seconds).
 	DefaultCallTimeout = 25 * time.Second

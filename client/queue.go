@@ -21,11 +21,15 @@ const (
 
 // queue is a bounded FIFO of received events between the goroutine that
 // receives from the bus and the participant's consumer. push never blocks.
+// Its ring starts small and doubles as events pile up, to its bound: a
+// queue's memory (and the collector's work scanning it) follows what it
+// holds, not the bound it may hold.
 type queue struct {
 	mu     sync.Mutex
 	buf    []item // ring of capacity len(buf)
 	head   int
 	n      int
+	max    int // the bound
 	policy DropPolicy
 	closed bool
 
@@ -39,7 +43,8 @@ type queue struct {
 // newQueue returns an empty queue holding at most size events.
 func newQueue(size int, policy DropPolicy) *queue {
 	return &queue{
-		buf:    make([]item, size),
+		buf:    make([]item, min(size, queueInitial)),
+		max:    size,
 		policy: policy,
 		ready:  make(chan struct{}, 1),
 		done:   make(chan struct{}),
@@ -53,6 +58,9 @@ func (q *queue) push(it item) bool {
 	if q.closed {
 		q.mu.Unlock()
 		return false
+	}
+	if q.n == len(q.buf) && len(q.buf) < q.max {
+		q.growLocked()
 	}
 	if q.n == len(q.buf) {
 		if q.policy != DropOldest {
@@ -71,6 +79,14 @@ func (q *queue) push(it item) bool {
 	q.pushed.Add(1)
 	q.signal()
 	return true
+}
+
+// growLocked doubles the full ring, up to the bound, keeping the order.
+func (q *queue) growLocked() {
+	buf := make([]item, min(2*len(q.buf), q.max))
+	k := copy(buf, q.buf[q.head:])
+	copy(buf[k:], q.buf[:q.head])
+	q.buf, q.head = buf, 0
 }
 
 // signal wakes one waiting consumer (coalesced).

@@ -107,3 +107,39 @@ func TestQueueConcurrent(t *testing.T) {
 		got[n] = true
 	}
 }
+
+// TestQueueGrows: a queue starts with room for queueInitial events and
+// doubles its ring as events pile up, never past its bound, keeping their
+// order across the ring's wrap; the bound then drops as the policy says.
+func TestQueueGrows(t *testing.T) {
+	const bound = 100
+	q := newQueue(bound, DropNewest)
+	if len(q.buf) != queueInitial {
+		t.Fatalf("a new queue has room for %d events, want %d", len(q.buf), queueInitial)
+	}
+	next, want := uint32(0), uint32(0)
+	// Wrap the small ring first: push 10, pop 5, then push past its room.
+	for range 10 {
+		q.push(seqItem(next))
+		next++
+	}
+	for range 5 {
+		if it, ok := q.tryPop(); !ok || it.ev.ID.SequenceNumber != want {
+			t.Fatalf("pop %d: %v", want, it.ev)
+		}
+		want++
+	}
+	for next < 5+bound+20 {
+		q.push(seqItem(next))
+		next++
+	}
+	if len(q.buf) != bound || q.len() != bound || q.dropped.Load() != 20 {
+		t.Fatalf("ring %d, %d queued, %d dropped; want %d, %d, 20", len(q.buf), q.len(), q.dropped.Load(), bound, bound)
+	}
+	for range bound {
+		if it, ok := q.tryPop(); !ok || it.ev.ID.SequenceNumber != want {
+			t.Fatalf("pop %d: %v, %v", want, it.ev, ok)
+		}
+		want++
+	}
+}
