@@ -49,6 +49,17 @@
 // is dropped by the participant's DropPolicy and counted, so a slow
 // participant never stalls the Bus or the others.
 //
+// # Performance
+//
+// Every received event is an allocation of its own (its data shares a slab
+// with its neighbours), so a program receiving many events a second keeps
+// the garbage collector busy in proportion to its rate, and the collector
+// paces itself by the program's live heap: a program with little live
+// memory collects often. Such a program gives the collector room with
+// GOGC or a memory limit (runtime/debug.SetMemoryLimit); the package
+// changes neither. For the lowest latency, listeners deliver inline
+// (WithInlineDelivery).
+//
 // # Introspection
 //
 // Unless Config.NoIntrospection is set, each participant (except those under
