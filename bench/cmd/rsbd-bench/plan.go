@@ -5,12 +5,6 @@ import "time"
 // Payload sizes of the comparison.
 var sizes = []int{64, 1 << 10, 64 << 10, 1 << 20}
 
-// goClientWindowed are the sizes the Go client's layout runs windowed as
-// well: the small events, where a client library's own work shows (its
-// large events are timed open loop), so the whole run stays within ten
-// minutes.
-var goClientWindowed = []int{64, 1 << 10}
-
 // latencySizes are the payload sizes of the round-trip runs.
 var latencySizes = []int{64, 1 << 10}
 

@@ -89,9 +89,6 @@ func (r *runner) throughputRows(add addFunc) {
 	for _, s := range sizes {
 		add(thr("one daemon, Unix socket, windowed (both sides)", s, peerNATS+" windowed", ge(1.0)), winKey(sysDaemonU, s), winKey(sysNATS, s))
 	}
-	for _, s := range goClientWindowed {
-		add(thr("one daemon, Go client package, windowed (both sides)", s, peerNATS+" windowed", ge(1.0)), winKey(sysDaemonC, s), winKey(sysNATS, s))
-	}
 	for _, s := range sizes {
 		add(thr("two daemons, windowed (both sides)", s, peerNATS+" windowed", nil), winKey(sysDaemons, s), winKey(sysNATS, s))
 	}
@@ -132,8 +129,10 @@ func (r *runner) latencySection(add addFunc, section, suffix string) {
 			add(lat(d1c+", inline delivery", s, "RTT p50", peerNATS, le(0.5)), p50Key(d1ciS, s), p50Key(natsS, s))
 			add(lat(d1c+", inline delivery", s, "RTT p99", peerNATS, nil), p99Key(d1ciS, s), p99Key(natsS, s))
 		}
-		add(lat(d2, s, "RTT p50", peerNATS, nil), p50Key(d2S, s), p50Key(natsS, s))
-		add(lat(d2, s, "RTT p99", peerNATS, nil), p99Key(d2S, s), p99Key(natsS, s))
+		if suffix == "" { // no idle-poll series for two daemons (stageDaemons)
+			add(lat(d2, s, "RTT p50", peerNATS, nil), p50Key(d2S, s), p50Key(natsS, s))
+			add(lat(d2, s, "RTT p99", peerNATS, nil), p99Key(d2S, s), p99Key(natsS, s))
+		}
 	}
 }
 
