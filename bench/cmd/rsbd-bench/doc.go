@@ -13,8 +13,8 @@
 //     multicast → daemon B → subscriber): the same figures;
 //   - rsbd through one daemon with publisher and subscriber written with
 //     rsbd's Go client package (an Informer, a Listener), the counterpart of
-//     nats.go: the same figures, and the round trips again with listeners
-//     that deliver inline (client.WithInlineDelivery);
+//     nats.go: throughput open loop and round trips, these again with
+//     listeners that deliver inline (client.WithInlineDelivery);
 //   - Cyclone DDS's ddsperf (reliable, loopback) and NATS (nats-server and
 //     nats.go, client → server → client): the same sizes and layout;
 //   - raw Go references of what each layout's structure costs: a UDP
@@ -32,7 +32,8 @@
 // Round trips: rsbd and NATS endpoints reply from inside the event handler
 // (the ponger republishes, the pinger sends its next ping), so neither pays
 // a goroutine hand-off per event that the raw references do not. Every
-// system's round trips run twice: as its processes sleep when idle, and
+// system's round trips (but two daemons' and the Go client's, to keep the
+// run within ten minutes) run twice: as its processes sleep when idle, and
 // again while the bench holds a 0 µs PM QoS request on /dev/cpu_dma_latency
 // (idle CPUs poll, as on a host tuned for latency; --no-idle-poll skips it,
 // and it is skipped with a note where the device cannot be written).
