@@ -76,7 +76,7 @@ func (s *sender) sendEvent(ctx context.Context, ev *notification.Event, at int64
 	}
 	n := notification.NotificationSize(ev)
 	if n > sendArenaFrame {
-		return s.send(ctx, notification.AppendNotification(make([]byte, 0, n), ev), at)
+		return s.send(ctx, notification.AppendNotificationSized(make([]byte, 0, n), ev, n), at)
 	}
 	if err := s.lockRoom(ctx, n); err != nil {
 		return err
@@ -92,7 +92,7 @@ func (s *sender) carve(n int, ev *notification.Event) []byte {
 		s.arena = make([]byte, 0, sendArenaBytes)
 	}
 	start := len(s.arena)
-	s.arena = notification.AppendNotification(s.arena, ev)
+	s.arena = notification.AppendNotificationSized(s.arena, ev, n)
 	return s.arena[start:len(s.arena):len(s.arena)]
 }
 

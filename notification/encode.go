@@ -38,7 +38,8 @@ func Marshal(e *Event) ([]byte, error) {
 	if err := CheckEncodable(e); err != nil {
 		return nil, err
 	}
-	return AppendNotification(make([]byte, 0, NotificationSize(e)), e), nil
+	n := NotificationSize(e)
+	return AppendNotificationSized(make([]byte, 0, n), e, n), nil
 }
 
 // CheckEncodable returns the error Marshal gives e, or nil when Marshal
@@ -60,7 +61,13 @@ func CheckEncodable(e *Event) error {
 // ToNotification(e) by the generated code: fields in field-number order,
 // event_id (108) last. e.Scope should not be zero (see Marshal).
 func AppendNotification(dst []byte, e *Event) []byte {
-	dst = slices.Grow(dst, NotificationSize(e))
+	return AppendNotificationSized(dst, e, NotificationSize(e))
+}
+
+// AppendNotificationSized is AppendNotification for a caller that already
+// has size, NotificationSize(e): the event is not walked twice.
+func AppendNotificationSized(dst []byte, e *Event, size int) []byte {
+	dst = slices.Grow(dst, size)
 	if !e.Scope.IsZero() {
 		dst = appendString(dst, fieldScope, e.Scope.String())
 	}
