@@ -65,18 +65,17 @@ func (l *socketLink) readLoop() error {
 	var slab []byte  // the unused rest of the current slab
 	var recv int64
 	for {
-		fresh := l.conn.Buffered() == 0
 		if cap(slab) < recvSlabMin {
 			slab = make([]byte, 0, recvSlabBytes)
 		}
-		body, err := l.conn.RecvInto(slab)
+		body, buffered, err := l.conn.RecvIntoBuffered(slab)
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, rsbsocket.ErrClosed) || errors.Is(err, net.ErrClosed) {
 				return ErrClosed
 			}
 			return err
 		}
-		if fresh || recv == 0 {
+		if !buffered || recv == 0 {
 			recv = nowMicros()
 		}
 		if len(body) <= cap(slab) { // read into the slab

@@ -236,22 +236,23 @@ func (c *ClientConn) Recv() ([]byte, error) { return c.RecvInto(nil) }
 // in, so a stream of large frames reuses one buffer instead of allocating
 // (and clearing) one per frame.
 func (c *ClientConn) RecvInto(buf []byte) ([]byte, error) {
+	body, _, err := c.RecvIntoBuffered(buf)
+	return body, err
+}
+
+// RecvIntoBuffered is RecvInto also reporting whether the frame had begun
+// arriving before the call: its first bytes were already read from the
+// socket with an earlier frame's (a receiver that stamps receive times
+// reads its clock once per read from the socket).
+func (c *ClientConn) RecvIntoBuffered(buf []byte) (body []byte, buffered bool, err error) {
 	c.recvMu.Lock()
 	defer c.recvMu.Unlock()
-	body, err := ReadFrame(c.r, c.cfg.MaxFrameSize, buf[:0])
+	buffered = c.r.Buffered() > 0
+	body, err = ReadFrame(c.r, c.cfg.MaxFrameSize, buf[:0])
 	if errors.Is(err, io.EOF) {
 		c.sawEOF = true
 	}
-	return body, closedErr(err)
-}
-
-// Buffered returns the number of bytes received from the server and not
-// yet returned by Recv: while it is not zero, the next Recv's frame began
-// arriving before the last Recv returned.
-func (c *ClientConn) Buffered() int {
-	c.recvMu.Lock()
-	defer c.recvMu.Unlock()
-	return c.r.Buffered()
+	return body, buffered, closedErr(err)
 }
 
 // closedErr marks an error from a closed connection with ErrClosed.

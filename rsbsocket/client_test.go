@@ -274,3 +274,39 @@ func TestClientTrySend(t *testing.T) {
 		}
 	}
 }
+
+// TestClientRecvIntoBuffered: a frame whose bytes came with an earlier
+// frame's read is reported buffered, the first of a read is not.
+func TestClientRecvIntoBuffered(t *testing.T) {
+	next := make(chan struct{})
+	addr := fakeServer(t, func(nc net.Conn) {
+		if WriteHandshake(nc) != nil {
+			return
+		}
+		// Once the client read the handshake: two frames in one write,
+		// then a third after the client read them.
+		<-next
+		if _, err := nc.Write(AppendFrame(AppendFrame(nil, []byte("one")), []byte("two"))); err != nil {
+			return
+		}
+		<-next
+		_, _ = nc.Write(AppendFrame(nil, []byte("three")))
+		<-next
+	})
+	c := dial(t, addr)
+	defer close(next)
+	next <- struct{}{}
+	for i, want := range []struct {
+		body     string
+		buffered bool
+	}{{"one", false}, {"two", true}} {
+		body, buffered, err := c.RecvIntoBuffered(nil)
+		if err != nil || string(body) != want.body || buffered != want.buffered {
+			t.Fatalf("frame %d: %q, buffered %v, %v; want %q, %v", i, body, buffered, err, want.body, want.buffered)
+		}
+	}
+	next <- struct{}{}
+	if body, buffered, err := c.RecvIntoBuffered(nil); err != nil || string(body) != "three" || buffered {
+		t.Fatalf("frame 2: %q, buffered %v, %v; want \"three\", false", body, buffered, err)
+	}
+}
