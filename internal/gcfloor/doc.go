@@ -3,9 +3,11 @@
 // last collection, which for a daemon whose live heap is a few megabytes
 // means a collection every few megabytes of events. With a floor, the
 // collector stays idle while the heap is below it and above it behaves as
-// GOGC would: Start turns GOGC's trigger off and keeps the runtime's soft
-// memory limit at the larger of the floor and what GOGC would allow, resetting
-// it after every collection.
+// GOGC would: after every collection Start's controller sets GOGC's
+// percent so that the next heap goal is the larger of the floor and what
+// Config.Percent (as GOGC) allows. It leaves the soft memory limit alone: a limit near
+// the heap makes the runtime return freed pages to the kernel while it
+// allocates, which the heap then takes back as fresh, faulting pages.
 //
 // In a cgroup with a memory limit (a container, a systemd unit with
 // MemoryMax), the floor is at most a quarter of that limit

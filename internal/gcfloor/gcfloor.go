@@ -3,7 +3,6 @@ package gcfloor
 import (
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -47,21 +46,21 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// limitFor is the memory limit after a collection: the floor, or what
-// GOGC would allow if that is more: the live heap, its growth of live ×
-// percent / 100 before the next collection, and nonHeap, the memory the
-// runtime holds besides the heap (stacks, metadata), which the limit
-// counts too. Heap pages the collection freed are not counted: a limit
-// that counted them would rise by the growth at every collection, and
-// the heap with it (to about 20 times the live heap, where the runtime's
-// scavenger returns as much memory as the limit gains).
-func limitFor(floor, nonHeap, live uint64, percent int) uint64 {
-	p := uint64(percent)
-	growth := live/100*p + live%100*p/100 // live × percent / 100 without overflow
-	if nonHeap > math.MaxInt64-growth || nonHeap+growth > math.MaxInt64-live {
-		return math.MaxInt64
+// percentFor is the GOGC percent that puts the next collection's heap
+// goal at the floor, or at percent's growth if that is more. The runtime's
+// goal is live + scan × GOGC / 100, where scan is the live heap, the
+// stacks and the globals the last collection scanned, and never below its
+// minimum heap, minHeap × GOGC / 100: so the percent is the smaller of the
+// one that reaches the floor by growth and the one whose minimum is the
+// floor. Either way the goal is the floor (to the byte of rounding).
+func percentFor(floor, live, scan uint64, percent int) int {
+	if live >= floor || scan == 0 {
+		return percent
 	}
-	return max(floor, nonHeap+live+growth)
+	byMin := floor / (minHeap / 100)
+	byGrowth := ((floor-live)*100 + scan - 1) / scan // ceiling; floor ≤ 1 TiB: no overflow
+	g := min(byMin, byGrowth, maxPercent)
+	return max(percent, int(g))
 }
 
 type controller struct {
@@ -69,9 +68,8 @@ type controller struct {
 	capped  bool // floor is the cgroup's share, below the one asked
 	percent int
 	stopped bool          // guarded by mu
-	adjusts atomic.Uint64 // limits set, for tests
+	adjusts atomic.Uint64 // percents set, for tests
 	prevGC  int
-	prevLim int64
 	samples []metrics.Sample
 	mu      sync.Mutex // serializes adjust with stop
 }
@@ -79,18 +77,17 @@ type controller struct {
 // active is the controller in force, if any.
 var active atomic.Pointer[controller]
 
-// Metric names read after each collection.
+// Metric names read after each collection: what the runtime's heap goal
+// is computed from.
 const (
-	metricTotal    = "/memory/classes/total:bytes"
-	metricReleased = "/memory/classes/heap/released:bytes"
-	metricFree     = "/memory/classes/heap/free:bytes"
-	metricObjects  = "/memory/classes/heap/objects:bytes"
-	metricLive     = "/gc/heap/live:bytes"
+	metricLive    = "/gc/heap/live:bytes"
+	metricStacks  = "/gc/scan/stack:bytes"
+	metricGlobals = "/gc/scan/globals:bytes"
 )
 
 // Start puts the heap floor in force for the process (EffectiveFloor: cfg's,
 // within the process's cgroup limit) and returns the function that
-// restores the GOGC and memory limit it found.
+// restores the GOGC it found. The memory limit is left alone.
 func Start(cfg Config) (stop func(), err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -98,12 +95,11 @@ func Start(cfg Config) (stop func(), err error) {
 	cfg = cfg.withDefaults()
 	floor, capped := EffectiveFloor(cfg)
 	c := &controller{floor: floor, capped: capped, percent: cfg.Percent,
-		samples: []metrics.Sample{{Name: metricTotal}, {Name: metricReleased}, {Name: metricFree}, {Name: metricObjects}, {Name: metricLive}}}
+		samples: []metrics.Sample{{Name: metricLive}, {Name: metricStacks}, {Name: metricGlobals}}}
 	if !active.CompareAndSwap(nil, c) {
 		return nil, ErrStarted
 	}
-	c.prevLim = debug.SetMemoryLimit(int64(c.floor))
-	c.prevGC = debug.SetGCPercent(-1)
+	c.prevGC = debug.SetGCPercent(c.percent)
 	c.adjust()
 	c.arm()
 	return c.stop, nil
@@ -133,8 +129,8 @@ func (c *controller) arm() {
 	}, c)
 }
 
-// adjust sets the limit from what the last collection left; it reports
-// false once the controller is stopped.
+// adjust sets GOGC from what the last collection left; it reports false
+// once the controller is stopped.
 func (c *controller) adjust() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -142,15 +138,9 @@ func (c *controller) adjust() bool {
 		return false
 	}
 	metrics.Read(c.samples)
-	var v [5]uint64
-	for i := range c.samples {
-		v[i] = c.samples[i].Value.Uint64()
-	}
-	total, released, free, objects, live := v[0], v[1], v[2], v[3], v[4]
-	// The heap's share of total: its objects (live and not yet swept),
-	// its free pages and those returned to the kernel.
-	nonHeap := total - min(total, released+free+objects)
-	debug.SetMemoryLimit(int64(limitFor(c.floor, nonHeap, live, c.percent)))
+	live := c.samples[0].Value.Uint64()
+	scan := live + c.samples[1].Value.Uint64() + c.samples[2].Value.Uint64()
+	debug.SetGCPercent(percentFor(c.floor, live, scan, c.percent))
 	c.adjusts.Add(1)
 	return true
 }
@@ -164,6 +154,5 @@ func (c *controller) stop() {
 	}
 	c.stopped = true
 	debug.SetGCPercent(c.prevGC)
-	debug.SetMemoryLimit(c.prevLim)
 	active.Store(nil)
 }

@@ -2,29 +2,33 @@ package gcfloor
 
 import (
 	"errors"
-	"math"
 	"runtime"
 	"runtime/debug"
-	"slices"
+	"runtime/metrics"
 	"testing"
 	"time"
 )
 
-func TestLimitFor(t *testing.T) {
+func TestPercentFor(t *testing.T) {
 	const mib = 1 << 20
 	for _, c := range []struct {
-		nonHeap, live uint64
-		percent       int
-		want          uint64
+		floor, live, scan uint64
+		percent           int
+		want              int
 	}{
-		{2 * mib, 4 * mib, 100, 64 * mib},            // small heap: the floor
-		{4 * mib, 80 * mib, 100, 164 * mib},          // above it: GOGC's growth
-		{4 * mib, 80 * mib, 50, 124 * mib},           // a smaller percent
-		{math.MaxInt64 - 1, mib, 100, math.MaxInt64}, // no overflow
-		{mib, math.MaxInt64 / 2, 100, math.MaxInt64}, // nor here
+		{64 * mib, 4 * mib, 6 * mib, 100, 1000},     // growth reaches the floor first: 4 + 6 × 10 = 64
+		{64 * mib, mib, mib + 1<<10, 100, 1600},     // a tiny heap: the minimum, 4 MiB × 16, decides
+		{128 * mib, 40 * mib, 48 * mib, 100, 184},   // rounded up: 40 + 48 × 1.84 ≥ 128
+		{128 * mib, 40 * mib, 47 * mib, 100, 188},   // 40 + 47 × 1.88 ≥ 128
+		{128 * mib, 80 * mib, 90 * mib, 100, 100},   // growth at GOGC=100 passes the floor
+		{128 * mib, 200 * mib, 210 * mib, 100, 100}, // above the floor: GOGC's own
+		{128 * mib, 200 * mib, 210 * mib, 50, 50},   // a smaller percent
+		{64 * mib, 4 * mib, 6 * mib, 5000, 5000},    // a larger percent than the floor needs
+		{64 * mib, 0, 0, 100, 100},                  // nothing read: GOGC's own
+		{1 << 40, 1, 1, 100, maxPercent},            // bounded
 	} {
-		if got := limitFor(64*mib, c.nonHeap, c.live, c.percent); got != c.want {
-			t.Errorf("limitFor(64 MiB, %d, %d, %d) = %d, want %d", c.nonHeap, c.live, c.percent, got, c.want)
+		if got := percentFor(c.floor, c.live, c.scan, c.percent); got != c.want {
+			t.Errorf("percentFor(%d MiB, %d, %d, %d) = %d, want %d", c.floor>>20, c.live, c.scan, c.percent, got, c.want)
 		}
 	}
 }
@@ -48,7 +52,14 @@ func currentPercent() int {
 	return p
 }
 
-// collectUntilAdjusted collects until c has adjusted the limit. One
+// readMetric reads one runtime metric.
+func readMetric(name string) uint64 {
+	s := []metrics.Sample{{Name: name}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// collectUntilAdjusted collects until c has adjusted the percent. One
 // collection may pass without: a cleanup that adjusted just before it may
 // arm the next sentinel while it marks, and a sentinel allocated then
 // survives it. A chain that stays silent over collections for 10 s fails
@@ -73,7 +84,7 @@ func collectUntilAdjusted(t *testing.T, c *controller) {
 // sink keeps allocations live.
 var sink [][]byte
 
-func TestStartKeepsTheLimitAboveTheLiveHeap(t *testing.T) {
+func TestStartSetsThePercent(t *testing.T) {
 	prevGC, prevLim := currentPercent(), currentLimit()
 	stop, err := Start(Config{FloorMiB: 8, Percent: 100})
 	if err != nil {
@@ -85,27 +96,26 @@ func TestStartKeepsTheLimitAboveTheLiveHeap(t *testing.T) {
 	if f, capped, ok := InForce(); !ok || f != 8<<20 && !capped {
 		t.Fatalf("InForce = %d, %v, %v; want the 8 MiB floor (or the cgroup's share)", f, capped, ok)
 	}
-	if p := currentPercent(); p != -1 {
-		t.Fatalf("GOGC %d while the floor is in force, want off (-1)", p)
+	if p := currentPercent(); p < 100 {
+		t.Fatalf("GOGC %d while the floor is in force, want at least 100", p)
 	}
-	if l := currentLimit(); l < 8<<20 {
-		t.Fatalf("limit %d, want at least the 8 MiB floor", l)
+	if l := currentLimit(); l != prevLim {
+		t.Fatalf("memory limit %d, want it left at %d", l, prevLim)
 	}
-	// A live heap of 32 MiB: after a collection the limit must leave it
-	// room to double, or the collector would run without end.
+	// A live heap of 32 MiB, above the floor: GOGC's own percent. The
+	// cleanup of a collection made while sink grew may run late, with less
+	// live: a later collection's adjustment supersedes it.
 	for range 32 {
 		sink = append(sink, make([]byte, 1<<20))
 	}
-	// The cleanup of a collection made while sink grew may run late, with
-	// less live: a later collection's adjustment supersedes it.
 	c := active.Load()
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		collectUntilAdjusted(t, c)
-		if currentLimit() >= 64<<20 {
+		if currentPercent() == 100 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("limit %d MiB with 32 MiB live, want at least 64", currentLimit()>>20)
+			t.Fatalf("GOGC %d with 32 MiB live above an 8 MiB floor, want 100", currentPercent())
 		}
 	}
 	sink = nil
@@ -132,49 +142,51 @@ func TestStartKeepsTheLimitAboveTheLiveHeap(t *testing.T) {
 	stop()
 }
 
-// TestLimitStaysWithGOGC: with a live heap above the floor and garbage
-// made without pause, the limit stays near what GOGC=100 allows (twice
-// the live heap and the runtime's own memory) over many collections; it
-// must not rise with the heap pages each collection frees.
-//
-// A collection counts what the loop allocates while it marks as live, as
-// GOGC's own pacing does; on a loaded host a slow mark inflates one
-// collection's reading. So the test judges the smallest limit of the last
-// ten collections: a ratchet raises every one of them.
-func TestLimitStaysWithGOGC(t *testing.T) {
-	stop, err := Start(Config{FloorMiB: 8, Percent: 100})
+// TestGoalIsTheFloor: with a small live heap the runtime's heap goal is
+// the floor, to the MiB. It fails if the runtime's minimum heap (minHeap)
+// changes.
+func TestGoalIsTheFloor(t *testing.T) {
+	const floor = 64 << 20
+	stop, err := Start(Config{FloorMiB: floor >> 20, Percent: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stop()
-	const live = 24 << 20
-	for range live >> 20 {
-		sink = append(sink, make([]byte, 1<<20))
+	if f, capped, _ := InForce(); capped {
+		t.Skipf("the cgroup caps the floor at %d MiB", f>>20)
 	}
-	defer func() { sink = nil }()
-	c := active.Load()
+	collectUntilAdjusted(t, active.Load())
+	if live := readMetric(metricLive); live >= floor/2 {
+		t.Skipf("live heap %d MiB, too large to judge", live>>20)
+	}
+	if g := readMetric("/gc/heap/goal:bytes"); g < floor || g > floor+1<<20 {
+		t.Fatalf("heap goal %d B with a %d MiB floor, want the floor", g, floor>>20)
+	}
+}
+
+// TestCollectionsWaitForTheFloor: 1 GiB of garbage with a small live heap
+// takes about one collection per 64 MiB floor, where GOGC=100 alone would
+// take one per few MiB.
+func TestCollectionsWaitForTheFloor(t *testing.T) {
+	stop, err := Start(Config{FloorMiB: 64, Percent: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if f, capped, _ := InForce(); capped {
+		t.Skipf("the cgroup caps the floor at %d MiB", f>>20)
+	}
+	collectUntilAdjusted(t, active.Load())
+	const cycles = "/gc/cycles/total:gc-cycles"
+	before := readMetric(cycles)
 	var garbage []byte
-	var limits []int64
-	deadline := time.Now().Add(20 * time.Second)
-	seen := c.adjusts.Load()
-	for start := seen; seen < start+30; {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d adjustments in 20 s", seen-start)
-		}
-		garbage = make([]byte, 256<<10)
+	for range (1 << 30) / (64 << 10) {
+		garbage = make([]byte, 64<<10)
 		garbage[0] = 1
-		if n := c.adjusts.Load(); n != seen {
-			seen = n
-			limits = append(limits, currentLimit())
-		}
 	}
 	_ = garbage
-	// 2 × 24 MiB live, and 32 MiB for the runtime's own memory and the
-	// rest of the test binary (the ratchet made 482 MiB of it).
-	const want = 2*live + 32<<20
-	last := limits[max(0, len(limits)-10):]
-	if l := slices.Min(last); l > want {
-		t.Fatalf("limit at least %d MiB over the last %d collections with %d MiB live, want at most %d (limits %v)",
-			l>>20, len(last), live>>20, want>>20, last)
+	// 16 at the floor; the slack is for adjustments that run late.
+	if n := readMetric(cycles) - before; n > 24 {
+		t.Fatalf("%d collections for 1 GiB of garbage under a 64 MiB floor, want about 16", n)
 	}
 }
