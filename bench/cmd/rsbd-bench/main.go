@@ -16,8 +16,8 @@ type options struct {
 	pin        bool
 	profileDir string
 	// profileClients also profiles the publisher and subscriber processes
-	// of rsbd runs (the peers' runs are never profiled, so it costs rsbd
-	// alone the profiler's few per cent).
+	// of the runs, a peer's client processes too (each side then pays the
+	// profiler's few per cent in its clients).
 	profileClients bool
 	only           string
 	logPath        string
@@ -32,7 +32,7 @@ func main() {
 	flag.StringVar(&o.json, "json", "", "write the table as JSON to this file")
 	flag.BoolVar(&o.pin, "pin", false, "pin publishers/pingers to CPU 0 and subscribers/pongers to CPU 1 with taskset (daemons and servers float)")
 	flag.StringVar(&o.profileDir, "profile-dir", "", "write CPU profiles of the rsbd processes of every throughput run to this directory")
-	flag.BoolVar(&o.profileClients, "profile-clients", false, "with --profile-dir, also profile the publisher and subscriber processes of the rsbd runs")
+	flag.BoolVar(&o.profileClients, "profile-clients", false, "with --profile-dir, also profile the publisher and subscriber processes of the runs (the peers' client processes too)")
 	flag.StringVar(&o.only, "only", "", "comma-separated stages to run: "+strings.Join(stageNames, ","))
 	flag.StringVar(&o.logPath, "log", "", "file for the worker processes' logs (default: a file in the temporary directory)")
 	flag.BoolVar(&o.noPoll, "no-idle-poll", false, "skip the second round-trip series with idle CPUs polling (PM QoS request on /dev/cpu_dma_latency, needs root)")

@@ -186,14 +186,16 @@ func (r *runner) stopSender(p *agent.Process, sc *agent.Call) bool {
 	return true
 }
 
-// startProfiles starts CPU profiles of the run's rsbd processes and returns
-// the function that stops them.
+// startProfiles starts CPU profiles of the run's rsbd processes (and with
+// profileClients of its client processes, a peer's too) and returns the
+// function that stops them.
 func (r *runner) startProfiles(t thrRun) func() {
-	if r.o.profileDir == "" || len(t.procs) == 0 {
+	ps := profiled(t, r.o.profileClients)
+	if r.o.profileDir == "" || len(ps) == 0 {
 		return func() {}
 	}
 	var started []*agent.Process
-	for _, p := range profiled(t, r.o.profileClients) {
+	for _, p := range ps {
 		name := fmt.Sprintf("%s-%d-%s.pprof", strings.ReplaceAll(t.label, " ", "_"), t.size, p.Name())
 		path := filepath.Join(r.o.profileDir, name)
 		if err := p.Do("profile", addrArgs{Addr: path}, setupTimeout, nil); err != nil {
@@ -211,12 +213,12 @@ func (r *runner) startProfiles(t thrRun) func() {
 	}
 }
 
-// profiled lists the processes of a run to profile: its rsbd processes,
-// and with clients its sender and receiver when they are other processes;
-// none for a peer's run.
+// profiled lists the processes of a run to profile: its rsbd processes
+// (a peer's run has none), and with clients its sender and receiver when
+// they are other processes, a peer's client processes among them.
 func profiled(t thrRun, clients bool) []*agent.Process {
 	ps := slices.Clone(t.procs)
-	if !clients || len(ps) == 0 { // a peer's run has no rsbd process
+	if !clients {
 		return ps
 	}
 	for _, p := range []*agent.Process{t.send, t.recv} {

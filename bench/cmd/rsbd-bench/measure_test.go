@@ -106,9 +106,12 @@ func TestProfiled(t *testing.T) {
 	if got := profiled(run, true); len(got) != 2 || got[0] != d || got[1] != pub {
 		t.Fatalf("receiving daemon: %v, want daemon and publisher", got)
 	}
-	// The peers' runs (no rsbd process) are never profiled.
-	if got := profiled(thrRun{send: pub, recv: sub}, true); len(got) != 0 {
-		t.Fatalf("peer run: %v, want none", got)
+	// A peer's run (no rsbd process): its clients, with clients alone.
+	if got := profiled(thrRun{send: pub, recv: sub}, false); len(got) != 0 {
+		t.Fatalf("peer run without clients: %v, want none", got)
+	}
+	if got := profiled(thrRun{send: pub, recv: sub}, true); len(got) != 2 || got[0] != pub || got[1] != sub {
+		t.Fatalf("peer run with clients: %v, want publisher, subscriber", got)
 	}
 }
 

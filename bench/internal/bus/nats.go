@@ -99,6 +99,15 @@ func (n *NATS) Publish(topic string, payload []byte) error {
 	return n.pub.Load().Publish(Subject(topic), payload)
 }
 
+var _ TopicPublisher = (*NATS)(nil)
+
+// PublishOn returns a function that publishes on topic, its subject
+// converted once, as the rsbd endpoints parse a topic's scope once.
+func (n *NATS) PublishOn(topic string) (func(payload []byte) error, error) {
+	subj := Subject(topic)
+	return func(p []byte) error { return n.pub.Load().Publish(subj, p) }, nil
+}
+
 // Flush does nothing: nats.go's flusher goroutine writes the buffer as soon
 // as it is signalled by Publish.
 func (n *NATS) Flush() error { return nil }

@@ -19,6 +19,12 @@ func TestNATSReplacesClosedConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Close()
+	// A topic's handle made before the connection is replaced publishes on
+	// the new one.
+	on, err := n.PublishOn("/bench/again/")
+	if err != nil {
+		t.Fatal(err)
+	}
 	old := n.pub.Load()
 	id, err := old.GetClientID()
 	if err != nil {
@@ -40,11 +46,14 @@ func TestNATSReplacesClosedConnection(t *testing.T) {
 	if err := n.Publish("/bench/again/", []byte("hi")); err != nil {
 		t.Fatal(err)
 	}
+	if err := on([]byte("ho")); err != nil {
+		t.Fatal(err)
+	}
 	if err := n.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the event", func() bool { return in.len() == 1 })
+	waitFor(t, "the events", func() bool { return in.len() == 2 })
 	if !bytes.Equal(in.first(), []byte("hi")) {
-		t.Fatalf("got %q", in.first())
+		t.Fatalf("got %q first", in.first())
 	}
 }
