@@ -76,16 +76,23 @@ func benchCalls(b *testing.B, rs *RemoteServer) {
 // overflows: over one node, and across two nodes (UDP between them).
 func BenchmarkInformerListener(b *testing.B) {
 	for _, tc := range []struct {
-		name  string
-		m     mode
-		nodes int
-	}{{"socket/one-node", modeSocket, 1}, {"socket/two-nodes", modeSocket, 2}, {"embedded/two-nodes", modeEmbedded, 2},
-		{"rsbd/one-daemon", modeDaemon, 1}, {"rsbd/two-daemons", modeDaemon, 2}} {
+		name   string
+		m      mode
+		nodes  int
+		borrow bool // the listener WithoutRetention
+	}{{"socket/one-node", modeSocket, 1, false}, {"socket/one-node/without-retention", modeSocket, 1, true},
+		{"socket/two-nodes", modeSocket, 2, false}, {"embedded/two-nodes", modeEmbedded, 2, false},
+		{"rsbd/one-daemon", modeDaemon, 1, false}, {"rsbd/one-daemon/without-retention", modeDaemon, 1, true},
+		{"rsbd/two-daemons", modeDaemon, 2, false}} {
 		b.Run(tc.name, func(b *testing.B) {
 			pub, sub := benchBuses(b, tc.m, tc.nodes)
 			sc := mustScope("/bench/stream")
 			rd := awaitRouteReader(b, pub, sub, sc)
-			l, err := sub.NewListener(sc, WithFilter(MethodFilter("")), WithQueue(4096, DropNewest))
+			opts := []Option{WithFilter(MethodFilter("")), WithQueue(4096, DropNewest)}
+			if tc.borrow {
+				opts = append(opts, WithoutRetention())
+			}
+			l, err := sub.NewListener(sc, opts...)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -149,3 +149,19 @@ func deliverTo(sinks []sink, it item) {
 		s.deliver(it)
 	}
 }
+
+// borrower is a sink whose participant gives its events back for reuse
+// (WithoutRetention).
+type borrower interface{ borrows() bool }
+
+// eventFor returns the event a received frame for sinks is decoded into:
+// from the pool when it goes to one sink alone that gives it back, else a
+// new one (several sinks each take a copy of it).
+func eventFor(sinks []sink) *Event {
+	if len(sinks) == 1 {
+		if b, ok := sinks[0].(borrower); ok && b.borrows() {
+			return takeEvent()
+		}
+	}
+	return new(Event)
+}

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"sync"
 	"time"
 
 	"github.com/rsbd/rsbd/notification"
@@ -71,12 +72,18 @@ type item struct {
 }
 
 // toEvent builds the participant's view of a received event: the event
-// given to it alone, or a copy of the shared wire view, with receive and
-// deliver times and the converted payload.
-func toEvent(reg *notification.Registry, it item) *Event {
+// given to it alone, or a copy of the shared wire view (from the pool of
+// reusable events when borrow is set), with receive and deliver times and
+// the converted payload.
+func toEvent(reg *notification.Registry, it item, borrow bool) *Event {
 	out := it.own
 	if out == nil {
-		out = &Event{Event: *it.ev}
+		if borrow {
+			out = takeEvent()
+		} else {
+			out = new(Event)
+		}
+		out.Event = *it.ev
 	}
 	out.MetaData.ReceiveTime = it.recv
 	out.MetaData.DeliverTime = nowMicros()
@@ -86,6 +93,20 @@ func toEvent(reg *notification.Registry, it item) *Event {
 		out.Payload = nil
 	}
 	return out
+}
+
+// eventPool holds the events listeners WithoutRetention gave back.
+var eventPool = sync.Pool{New: func() any { return new(Event) }}
+
+// takeEvent returns an event from the pool; the caller overwrites it
+// whole.
+func takeEvent() *Event { return eventPool.Get().(*Event) }
+
+// giveBack returns an event whose handlers are done with it to the pool,
+// cleared so that the pool keeps no frame body alive.
+func giveBack(ev *Event) {
+	*ev = Event{}
+	eventPool.Put(ev)
 }
 
 // nowMicros returns the current time in microseconds since the Unix epoch,

@@ -91,7 +91,8 @@ func (l *socketLink) readLoop() error {
 			l.bus.unwanted.Add(1) // an all-events connection gets much it does not need
 			continue
 		}
-		ev := &Event{Event: scratch}
+		ev := eventFor(sinks)
+		ev.Event = scratch
 		deliverTo(sinks, item{ev: &ev.Event, own: ev, recv: recv})
 		clear(sinks)
 	}

@@ -41,11 +41,15 @@ type receiver struct {
 	// direct, when set, takes each event that passes the filters instead
 	// of the queue (WithInlineDelivery).
 	direct func(item)
+	// borrow: the participant gives its events back (WithoutRetention).
+	borrow bool
 }
 
 func (r *receiver) sinkScope() scope.Scope { return r.info.scope }
 
 func (r *receiver) participant() partInfo { return r.info }
+
+func (r *receiver) borrows() bool { return r.borrow }
 
 func (r *receiver) deliver(it item) {
 	if !passes(r.filters, it.ev) {
@@ -71,6 +75,7 @@ func (b *Bus) newReceiver(sc scope.Scope, kind string, o options) (*receiver, er
 		info:    partInfo{kind: kind, id: notification.NewParticipantID(), scope: sc},
 		filters: o.filters,
 		q:       newQueue(b.queueSize(o.queueSize), o.policy),
+		borrow:  o.borrow && kind == KindListener,
 	}, nil
 }
 
@@ -97,8 +102,8 @@ type Listener struct {
 	handled, errs, panics atomic.Uint64
 }
 
-// NewListener creates a listener on sc (WithFilter, WithQueue and
-// WithInlineDelivery apply). It is announced before NewListener returns.
+// NewListener creates a listener on sc (WithFilter, WithQueue,
+// WithInlineDelivery and WithoutRetention apply). It is announced before NewListener returns.
 func (b *Bus) NewListener(sc scope.Scope, opts ...Option) (*Listener, error) {
 	o := collect(opts)
 	if o.inline {
@@ -163,13 +168,7 @@ func (l *Listener) run() {
 		if err != nil {
 			return
 		}
-		ev := toEvent(l.r.bus.reg, it)
-		for _, h := range *l.snap.Load() {
-			if l.r.q.isClosed() {
-				return
-			}
-			l.call(h, ev)
-		}
+		l.handle(toEvent(l.r.bus.reg, it, l.r.borrow))
 	}
 }
 
@@ -180,12 +179,20 @@ func (l *Listener) handleInline(it item) {
 		return
 	}
 	l.r.q.pushed.Add(1)
-	ev := toEvent(l.r.bus.reg, it)
+	l.handle(toEvent(l.r.bus.reg, it, l.r.borrow))
+}
+
+// handle calls the handlers with ev, until the listener closes; a listener
+// WithoutRetention then gives ev back.
+func (l *Listener) handle(ev *Event) {
 	for _, h := range *l.snap.Load() {
 		if l.r.q.isClosed() {
 			return
 		}
 		l.call(h, ev)
+	}
+	if l.r.borrow {
+		giveBack(ev)
 	}
 }
 

@@ -14,6 +14,7 @@ type options struct {
 	wireSchema  string
 	callTimeout time.Duration
 	inline      bool
+	borrow      bool
 }
 
 func collect(opts []Option) options {
@@ -52,6 +53,18 @@ func WithQueue(size int, policy DropPolicy) Option {
 // WithQueue does not apply.
 func WithInlineDelivery() Option {
 	return func(o *options) { o.inline = true }
+}
+
+// WithoutRetention promises that a Listener's handlers keep neither the
+// *Event they are given nor anything it refers to (Data, Payload, Causes,
+// the meta data's slices) once they return: a handler that needs any of
+// it later copies it. The Listener then gives its events back for reuse
+// after its handlers ran, and an event received over the socket protocol
+// costs no allocation of its own (its payload's conversion aside), which
+// spares the collector most of a high-rate stream's garbage. A handler
+// that breaks the promise sees the event change under it.
+func WithoutRetention() Option {
+	return func(o *options) { o.borrow = true }
 }
 
 // WithWireSchema makes an Informer convert payloads with the converter of

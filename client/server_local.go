@@ -159,7 +159,7 @@ func (m *serverMethod) run() {
 		if err != nil {
 			return
 		}
-		req := toEvent(m.srv.bus.reg, it)
+		req := toEvent(m.srv.bus.reg, it, false)
 		result, cerr := m.invoke(req)
 		if m.q.isClosed() {
 			return

@@ -131,7 +131,7 @@ func (r *RemoteServer) CallEvent(ctx context.Context, method string, arg any) (*
 func (r *RemoteServer) await(ctx context.Context, msc scope.Scope, method string, ch chan *notification.Event) (*Event, error) {
 	select {
 	case ev := <-ch:
-		rep := toEvent(r.bus.reg, item{ev: ev, recv: nowMicros()})
+		rep := toEvent(r.bus.reg, item{ev: ev, recv: nowMicros()}, false)
 		if _, isErr := rep.MetaData.UserInfo(ErrorInfoKey); isErr {
 			return nil, &RemoteError{Scope: msc.String(), Method: method, Message: string(rep.Data)}
 		}

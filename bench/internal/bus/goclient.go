@@ -20,7 +20,8 @@ const GoClientQueue = 1 << 20
 // GoClient is an endpoint using rsbd's Go client package over one socket
 // connection to a daemon: an Informer per topic publishes, a Listener per
 // subscription receives, as a Go program on the bus does. Its listeners
-// queue events for a goroutine of their own (the default) until SetInline.
+// (WithoutRetention) queue events for a goroutine of their own (the
+// default) until SetInline.
 type GoClient struct {
 	bus    *client.Bus
 	inline atomic.Bool
@@ -103,11 +104,14 @@ func (g *GoClient) Subscribe(topic string, fn Handler) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	opt := client.WithQueue(GoClientQueue, client.DropNewest)
+	// The harness's handlers keep no payload (in every system), so the
+	// listener gives its events back, as the embedded subscriptions are
+	// WithoutRetention.
+	opts := []client.Option{client.WithQueue(GoClientQueue, client.DropNewest), client.WithoutRetention()}
 	if g.inline.Load() {
-		opt = client.WithInlineDelivery()
+		opts = append(opts, client.WithInlineDelivery())
 	}
-	l, err := g.bus.NewListener(sc, opt)
+	l, err := g.bus.NewListener(sc, opts...)
 	if err != nil {
 		return nil, err
 	}

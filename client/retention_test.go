@@ -1,0 +1,129 @@
+package client
+
+import (
+	"testing"
+	"time"
+)
+
+// seen is what a handler of a listener WithoutRetention reads from its
+// event before it returns, since it may not keep the event.
+type seen struct {
+	payload any
+	seq     uint32
+	timed   bool   // receive and deliver times set
+	ev      *Event // the event's identity, never read after the handler
+}
+
+// borrowEvents adds a handler to l that reports every non-probe event.
+func borrowEvents(l *Listener) <-chan seen {
+	ch := make(chan seen, 1024)
+	l.AddHandler(func(ev *Event) error {
+		if ev.Method != probeMethod {
+			ch <- seen{payload: ev.Payload, seq: ev.ID.SequenceNumber,
+				timed: ev.MetaData.ReceiveTime != 0 && ev.MetaData.DeliverTime != 0, ev: ev}
+		}
+		return nil
+	})
+	return ch
+}
+
+func nextSeen(t *testing.T, ch <-chan seen) seen {
+	t.Helper()
+	select {
+	case s := <-ch:
+		return s
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event within 10s")
+		return seen{}
+	}
+}
+
+// TestWithoutRetention: a listener WithoutRetention gets every event whole
+// and in order, in events it gives back and gets again; a listener that
+// keeps its events on the same scope keeps them intact meanwhile.
+func TestWithoutRetention(t *testing.T) {
+	for _, inline := range []bool{false, true} {
+		name := "queued"
+		if inline {
+			name = "inline"
+		}
+		t.Run(name, func(t *testing.T) {
+			forEnvs(t, 1, func(t *testing.T, e env) { testWithoutRetention(t, e, inline) })
+		})
+	}
+}
+
+func testWithoutRetention(t *testing.T, e env, inline bool) {
+	a, b := e.connect(t, 0), e.connect(t, 0)
+	opts := []Option{WithoutRetention(), WithQueue(1024, DropNewest)}
+	if inline {
+		opts = append(opts, WithInlineDelivery())
+	}
+	listen := func(sc string, opts ...Option) *Listener {
+		l, err := b.NewListener(mustScope(sc), opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	informer := func(sc string) *Informer {
+		inf, err := a.NewInformer(mustScope(sc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return inf
+	}
+	soleSc, sharedSc := "/borrow/"+e.name+"/sole/", "/borrow/"+e.name+"/shared/"
+	rd := awaitRouteReader(t, a, b, mustScope(soleSc))
+	sole := borrowEvents(listen(soleSc, opts...))
+	rd.Close() // the borrowing listener alone receives on soleSc
+	rd = awaitRouteReader(t, a, b, mustScope(sharedSc))
+	kept := collectEvents(t, listen(sharedSc, WithQueue(1024, DropNewest)))
+	shared := borrowEvents(listen(sharedSc, opts...))
+	rd.Close()
+
+	const n = 300
+	// One event at a time: each is given back before the next arrives.
+	soleInf := informer(soleSc)
+	events := map[*Event]bool{}
+	var first uint32
+	for i := range n {
+		if _, err := soleInf.Publish(bg(), int64(i)); err != nil {
+			t.Fatal(err)
+		}
+		s := nextSeen(t, sole)
+		if i == 0 {
+			first = s.seq
+		}
+		if s.payload != int64(i) || s.seq != first+uint32(i) || !s.timed {
+			t.Fatalf("event %d: payload %v, sequence number %d (first %d), times set %v", i, s.payload, s.seq, first, s.timed)
+		}
+		events[s.ev] = true
+	}
+	// The pool keeps most of what it is given (under the race detector it
+	// drops a quarter at random).
+	if len(events) > n/2 {
+		t.Fatalf("%d distinct events for %d deliveries: events are not reused", len(events), n)
+	}
+
+	sharedInf := informer(sharedSc)
+	for i := range n {
+		if _, err := sharedInf.Publish(bg(), int64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		if s := nextSeen(t, shared); s.payload != int64(i) || !s.timed {
+			t.Fatalf("shared event %d: payload %v, times set %v", i, s.payload, s.timed)
+		}
+	}
+	evs := make([]*Event, n)
+	for i := range evs {
+		evs[i] = next(t, kept)
+	}
+	for i, ev := range evs { // read after the borrowing listener gave all back
+		if ev.Payload != int64(i) || ev.Scope.String() != sharedSc {
+			t.Fatalf("kept event %d: payload %v on %s", i, ev.Payload, ev.Scope)
+		}
+	}
+}
