@@ -20,7 +20,9 @@ type link interface {
 	// matches. ev is not modified afterwards and may be retained by sinks;
 	// ev.Data may be the publisher's memory, which a link copies before it
 	// keeps it past the call or hands it to sinks.
-	publish(ctx context.Context, ev *notification.Event) error
+	// kept reports whether anything may still refer to ev after the call;
+	// an event nothing kept may be reused by the caller.
+	publish(ctx context.Context, ev *notification.Event) (kept bool, err error)
 	// attach starts delivering the events on s's scope (and sub-scopes) to
 	// s; the returned function stops it.
 	attach(s sink) (detach func())
@@ -249,22 +251,23 @@ func (b *Bus) track(closeFn func()) (untrack func(), err error) {
 	}, nil
 }
 
-// publish sends a prepared event.
-func (b *Bus) publish(ctx context.Context, ev *notification.Event) error {
+// publish sends a prepared event; kept is the link's (see link.publish).
+func (b *Bus) publish(ctx context.Context, ev *notification.Event) (kept bool, err error) {
 	if err := b.deadError(); err != nil {
-		return err
+		return false, err
 	}
 	if err := ctx.Err(); err != nil {
-		return ctxError(ctx)
+		return false, ctxError(ctx)
 	}
-	if err := b.link.publish(ctx, ev); err != nil {
+	kept, err = b.link.publish(ctx, ev)
+	if err != nil {
 		if errors.Is(err, node.ErrClosed) {
-			return fmt.Errorf("%w: %w", ErrClosed, err)
+			return kept, fmt.Errorf("%w: %w", ErrClosed, err)
 		}
-		return err
+		return kept, err
 	}
 	b.published.Add(1)
-	return nil
+	return kept, nil
 }
 
 // markDead records that the link failed; blocked Reads return cause.
@@ -313,9 +316,9 @@ func (b *Bus) queueSize(n int) int {
 // delivers to local subscriptions itself.
 type embeddedLink struct{ n *node.Node }
 
-func (l *embeddedLink) publish(ctx context.Context, ev *notification.Event) error {
+func (l *embeddedLink) publish(ctx context.Context, ev *notification.Event) (kept bool, err error) {
 	ev.Data = slices.Clone(ev.Data) // the node keeps the event
-	return l.n.Publish(ctx, ev)
+	return true, l.n.Publish(ctx, ev)
 }
 
 func (l *embeddedLink) attach(s sink) func() {

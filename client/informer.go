@@ -121,7 +121,8 @@ func (i *Informer) prepare(ev *Event) (*notification.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	ne := &notification.Event{
+	ne := takeWire()
+	*ne = notification.Event{
 		Scope:      sc,
 		Method:     ev.Method,
 		WireSchema: schema,
@@ -165,16 +166,30 @@ func (i *Informer) serialize(ev *Event) (string, []byte, error) {
 	return schema, data, nil
 }
 
-// transmit publishes ne, stamped by prepare, and reports the result in ev.
+// transmit publishes ne, stamped by prepare, and reports the result in ev;
+// a wire event the link did not keep goes back to the pool.
 func (i *Informer) transmit(ctx context.Context, ev *Event, ne *notification.Event) error {
 	data := ne.Data // the link may replace ne.Data by a copy it shares
-	if err := i.bus.publish(ctx, ne); err != nil {
-		return err
+	kept, err := i.bus.publish(ctx, ne)
+	if err == nil {
+		ev.Scope, ev.ID, ev.WireSchema, ev.Data = ne.Scope, ne.ID, ne.WireSchema, data
+		ev.MetaData.CreateTime, ev.MetaData.SendTime = ne.MetaData.CreateTime, ne.MetaData.SendTime
 	}
-	ev.Scope, ev.ID, ev.WireSchema, ev.Data = ne.Scope, ne.ID, ne.WireSchema, data
-	ev.MetaData.CreateTime, ev.MetaData.SendTime = ne.MetaData.CreateTime, ne.MetaData.SendTime
-	return nil
+	if !kept {
+		*ne = notification.Event{} // the pool keeps no payload alive
+		wirePool.Put(ne)
+	}
+	return err
 }
+
+// wirePool holds wire events that publishes made and no link kept: over
+// the socket protocol, with no local listener, an event is encoded for
+// the connection at once.
+var wirePool = sync.Pool{New: func() any { return new(notification.Event) }}
+
+// takeWire returns a wire event from the pool; the caller overwrites it
+// whole.
+func takeWire() *notification.Event { return wirePool.Get().(*notification.Event) }
 
 // Close retires the informer (introspection Bye); later publishes fail with
 // ErrClosed. It is idempotent.

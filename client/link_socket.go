@@ -104,17 +104,20 @@ func (l *socketLink) skipMalformed(body []byte, err error) {
 	l.bus.log.Debug("client: skipping malformed frame", "len", len(body), "err", err)
 }
 
-func (l *socketLink) publish(ctx context.Context, ev *notification.Event) error {
+// publish encodes ev for the connection, which keeps only the encoding;
+// local sinks keep ev itself.
+func (l *socketLink) publish(ctx context.Context, ev *notification.Event) (kept bool, err error) {
 	if err := l.send.sendEvent(ctx, ev, ev.MetaData.SendTime); err != nil {
-		return err
+		return false, err
 	}
 	// Local sinks receive the event as it is sent, with data of its own.
 	var buf [8]sink
 	if sinks := l.sinks.appendMatching(buf[:0], ev.Scope); len(sinks) > 0 {
 		ev.Data = slices.Clone(ev.Data)
 		deliverTo(sinks, item{ev: ev, recv: ev.MetaData.SendTime})
+		return true, nil
 	}
-	return nil
+	return false, nil
 }
 
 func (l *socketLink) flush(ctx context.Context) error { return l.send.flush(ctx) }

@@ -3,6 +3,8 @@ package client
 import (
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/client/clienttest"
 )
 
 // seen is what a handler of a listener WithoutRetention reads from its
@@ -124,6 +126,52 @@ func testWithoutRetention(t *testing.T, e env, inline bool) {
 	for i, ev := range evs { // read after the borrowing listener gave all back
 		if ev.Payload != int64(i) || ev.Scope.String() != sharedSc {
 			t.Fatalf("kept event %d: payload %v on %s", i, ev.Payload, ev.Scope)
+		}
+	}
+}
+
+// TestPublishReusesWireEvents: over the socket protocol a publish nothing
+// local listens to allocates nothing (its wire event goes back to the
+// pool), while events a local listener still holds in its queue stay
+// intact.
+func TestPublishReusesWireEvents(t *testing.T) {
+	if testing.Short() {
+		t.Skip("rsbd processes are not started with -short")
+	}
+	d := clienttest.StartDaemons(t, 1)[0]
+	b := dialNode(t, d.URI())
+	sc := mustScope("/wire/kept/")
+	l, err := b.NewListener(sc, WithQueue(1024, DropNewest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := collectEvents(t, l) // its handler blocks after 256 events
+	inf, err := b.NewInformer(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := b.NewInformer(mustScope("/wire/nobody/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 400
+	for i := range n {
+		if _, err := inf.Publish(bg(), int64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	payload := any([]byte("reused"))
+	allocs := testing.AllocsPerRun(2000, func() {
+		if _, err := other.Publish(bg(), payload); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 0 {
+		t.Fatalf("%v allocations per publish that nothing keeps, want none", allocs)
+	}
+	for i := range n {
+		if ev := next(t, got); ev.Payload != int64(i) || ev.Scope != sc {
+			t.Fatalf("local event %d: payload %v on %s", i, ev.Payload, ev.Scope)
 		}
 	}
 }
