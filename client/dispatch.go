@@ -155,13 +155,13 @@ func deliverTo(sinks []sink, it item) {
 type borrower interface{ borrows() bool }
 
 // eventFor returns the event a received frame for sinks is decoded into:
-// from the pool when it goes to one sink alone that gives it back, else a
-// new one (several sinks each take a copy of it).
-func eventFor(sinks []sink) *Event {
+// from the pool when it goes to one sink alone that gives it back
+// (borrowed), else a new one (several sinks each take a copy of it).
+func eventFor(sinks []sink) (ev *Event, borrowed bool) {
 	if len(sinks) == 1 {
 		if b, ok := sinks[0].(borrower); ok && b.borrows() {
-			return takeEvent()
+			return takeEvent(), true
 		}
 	}
-	return new(Event)
+	return new(Event), false
 }

@@ -22,6 +22,10 @@ type Event struct {
 	// PayloadErr is set on received events whose Data the registry could
 	// not convert (unknown wire schema or bad payload); Payload is then nil.
 	PayloadErr error
+
+	// slab, on an event lent to a listener WithoutRetention, is the
+	// receive slab its data lies in, released when the event is given back.
+	slab *recvSlab
 }
 
 // Filter decides on the wire view of a received event, before its payload is
@@ -103,10 +107,15 @@ var eventPool = sync.Pool{New: func() any { return new(Event) }}
 func takeEvent() *Event { return eventPool.Get().(*Event) }
 
 // giveBack returns an event whose handlers are done with it to the pool,
-// cleared so that the pool keeps no frame body alive.
+// cleared so that the pool keeps no frame body alive, and releases its
+// slab.
 func giveBack(ev *Event) {
+	s := ev.slab
 	*ev = Event{}
 	eventPool.Put(ev)
+	if s != nil {
+		s.release()
+	}
 }
 
 // nowMicros returns the current time in microseconds since the Unix epoch,

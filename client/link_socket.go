@@ -24,6 +24,7 @@ type socketLink struct {
 	uri   URI
 	bus   *Bus
 	sinks dispatcher
+	slabs *slabPool
 	done  chan struct{} // closed when the reader goroutine ends
 	// started tells close whether there is a reader goroutine to wait for.
 	started bool
@@ -35,7 +36,7 @@ func dialSocket(ctx context.Context, u URI, cfg rsbsocket.ClientConfig, b *Bus) 
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
-	return &socketLink{conn: conn, send: newSender(conn, b.markDead), uri: u, bus: b, done: make(chan struct{})}, nil
+	return &socketLink{conn: conn, send: newSender(conn, b.markDead), uri: u, bus: b, slabs: newSlabPool(), done: make(chan struct{})}, nil
 }
 
 // startReader starts the goroutine that receives from the server. It is the
@@ -52,8 +53,9 @@ func (l *socketLink) startReader() {
 // Each frame is decoded once, into a scratch event whose scope finds its
 // sinks; a wanted one is copied into the Event its participants get, its
 // data aliasing the frame's body. Bodies are read one after the other into
-// a slab of recvSlabBytes as long as they fit (a new slab is taken when
-// less than recvSlabMin is left); a slab lives as long as any event of it.
+// a slab (recvSlab) as long as they fit; a slab lives as long as any event
+// of it, and one whose events all went to listeners WithoutRetention is
+// reused once they gave them back.
 //
 // The receive time is read once per read from the socket: frames that
 // began arriving in the same read share it, the time the first of them
@@ -62,13 +64,17 @@ func (l *socketLink) readLoop() error {
 	var dec notification.Decoder
 	var scratch notification.Event
 	var sinks []sink // the current frame's, reused
-	var slab []byte  // the unused rest of the current slab
+	cur := l.slabs.get()
+	defer func() { cur.release() }()
+	rest := cur.buf[:0] // the unused rest of the current slab
 	var recv int64
 	for {
-		if cap(slab) < recvSlabMin {
-			slab = make([]byte, 0, recvSlabBytes)
+		if cap(rest) < recvSlabMin {
+			cur.release()
+			cur = l.slabs.get()
+			rest = cur.buf[:0]
 		}
-		body, buffered, err := l.conn.RecvIntoBuffered(slab)
+		body, buffered, err := l.conn.RecvIntoBuffered(rest)
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, rsbsocket.ErrClosed) || errors.Is(err, net.ErrClosed) {
 				return ErrClosed
@@ -78,8 +84,12 @@ func (l *socketLink) readLoop() error {
 		if !buffered || recv == 0 {
 			recv = nowMicros()
 		}
-		if len(body) <= cap(slab) { // read into the slab
-			slab = slab[len(body):len(body)]
+		inSlab := len(body) <= cap(rest)
+		switch {
+		case inSlab:
+			rest = rest[len(body):len(body)]
+		case len(body) <= recvSlabBytes:
+			rest = nil // a new slab would have held it: take one for the next
 		}
 		l.bus.received.Add(1)
 		if err := dec.DecodeAliasInto(&scratch, body); err != nil {
@@ -91,8 +101,16 @@ func (l *socketLink) readLoop() error {
 			l.bus.unwanted.Add(1) // an all-events connection gets much it does not need
 			continue
 		}
-		ev := eventFor(sinks)
+		ev, borrowed := eventFor(sinks)
 		ev.Event = scratch
+		if inSlab {
+			if borrowed {
+				cur.lend()
+				ev.slab = cur
+			} else {
+				cur.kept.Store(true)
+			}
+		}
 		deliverTo(sinks, item{ev: &ev.Event, own: ev, recv: recv})
 		clear(sinks)
 	}

@@ -54,9 +54,13 @@ const (
 	// data lies in it.
 	recvSlabBytes = 16 << 10
 	// recvSlabMin is the least room left in a slab for the next frame to
-	// be read into it; with less, a new slab is taken (a larger frame that
-	// does not fit gets memory of its own).
+	// be read into it; with less, a new slab is taken. A larger frame that
+	// does not fit gets memory of its own, and one that a new slab would
+	// have held retires the slab.
 	recvSlabMin = 1 << 10
+	// recvSlabPool is how many slabs whose events were all given back
+	// (WithoutRetention) a socket link keeps for reuse: 1 MiB.
+	recvSlabPool = 64
 	// sendArenaBytes is the size of the arenas a socket link encodes small
 	// events into, one after the other (one allocation for many frames);
 	// sendArenaFrame is the largest encoding that goes into one, larger

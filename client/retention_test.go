@@ -1,6 +1,9 @@
 package client
 
 import (
+	"bytes"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -172,6 +175,144 @@ func TestPublishReusesWireEvents(t *testing.T) {
 	for i := range n {
 		if ev := next(t, got); ev.Payload != int64(i) || ev.Scope != sc {
 			t.Fatalf("local event %d: payload %v on %s", i, ev.Payload, ev.Scope)
+		}
+	}
+}
+
+// TestWithoutRetentionReusesSlabs: the receive slabs of events given back
+// are read into again, while data of events a listener keeps, read into
+// the same slabs, stays intact.
+func TestWithoutRetentionReusesSlabs(t *testing.T) {
+	n := clienttest.StartNodes(t, 1)[0]
+	a, b := dialNode(t, n.SocketAddr().String()), dialNode(t, n.SocketAddr().String())
+	slabs := b.link.(*socketLink).slabs
+	pattern := func(tag, i int) []byte { return bytes.Repeat([]byte{byte(tag), byte(i)}, 1500) }
+	check := func(ch chan error, tag int) Handler {
+		i := 0
+		return func(ev *Event) error {
+			if ev.Method == probeMethod {
+				return nil
+			}
+			if !bytes.Equal(ev.Data, pattern(tag, i)) {
+				ch <- fmt.Errorf("event %d of %d: wrong data", i, tag)
+			} else {
+				ch <- nil
+			}
+			i++
+			return nil
+		}
+	}
+	borrowSc, keepSc := mustScope("/slabs/borrow/"), mustScope("/slabs/keep/")
+	rd := awaitRouteReader(t, a, b, borrowSc)
+	lb, err := b.NewListener(borrowSc, WithoutRetention(), WithQueue(4096, DropNewest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	borrowed := make(chan error, 4096)
+	lb.AddHandler(check(borrowed, 1))
+	rd.Close()
+	infB, err := a.NewInformer(borrowSc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One event at a time: 300 events of 3 KB fill about 60 slabs; given
+	// back, a few are read into over and over.
+	before := slabs.made.Load()
+	for i := range 300 {
+		if _, err := infB.Publish(bg(), pattern(1, i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-borrowed; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if made := slabs.made.Load() - before; made > 6 {
+		t.Fatalf("%d slabs made for 300 events of 3 KB given back one at a time", made)
+	}
+
+	// Events kept by a listener share slabs with events given back: the
+	// kept data must stay as it was.
+	rd = awaitRouteReader(t, a, b, keepSc)
+	lk, err := b.NewListener(keepSc, WithQueue(4096, DropNewest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []*Event
+	keptCh := make(chan struct{}, 4096)
+	var mu sync.Mutex
+	lk.AddHandler(func(ev *Event) error {
+		if ev.Method != probeMethod {
+			mu.Lock()
+			kept = append(kept, ev)
+			mu.Unlock()
+			keptCh <- struct{}{}
+		}
+		return nil
+	})
+	rd.Close()
+	infK, err := a.NewInformer(keepSc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 {
+		if _, err := infK.Publish(bg(), pattern(2, i)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := infB.Publish(bg(), pattern(1, 300+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 300 {
+		if err := <-borrowed; err != nil {
+			t.Fatal(err)
+		}
+		<-keptCh
+	}
+	mu.Lock()
+	for i, ev := range kept {
+		if !bytes.Equal(ev.Data, pattern(2, i)) {
+			t.Fatalf("kept event %d: its data changed", i)
+		}
+	}
+	mu.Unlock()
+
+	// Events waiting in a listener's queue hold their slabs: the reader
+	// moves on over many slabs meanwhile and must read into none of them.
+	heldSc := mustScope("/slabs/held/")
+	rd = awaitRouteReader(t, a, b, heldSc)
+	lh, err := b.NewListener(heldSc, WithoutRetention(), WithQueue(4096, DropNewest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := make(chan struct{})
+	held := make(chan error, 4096)
+	checkHeld := check(held, 3)
+	lh.AddHandler(func(ev *Event) error {
+		<-gate
+		return checkHeld(ev)
+	})
+	rd.Close()
+	infH, err := a.NewInformer(heldSc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 {
+		if _, err := infH.Publish(bg(), pattern(3, i)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := infB.Publish(bg(), pattern(1, 600+i)); err != nil { // into other slabs
+			t.Fatal(err)
+		}
+	}
+	for range 300 {
+		if err := <-borrowed; err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(gate)
+	for range 300 {
+		if err := <-held; err != nil {
+			t.Fatal(err)
 		}
 	}
 }
