@@ -67,6 +67,13 @@ func (l *socketLink) readLoop() error {
 	cur := l.slabs.get()
 	defer func() { cur.release() }()
 	rest := cur.buf[:0] // the unused rest of the current slab
+	var large *recvSlab // the large slab of the current body, if any
+	getLarge := func(n int) []byte {
+		if large = l.slabs.getLarge(n); large == nil {
+			return nil
+		}
+		return large.buf[:0]
+	}
 	var recv int64
 	for {
 		if cap(rest) < recvSlabMin {
@@ -74,8 +81,12 @@ func (l *socketLink) readLoop() error {
 			cur = l.slabs.get()
 			rest = cur.buf[:0]
 		}
-		body, buffered, err := l.conn.RecvIntoBuffered(rest)
+		large = nil
+		body, buffered, err := l.conn.RecvIntoSized(rest, getLarge)
 		if err != nil {
+			if large != nil {
+				large.release()
+			}
 			if errors.Is(err, io.EOF) || errors.Is(err, rsbsocket.ErrClosed) || errors.Is(err, net.ErrClosed) {
 				return ErrClosed
 			}
@@ -84,36 +95,48 @@ func (l *socketLink) readLoop() error {
 		if !buffered || recv == 0 {
 			recv = nowMicros()
 		}
-		inSlab := len(body) <= cap(rest)
+		var owner *recvSlab // the slab body lies in
 		switch {
-		case inSlab:
-			rest = rest[len(body):len(body)]
+		case large != nil:
+			owner = large
+		case len(body) <= cap(rest):
+			owner, rest = cur, rest[len(body):len(body)]
 		case len(body) <= recvSlabBytes:
 			rest = nil // a new slab would have held it: take one for the next
 		}
-		l.bus.received.Add(1)
-		if err := dec.DecodeAliasInto(&scratch, body); err != nil {
-			l.skipMalformed(body, err)
-			continue
+		l.deliverFrame(&dec, &scratch, &sinks, body, owner, recv)
+		if large != nil {
+			large.release() // the reader's reference
 		}
-		sinks = l.sinks.appendMatching(sinks[:0], scratch.Scope)
-		if len(sinks) == 0 {
-			l.bus.unwanted.Add(1) // an all-events connection gets much it does not need
-			continue
-		}
-		ev, borrowed := eventFor(sinks)
-		ev.Event = scratch
-		if inSlab {
-			if borrowed {
-				cur.lend()
-				ev.slab = cur
-			} else {
-				cur.kept.Store(true)
-			}
-		}
-		deliverTo(sinks, item{ev: &ev.Event, own: ev, recv: recv})
-		clear(sinks)
 	}
+}
+
+// deliverFrame decodes body, which lies in owner (nil: memory of its own),
+// and hands the event to its sinks: lent to a lone listener that gives it
+// back, else marking owner as kept.
+func (l *socketLink) deliverFrame(dec *notification.Decoder, scratch *notification.Event, sinks *[]sink, body []byte, owner *recvSlab, recv int64) {
+	l.bus.received.Add(1)
+	if err := dec.DecodeAliasInto(scratch, body); err != nil {
+		l.skipMalformed(body, err)
+		return
+	}
+	*sinks = l.sinks.appendMatching((*sinks)[:0], scratch.Scope)
+	if len(*sinks) == 0 {
+		l.bus.unwanted.Add(1) // an all-events connection gets much it does not need
+		return
+	}
+	ev, borrowed := eventFor(*sinks)
+	ev.Event = *scratch
+	if owner != nil {
+		if borrowed {
+			owner.lend()
+			ev.slab = owner
+		} else {
+			owner.kept.Store(true)
+		}
+	}
+	deliverTo(*sinks, item{ev: &ev.Event, own: ev, recv: recv})
+	clear(*sinks)
 }
 
 // skipMalformed counts and logs a frame that is not a valid Notification.

@@ -52,7 +52,7 @@ const (
 	// bodies into, one after the other: one allocation for many small
 	// events instead of one each. A slab lives as long as any event whose
 	// data lies in it.
-	recvSlabBytes = 16 << 10
+	recvSlabBytes = 1 << recvSlabShift
 	// recvSlabMin is the least room left in a slab for the next frame to
 	// be read into it; with less, a new slab is taken. A larger frame that
 	// does not fit gets memory of its own, and one that a new slab would
@@ -61,6 +61,17 @@ const (
 	// recvSlabPool is how many slabs whose events were all given back
 	// (WithoutRetention) a socket link keeps for reuse: 1 MiB.
 	recvSlabPool = 64
+	// recvSlabShift is log2(recvSlabBytes).
+	recvSlabShift = 14
+	// recvLargeMax is the largest body read into a reusable large slab
+	// (of the next power of two); larger ones get memory of their own.
+	recvLargeMax = 4 << 20
+	// recvLargeClasses counts the large slabs' size classes: 32 KiB,
+	// 64 KiB, ... recvLargeMax.
+	recvLargeClasses = 8
+	// recvLargePoolBytes bounds the large slabs a socket link keeps for
+	// reuse (each size class keeps at least one).
+	recvLargePoolBytes = 8 << 20
 	// sendArenaBytes is the size of the arenas a socket link encodes small
 	// events into, one after the other (one allocation for many frames);
 	// sendArenaFrame is the largest encoding that goes into one, larger

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/client/clienttest"
+	"github.com/rsbd/rsbd/scope"
 )
 
 // seen is what a handler of a listener WithoutRetention reads from its
@@ -180,13 +181,21 @@ func TestPublishReusesWireEvents(t *testing.T) {
 }
 
 // TestWithoutRetentionReusesSlabs: the receive slabs of events given back
-// are read into again, while data of events a listener keeps, read into
-// the same slabs, stays intact.
+// are read into again, small and large (a large slab holds one body),
+// while data of events a listener keeps, read into the same slabs or
+// large ones, stays intact, and so does the data of events still queued.
 func TestWithoutRetentionReusesSlabs(t *testing.T) {
 	n := clienttest.StartNodes(t, 1)[0]
 	a, b := dialNode(t, n.SocketAddr().String()), dialNode(t, n.SocketAddr().String())
 	slabs := b.link.(*socketLink).slabs
-	pattern := func(tag, i int) []byte { return bytes.Repeat([]byte{byte(tag), byte(i)}, 1500) }
+	// Every tenth event of a stream is large (100 KB): a large slab's.
+	pattern := func(tag, i int) []byte {
+		if i%10 == 9 {
+			return bytes.Repeat([]byte{byte(tag), byte(i)}, 50_000)
+		}
+		return bytes.Repeat([]byte{byte(tag), byte(i)}, 1500)
+	}
+	// check returns a handler checking the data of the stream of tag.
 	check := func(ch chan error, tag int) Handler {
 		i := 0
 		return func(ev *Event) error {
@@ -202,72 +211,72 @@ func TestWithoutRetentionReusesSlabs(t *testing.T) {
 			return nil
 		}
 	}
-	borrowSc, keepSc := mustScope("/slabs/borrow/"), mustScope("/slabs/keep/")
-	rd := awaitRouteReader(t, a, b, borrowSc)
-	lb, err := b.NewListener(borrowSc, WithoutRetention(), WithQueue(4096, DropNewest))
-	if err != nil {
-		t.Fatal(err)
+	listen := func(sc scope.Scope, h Handler, opts ...Option) {
+		rd := awaitRouteReader(t, a, b, sc)
+		l, err := b.NewListener(sc, append(opts, WithQueue(4096, DropNewest))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.AddHandler(h)
+		rd.Close()
 	}
+	informer := func(sc scope.Scope) *Informer {
+		inf, err := a.NewInformer(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return inf
+	}
+	publish := func(inf *Informer, tag, i int) {
+		if _, err := inf.Publish(bg(), pattern(tag, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	await := func(ch chan error, n int) {
+		for range n {
+			if err := nextErr(t, ch); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	// One event at a time: 300 events of 3 KB and 100 KB fill about 60
+	// slabs and 30 large ones; given back, a few are read into again.
+	borrowSc := mustScope("/slabs/borrow/")
 	borrowed := make(chan error, 4096)
-	lb.AddHandler(check(borrowed, 1))
-	rd.Close()
-	infB, err := a.NewInformer(borrowSc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// One event at a time: 300 events of 3 KB fill about 60 slabs; given
-	// back, a few are read into over and over.
+	listen(borrowSc, check(borrowed, 1), WithoutRetention())
+	infB := informer(borrowSc)
 	before := slabs.made.Load()
 	for i := range 300 {
-		if _, err := infB.Publish(bg(), pattern(1, i)); err != nil {
-			t.Fatal(err)
-		}
-		if err := <-borrowed; err != nil {
-			t.Fatal(err)
-		}
+		publish(infB, 1, i)
+		await(borrowed, 1)
 	}
-	if made := slabs.made.Load() - before; made > 6 {
-		t.Fatalf("%d slabs made for 300 events of 3 KB given back one at a time", made)
+	if made := slabs.made.Load() - before; made > 8 {
+		t.Fatalf("%d slabs made for 300 events given back one at a time", made)
 	}
 
 	// Events kept by a listener share slabs with events given back: the
 	// kept data must stay as it was.
-	rd = awaitRouteReader(t, a, b, keepSc)
-	lk, err := b.NewListener(keepSc, WithQueue(4096, DropNewest))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var kept []*Event
-	keptCh := make(chan struct{}, 4096)
+	keepSc := mustScope("/slabs/keep/")
 	var mu sync.Mutex
-	lk.AddHandler(func(ev *Event) error {
+	var kept []*Event
+	keptCh := make(chan error, 4096)
+	listen(keepSc, func(ev *Event) error {
 		if ev.Method != probeMethod {
 			mu.Lock()
 			kept = append(kept, ev)
 			mu.Unlock()
-			keptCh <- struct{}{}
+			keptCh <- nil
 		}
 		return nil
 	})
-	rd.Close()
-	infK, err := a.NewInformer(keepSc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	infK := informer(keepSc)
 	for i := range 300 {
-		if _, err := infK.Publish(bg(), pattern(2, i)); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := infB.Publish(bg(), pattern(1, 300+i)); err != nil {
-			t.Fatal(err)
-		}
+		publish(infK, 2, i)
+		publish(infB, 1, 300+i)
 	}
-	for range 300 {
-		if err := <-borrowed; err != nil {
-			t.Fatal(err)
-		}
-		<-keptCh
-	}
+	await(borrowed, 300)
+	await(keptCh, 300)
 	mu.Lock()
 	for i, ev := range kept {
 		if !bytes.Equal(ev.Data, pattern(2, i)) {
@@ -279,40 +288,30 @@ func TestWithoutRetentionReusesSlabs(t *testing.T) {
 	// Events waiting in a listener's queue hold their slabs: the reader
 	// moves on over many slabs meanwhile and must read into none of them.
 	heldSc := mustScope("/slabs/held/")
-	rd = awaitRouteReader(t, a, b, heldSc)
-	lh, err := b.NewListener(heldSc, WithoutRetention(), WithQueue(4096, DropNewest))
-	if err != nil {
-		t.Fatal(err)
-	}
 	gate := make(chan struct{})
 	held := make(chan error, 4096)
 	checkHeld := check(held, 3)
-	lh.AddHandler(func(ev *Event) error {
+	listen(heldSc, func(ev *Event) error {
 		<-gate
 		return checkHeld(ev)
-	})
-	rd.Close()
-	infH, err := a.NewInformer(heldSc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, WithoutRetention())
+	infH := informer(heldSc)
 	for i := range 300 {
-		if _, err := infH.Publish(bg(), pattern(3, i)); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := infB.Publish(bg(), pattern(1, 600+i)); err != nil { // into other slabs
-			t.Fatal(err)
-		}
+		publish(infH, 3, i)
+		publish(infB, 1, 600+i) // into other slabs
 	}
-	for range 300 {
-		if err := <-borrowed; err != nil {
-			t.Fatal(err)
-		}
-	}
+	await(borrowed, 300)
 	close(gate)
-	for range 300 {
-		if err := <-held; err != nil {
-			t.Fatal(err)
-		}
+	await(held, 300)
+}
+
+func nextErr(t *testing.T, ch <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-ch:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event within 10s")
+		return nil
 	}
 }

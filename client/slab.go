@@ -1,9 +1,13 @@
 package client
 
-import "sync/atomic"
+import (
+	"math/bits"
+	"sync/atomic"
+)
 
 // recvSlab is memory a socket link's reader reads frame bodies into, one
-// after the other; the events decoded from them alias it. A slab whose
+// after the other (a large slab holds one body); the events decoded from
+// them alias it. A slab whose
 // events all went to listeners WithoutRetention is reused once each of
 // them was given back and the reader has moved on to another slab: a
 // stream of events then reads into memory the process already touched,
@@ -15,8 +19,9 @@ type recvSlab struct {
 	refs atomic.Int32
 	// kept is set by the reader when an event of the slab went to a sink
 	// that keeps it: the slab is then left to the collector.
-	kept atomic.Bool
-	pool *slabPool
+	kept  atomic.Bool
+	pool  *slabPool
+	class int // the large size class, or -1 for a slab of recvSlabBytes
 }
 
 // lend takes a reference for an event given to a listener that gives it
@@ -31,13 +36,36 @@ func (s *recvSlab) release() {
 	}
 }
 
-// slabPool holds a link's reusable slabs, at most recvSlabPool of them.
+// slabPool holds a link's reusable slabs: at most recvSlabPool of
+// recvSlabBytes, and large ones for single bodies above recvSlabBytes, by
+// size class (powers of two up to recvLargeMax), up to recvLargePoolBytes
+// in all.
 type slabPool struct {
-	free chan *recvSlab
-	made atomic.Uint64 // slabs allocated, for tests
+	free  chan *recvSlab
+	large [recvLargeClasses]chan *recvSlab
+	// largeBytes is what the large free lists hold.
+	largeBytes atomic.Int64
+	made       atomic.Uint64 // slabs allocated, for tests
 }
 
-func newSlabPool() *slabPool { return &slabPool{free: make(chan *recvSlab, recvSlabPool)} }
+func newSlabPool() *slabPool {
+	p := &slabPool{free: make(chan *recvSlab, recvSlabPool)}
+	for c := range p.large {
+		p.large[c] = make(chan *recvSlab, max(1, recvLargePoolBytes/largeClassBytes(c)))
+	}
+	return p
+}
+
+// largeClass returns the size class of a body of n bytes, above
+// recvSlabBytes: class c holds slabs of largeClassBytes(c).
+func largeClass(n int) (c int, ok bool) {
+	if n <= recvSlabBytes || n > recvLargeMax {
+		return 0, false
+	}
+	return bits.Len(uint(n-1)) - recvSlabShift - 1, true
+}
+
+func largeClassBytes(c int) int { return recvSlabBytes << (c + 1) }
 
 // get returns a slab holding the caller's reference: a reused one, or a
 // new one.
@@ -48,16 +76,50 @@ func (p *slabPool) get() *recvSlab {
 		s.kept.Store(false)
 	default:
 		p.made.Add(1)
-		s = &recvSlab{buf: make([]byte, recvSlabBytes), pool: p}
+		s = &recvSlab{buf: make([]byte, recvSlabBytes), pool: p, class: -1}
 	}
 	s.refs.Store(1)
 	return s
 }
 
-// put keeps s for reuse, or drops it when the pool is full.
-func (p *slabPool) put(s *recvSlab) {
+// getLarge returns a large slab for a body of n bytes holding the caller's
+// reference, or nil when n has no size class.
+func (p *slabPool) getLarge(n int) *recvSlab {
+	c, ok := largeClass(n)
+	if !ok {
+		return nil
+	}
+	var s *recvSlab
 	select {
-	case p.free <- s:
+	case s = <-p.large[c]:
+		p.largeBytes.Add(-int64(len(s.buf)))
+		s.kept.Store(false)
 	default:
+		p.made.Add(1)
+		s = &recvSlab{buf: make([]byte, largeClassBytes(c)), pool: p, class: c}
+	}
+	s.refs.Store(1)
+	return s
+}
+
+// put keeps s for reuse, or drops it when its free list, or the large
+// ones' byte budget, is full.
+func (p *slabPool) put(s *recvSlab) {
+	if s.class < 0 {
+		select {
+		case p.free <- s:
+		default:
+		}
+		return
+	}
+	size := int64(len(s.buf))
+	if p.largeBytes.Add(size) > recvLargePoolBytes {
+		p.largeBytes.Add(-size)
+		return
+	}
+	select {
+	case p.large[s.class] <- s:
+	default:
+		p.largeBytes.Add(-size)
 	}
 }

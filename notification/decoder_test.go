@@ -192,6 +192,14 @@ func BenchmarkDecoder(b *testing.B) {
 			}
 		}
 	})
+	b.Run("alias-into", func(b *testing.B) {
+		var ev Event
+		for b.Loop() {
+			if err := d.DecodeAliasInto(&ev, in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // TestDecoderHint: a hinted scope is taken without parsing when the field

@@ -245,10 +245,17 @@ func (c *ClientConn) RecvInto(buf []byte) ([]byte, error) {
 // socket with an earlier frame's (a receiver that stamps receive times
 // reads its clock once per read from the socket).
 func (c *ClientConn) RecvIntoBuffered(buf []byte) (body []byte, buffered bool, err error) {
+	return c.RecvIntoSized(buf, nil)
+}
+
+// RecvIntoSized is RecvIntoBuffered asking get for the memory of a body
+// that does not fit in buf, as ReadFrameSized does: a receiver that
+// recycles buffers by size hands them out there.
+func (c *ClientConn) RecvIntoSized(buf []byte, get func(n int) []byte) (body []byte, buffered bool, err error) {
 	c.recvMu.Lock()
 	defer c.recvMu.Unlock()
 	buffered = c.r.Buffered() > 0
-	body, err = ReadFrame(c.r, c.cfg.MaxFrameSize, buf[:0])
+	body, err = ReadFrameSized(c.r, c.cfg.MaxFrameSize, buf[:0], get)
 	if errors.Is(err, io.EOF) {
 		c.sawEOF = true
 	}

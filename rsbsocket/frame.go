@@ -80,9 +80,22 @@ func appendHeader(dst []byte, n int) []byte {
 // A clean EOF before the header gives io.EOF; EOF inside a frame gives
 // io.ErrUnexpectedEOF.
 func ReadFrame(r *bufio.Reader, maxSize int, buf []byte) ([]byte, error) {
+	return ReadFrameSized(r, maxSize, buf, nil)
+}
+
+// ReadFrameSized is ReadFrame asking get, when it is not nil, for the
+// memory of a body that does not fit in buf once its length n is known:
+// a slice of capacity n or more is read into, any other answer (nil)
+// leaves the body to ReadFrame's own memory.
+func ReadFrameSized(r *bufio.Reader, maxSize int, buf []byte, get func(n int) []byte) ([]byte, error) {
 	n, err := readHeader(r, maxSize)
 	if err != nil {
 		return nil, err
+	}
+	if n > cap(buf) && get != nil {
+		if b := get(n); cap(b) >= n {
+			buf = b
+		}
 	}
 	if n <= cap(buf) || n <= eagerAllocMax {
 		if n > cap(buf) {

@@ -52,6 +52,46 @@ func TestReadFrameReusesBuffer(t *testing.T) {
 	}
 }
 
+// TestReadFrameSized: a body that does not fit in buf goes into what get
+// gives for its length when that is large enough, else into new memory; a
+// body that fits asks nothing; a frame too large asks nothing either.
+func TestReadFrameSized(t *testing.T) {
+	mine := make([]byte, 0, 3*eagerAllocMax)
+	var asked []int
+	get := func(n int) []byte {
+		asked = append(asked, n)
+		if n > 2*eagerAllocMax {
+			return make([]byte, 0, 8) // too small: ignored
+		}
+		return mine
+	}
+	sizes := []int{10, 500, 2 * eagerAllocMax, 2*eagerAllocMax + 1}
+	var stream []byte
+	for i, n := range sizes {
+		stream = AppendFrame(stream, bytes.Repeat([]byte{byte(i + 1)}, n))
+	}
+	stream = AppendFrame(stream, make([]byte, 100)) // above the limit below
+	r := bufio.NewReader(bytes.NewReader(stream))
+	small := make([]byte, 0, 64)
+	for i, n := range sizes {
+		body, err := ReadFrameSized(r, 3*eagerAllocMax, small, get)
+		if err != nil || !bytes.Equal(body, bytes.Repeat([]byte{byte(i + 1)}, n)) {
+			t.Fatalf("frame %d (%d bytes): len %d, %v", i, n, len(body), err)
+		}
+		inMine := &body[0] == &mine[:1][0]
+		if inMine != (i == 1 || i == 2) {
+			t.Fatalf("frame %d (%d bytes): read into get's memory %v", i, n, inMine)
+		}
+	}
+	if !slices.Equal(asked, sizes[1:]) {
+		t.Fatalf("asked for %v, want %v", asked, sizes[1:])
+	}
+	asked = nil
+	if _, err := ReadFrameSized(r, 50, nil, get); !errors.Is(err, ErrFrameTooLarge) || asked != nil {
+		t.Fatalf("frame above the limit: %v, asked for %v", err, asked)
+	}
+}
+
 func TestReadFrameErrors(t *testing.T) {
 	header := func(n uint32) []byte { return binary.LittleEndian.AppendUint32(nil, n) }
 	tests := []struct {

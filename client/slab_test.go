@@ -1,0 +1,80 @@
+package client
+
+import "testing"
+
+func TestLargeClass(t *testing.T) {
+	for _, c := range []struct {
+		n, class int
+		ok       bool
+	}{
+		{recvSlabBytes, 0, false}, // a small slab's
+		{recvSlabBytes + 1, 0, true},
+		{32 << 10, 0, true},
+		{32<<10 + 1, 1, true},
+		{1<<20 + 100, 6, true},
+		{recvLargeMax, recvLargeClasses - 1, true},
+		{recvLargeMax + 1, 0, false}, // memory of its own
+	} {
+		class, ok := largeClass(c.n)
+		if class != c.class || ok != c.ok {
+			t.Errorf("largeClass(%d) = %d, %v; want %d, %v", c.n, class, ok, c.class, c.ok)
+		}
+		if ok && (largeClassBytes(class) < c.n || largeClassBytes(class) >= 2*c.n) {
+			t.Errorf("class %d holds %d bytes for a body of %d", class, largeClassBytes(class), c.n)
+		}
+	}
+}
+
+// TestSlabPoolBounds: a slab given back is reused; the pool keeps at most
+// recvSlabPool slabs and recvLargePoolBytes of large ones, and a slab with
+// a kept event is not given back.
+func TestSlabPoolBounds(t *testing.T) {
+	p := newSlabPool()
+	s := p.get()
+	s.lend()
+	s.release()
+	if got := p.get(); got == s {
+		t.Fatal("a slab with an event out was reused")
+	}
+	s.release() // the event given back
+	if got := p.get(); got != s || got.refs.Load() != 1 {
+		t.Fatal("a slab given back was not reused")
+	}
+	s.kept.Store(true)
+	s.release()
+	if got := p.get(); got == s {
+		t.Fatal("a slab with a kept event was reused")
+	}
+
+	var larges []*recvSlab
+	for range 2 * recvLargePoolBytes / (1 << 20) {
+		larges = append(larges, p.getLarge(1<<20)) // class of 1 MiB
+	}
+	for _, l := range larges {
+		l.release()
+	}
+	if got := p.largeBytes.Load(); got != recvLargePoolBytes {
+		t.Fatalf("the pool holds %d bytes of large slabs, want its bound %d", got, recvLargePoolBytes)
+	}
+	made := p.made.Load()
+	for range recvLargePoolBytes / (1 << 20) {
+		p.getLarge(1 << 20)
+	}
+	if p.made.Load() != made || p.largeBytes.Load() != 0 {
+		t.Fatalf("pooled large slabs not reused: %d made, %d bytes left", p.made.Load()-made, p.largeBytes.Load())
+	}
+
+	for range 2 * recvSlabPool {
+		p.get().release()
+	}
+	var small []*recvSlab
+	for range 2 * recvSlabPool {
+		small = append(small, p.get())
+	}
+	for _, s := range small {
+		s.release()
+	}
+	if len(p.free) != recvSlabPool {
+		t.Fatalf("the pool keeps %d slabs, want %d", len(p.free), recvSlabPool)
+	}
+}
