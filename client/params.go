@@ -64,14 +64,15 @@ const (
 	// recvSlabShift is log2(recvSlabBytes).
 	recvSlabShift = 14
 	// recvLargeMax is the largest body read into a reusable large slab
-	// (of the next power of two); larger ones get memory of their own.
+	// (of its size class); larger ones get memory of their own.
 	recvLargeMax = 4 << 20
-	// recvLargeClasses counts the large slabs' size classes: 32 KiB,
-	// 64 KiB, ... recvLargeMax.
-	recvLargeClasses = 8
+	// recvLargeClasses counts the large slabs' size classes: four steps
+	// per power of two, 20 KiB, 24 KiB, 28 KiB, 32 KiB, 40 KiB, ...
+	// recvLargeMax.
+	recvLargeClasses = 32
 	// recvLargePoolBytes bounds the large slabs a socket link keeps for
 	// reuse (each size class keeps at least one).
-	recvLargePoolBytes = 8 << 20
+	recvLargePoolBytes = 16 << 20
 	// sendArenaBytes is the size of the arenas a socket link encodes small
 	// events into, one after the other (one allocation for many frames);
 	// sendArenaFrame is the largest encoding that goes into one, larger

@@ -57,15 +57,23 @@ func newSlabPool() *slabPool {
 }
 
 // largeClass returns the size class of a body of n bytes, above
-// recvSlabBytes: class c holds slabs of largeClassBytes(c).
+// recvSlabBytes: class c holds slabs of largeClassBytes(c). Each power of
+// two is split in four steps, so a slab is at most a quarter larger than
+// its body (1 MiB and a frame's fields: 1.25 MiB).
 func largeClass(n int) (c int, ok bool) {
 	if n <= recvSlabBytes || n > recvLargeMax {
 		return 0, false
 	}
-	return bits.Len(uint(n-1)) - recvSlabShift - 1, true
+	k := bits.Len(uint(n-1)) - 1 // 2^k < n ≤ 2^(k+1)
+	step := 1 << (k - 2)
+	q := (n - 1<<k + step - 1) / step // 1..4
+	return (k-recvSlabShift)*4 + q - 1, true
 }
 
-func largeClassBytes(c int) int { return recvSlabBytes << (c + 1) }
+func largeClassBytes(c int) int {
+	k, q := recvSlabShift+c/4, c%4+1
+	return 1<<k + q<<(k-2)
+}
 
 // get returns a slab holding the caller's reference: a reused one, or a
 // new one.

@@ -9,9 +9,12 @@ func TestLargeClass(t *testing.T) {
 	}{
 		{recvSlabBytes, 0, false}, // a small slab's
 		{recvSlabBytes + 1, 0, true},
-		{32 << 10, 0, true},
-		{32<<10 + 1, 1, true},
-		{1<<20 + 100, 6, true},
+		{20 << 10, 0, true},
+		{20<<10 + 1, 1, true},
+		{32 << 10, 3, true},
+		{32<<10 + 1, 4, true},
+		{1 << 20, 23, true},
+		{1<<20 + 100, 24, true},
 		{recvLargeMax, recvLargeClasses - 1, true},
 		{recvLargeMax + 1, 0, false}, // memory of its own
 	} {
@@ -19,8 +22,24 @@ func TestLargeClass(t *testing.T) {
 		if class != c.class || ok != c.ok {
 			t.Errorf("largeClass(%d) = %d, %v; want %d, %v", c.n, class, ok, c.class, c.ok)
 		}
-		if ok && (largeClassBytes(class) < c.n || largeClassBytes(class) >= 2*c.n) {
+		if ok && (largeClassBytes(class) < c.n || largeClassBytes(class) > c.n*5/4+1) {
 			t.Errorf("class %d holds %d bytes for a body of %d", class, largeClassBytes(class), c.n)
+		}
+	}
+}
+
+// TestLargeClassFits: every large body's class holds it, and the class
+// below does not.
+func TestLargeClassFits(t *testing.T) {
+	for n := recvSlabBytes + 1; n <= recvLargeMax; n += 509 {
+		for _, m := range []int{n, n - n%4096, n - n%4096 + 1} {
+			c, ok := largeClass(m)
+			if m <= recvSlabBytes {
+				continue
+			}
+			if !ok || largeClassBytes(c) < m || c > 0 && largeClassBytes(c-1) >= m {
+				t.Fatalf("largeClass(%d) = %d (%d bytes; the class below %d), %v", m, c, largeClassBytes(c), largeClassBytes(max(c-1, 0)), ok)
+			}
 		}
 	}
 }
