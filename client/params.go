@@ -79,6 +79,10 @@ const (
 	// ones get memory of their own.
 	sendArenaBytes = 64 << 10
 	sendArenaFrame = 8 << 10
+	// sendBufPoolBytes bounds the buffers of larger frames, above
+	// recvSlabBytes, a socket link keeps for reuse once they are written
+	// (by the size classes of the large receive slabs).
+	sendBufPoolBytes = 8 << 20
 	// sendIdle is how long a link's writer goroutine waits for more events
 	// before it ends (the next burst starts another).
 	sendIdle = 100 * time.Millisecond

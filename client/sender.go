@@ -37,9 +37,13 @@ type sender struct {
 	// onFail is told the write error that ended the sender, once.
 	onFail func(error)
 
+	bufs *bufPool // large frames' buffers, given back once written
+
 	mu      sync.Mutex
 	pending [][]byte
+	pooled  []bool        // pending[i] is a buffer of bufs
 	owed    []byte        // a frame the connection began (TrySend) and owes the rest of
+	owedBuf bool          // owed is a buffer of bufs
 	bytes   int           // the charge of pending, owed and what is being written: body bytes plus rsbsocket.FrameOverhead each
 	writing bool          // the goroutine is writing a batch
 	running bool          // the goroutine is started and has not ended
@@ -64,24 +68,30 @@ type frameWriter interface {
 }
 
 func newSender(conn frameWriter, onFail func(error)) *sender {
-	return &sender{conn: conn, onFail: onFail, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	return &sender{conn: conn, onFail: onFail, bufs: newBufPool(sendBufPoolBytes), wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 // sendEvent encodes ev and sends its frame as send does: an encoding of
 // up to sendArenaFrame bytes straight into the sender's arena, a larger
-// one into memory of its own.
+// one into a buffer of the sender's pool, which takes it back once the
+// frame is written.
 func (s *sender) sendEvent(ctx context.Context, ev *notification.Event, at int64) error {
 	if err := notification.CheckEncodable(ev); err != nil {
 		return fmt.Errorf("client: publish: %w", err)
 	}
 	n := notification.NotificationSize(ev)
 	if n > sendArenaFrame {
-		return s.send(ctx, notification.AppendNotificationSized(make([]byte, 0, n), ev, n), at)
+		buf, pooled := s.bufs.get(n)
+		body := notification.AppendNotificationSized(buf, ev, n)
+		if err := s.lockRoom(ctx, n); err != nil {
+			return err
+		}
+		return s.sendLocked(body, at, pooled)
 	}
 	if err := s.lockRoom(ctx, n); err != nil {
 		return err
 	}
-	return s.sendLocked(s.carve(n, ev), at)
+	return s.sendLocked(s.carve(n, ev), at, false)
 }
 
 // carve encodes ev, of n bytes, into the arena and returns its encoding.
@@ -103,7 +113,7 @@ func (s *sender) send(ctx context.Context, body []byte, at int64) error {
 	if err := s.lockRoom(ctx, len(body)); err != nil {
 		return err
 	}
-	return s.sendLocked(body, at)
+	return s.sendLocked(body, at, false)
 }
 
 // lockRoom locks s.mu once the queue has room for a frame of n bytes (or
@@ -127,9 +137,9 @@ func (s *sender) lockRoom(ctx context.Context, n int) error {
 	return nil
 }
 
-// sendLocked queues or offers body (see send); it is called with s.mu held
-// and releases it.
-func (s *sender) sendLocked(body []byte, at int64) error {
+// sendLocked queues or offers body (see send), a buffer of s.bufs if
+// pooled; it is called with s.mu held and releases it.
+func (s *sender) sendLocked(body []byte, at int64, pooled bool) error {
 	if s.err != nil {
 		err := s.err
 		s.mu.Unlock()
@@ -140,9 +150,10 @@ func (s *sender) sendLocked(body []byte, at int64) error {
 	s.lastAt = at
 	s.bytes += charge
 	if alone {
-		return s.offer(body)
+		return s.offer(body, pooled)
 	}
 	s.pending = append(s.pending, body)
+	s.pooled = append(s.pooled, pooled)
 	if !s.writing { // a writer looks again once it is done
 		s.kickLocked()
 	}
@@ -153,7 +164,7 @@ func (s *sender) sendLocked(body []byte, at int64) error {
 // offer gives the lone frame body, already charged, to the socket on the
 // caller's goroutine; it is called with s.mu held and releases it. Frames
 // sent meanwhile queue behind it (writing).
-func (s *sender) offer(body []byte) error {
+func (s *sender) offer(body []byte, pooled bool) error {
 	s.writing = true
 	s.mu.Unlock()
 	taken, owes, err := s.conn.TrySend(body)
@@ -168,10 +179,12 @@ func (s *sender) offer(body []byte) error {
 		return s.err
 	case !taken:
 		s.pending = slices.Insert(s.pending, 0, body)
+		s.pooled = slices.Insert(s.pooled, 0, pooled)
 	case owes:
-		s.owed = body
+		s.owed, s.owedBuf = body, pooled
 	default:
 		s.uncharge(len(body))
+		s.giveBuf(body, pooled)
 	}
 	if len(s.pending) > 0 || s.owed != nil {
 		s.kickLocked()
@@ -232,6 +245,7 @@ func (s *sender) endIfIdle() bool {
 // is empty; batch is its spare slice. It reports false, the goroutine
 // marked ended, once the sender has ended.
 func (s *sender) writeQueued(batch [][]byte) ([][]byte, bool) {
+	var pooled []bool
 	for {
 		s.mu.Lock()
 		if s.err != nil {
@@ -246,8 +260,9 @@ func (s *sender) writeQueued(batch [][]byte) ([][]byte, bool) {
 			return batch, true
 		}
 		batch, s.pending = s.pending, batch[:0]
-		owed := s.owed
-		s.owed = nil
+		pooled, s.pooled = s.pooled, pooled[:0]
+		owed, owedBuf := s.owed, s.owedBuf
+		s.owed, s.owedBuf = nil, false
 		s.writing = true
 		s.mu.Unlock()
 		err := s.conn.SendMany(batch) // finishes owed first
@@ -266,7 +281,18 @@ func (s *sender) writeQueued(batch [][]byte) ([][]byte, bool) {
 		}
 		s.noteIdleLocked()
 		s.mu.Unlock()
+		for i, b := range batch { // written, or lost with the connection
+			s.giveBuf(b, pooled[i])
+		}
+		s.giveBuf(owed, owedBuf)
 		clear(batch)
+	}
+}
+
+// giveBuf gives a written frame's buffer back to the pool when it is one.
+func (s *sender) giveBuf(b []byte, pooled bool) {
+	if pooled {
+		s.bufs.put(b)
 	}
 }
 
@@ -312,11 +338,11 @@ func (s *sender) dropQueuedLocked() {
 	s.unsent += uint64(len(s.pending))
 	s.releaseLocked(s.pending)
 	clear(s.pending)
-	s.pending = s.pending[:0]
+	s.pending, s.pooled = s.pending[:0], s.pooled[:0]
 	if s.owed != nil {
 		s.unsent++
 		s.uncharge(len(s.owed))
-		s.owed = nil
+		s.owed, s.owedBuf = nil, false
 	}
 	s.noteIdleLocked()
 }

@@ -372,3 +372,74 @@ func TestSenderEncodesEvents(t *testing.T) {
 		t.Fatalf("%d frames written, want %d, or a frame differs", len(got), len(want))
 	}
 }
+
+// TestSenderReusesLargeBuffers: a large frame's buffer goes back to the
+// pool once the frame is written, not before: a frame the socket owes the
+// rest of keeps its buffer until the goroutine finished it.
+func TestSenderReusesLargeBuffers(t *testing.T) {
+	w := &fakeWriter{try: tryPart, gate: make(chan error)}
+	s, _ := testSender(t, w)
+	sc := mustScope("/large/")
+	event := func(i int) (*notification.Event, string) {
+		ev := &notification.Event{Scope: sc, WireSchema: notification.SchemaBytes,
+			Data: bytes.Repeat([]byte{byte(i)}, 40_000+i%3*30_000), ID: notification.EventID{SequenceNumber: uint32(i)}}
+		enc, err := notification.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ev, string(enc)
+	}
+	var want []string
+	send := func(i int, at int64) {
+		ev, enc := event(i)
+		want = append(want, enc)
+		if err := s.sendEvent(context.Background(), ev, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first frame is begun and owed; the second queues behind it while
+	// the goroutine waits to write.
+	send(0, 1000)
+	send(3, 1001)
+	if _, calls := w.written(); len(calls) != 0 {
+		t.Fatalf("calls %v before the goroutine wrote, want none", calls)
+	}
+	w.mu.Lock()
+	owed := w.owed != nil
+	w.mu.Unlock()
+	if !owed {
+		t.Fatal("the first frame was not offered")
+	}
+	w.gate <- nil
+	w.mu.Lock()
+	w.try, w.gate = tryTake, nil
+	w.mu.Unlock()
+	if err := flushWithin(s, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// Bursts: a frame after a pause is offered and taken whole, the rest
+	// queue behind it.
+	made := s.bufs.made.Load()
+	at := int64(2000)
+	for i := range 60 {
+		send(i, at)
+		at++
+		if i%5 == 0 {
+			at += 1000
+		}
+		if i%10 == 9 {
+			if err := flushWithin(s, 10*time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := flushWithin(s, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := w.written(); !slices.Equal(got, want) {
+		t.Fatalf("%d frames written, want %d, or a frame differs", len(got), len(want))
+	}
+	if n := s.bufs.made.Load() - made; n > 12 {
+		t.Fatalf("%d buffers made for 60 large frames written in batches of at most 10", n)
+	}
+}

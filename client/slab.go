@@ -131,3 +131,55 @@ func (p *slabPool) put(s *recvSlab) {
 		p.largeBytes.Add(-size)
 	}
 }
+
+// bufPool keeps a sender's large frame buffers for reuse, by the size
+// classes of the large receive slabs, up to a byte budget.
+type bufPool struct {
+	free   [recvLargeClasses]chan []byte
+	bytes  atomic.Int64 // what the free lists hold
+	budget int64
+	made   atomic.Uint64 // buffers of a class allocated, for tests
+}
+
+func newBufPool(budget int) *bufPool {
+	p := &bufPool{budget: int64(budget)}
+	for c := range p.free {
+		p.free[c] = make(chan []byte, max(1, budget/largeClassBytes(c)))
+	}
+	return p
+}
+
+// get returns an empty buffer with room for n bytes, and whether it is the
+// pool's (a size with no class gets memory of its own).
+func (p *bufPool) get(n int) ([]byte, bool) {
+	c, ok := largeClass(n)
+	if !ok {
+		return make([]byte, 0, n), false
+	}
+	select {
+	case b := <-p.free[c]:
+		p.bytes.Add(-int64(cap(b)))
+		return b[:0], true
+	default:
+		p.made.Add(1)
+		return make([]byte, 0, largeClassBytes(c)), true
+	}
+}
+
+// put keeps b, a buffer get gave out, for reuse, within the budget.
+func (p *bufPool) put(b []byte) {
+	c, ok := largeClass(cap(b))
+	if !ok || largeClassBytes(c) != cap(b) {
+		return
+	}
+	size := int64(cap(b))
+	if p.bytes.Add(size) > p.budget {
+		p.bytes.Add(-size)
+		return
+	}
+	select {
+	case p.free[c] <- b:
+	default:
+		p.bytes.Add(-size)
+	}
+}
