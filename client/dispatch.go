@@ -154,14 +154,14 @@ func deliverTo(sinks []sink, it item) {
 // (WithoutRetention).
 type borrower interface{ borrows() bool }
 
-// eventFor returns the event a received frame for sinks is decoded into:
-// from the pool when it goes to one sink alone that gives it back
-// (borrowed), else a new one (several sinks each take a copy of it).
-func eventFor(sinks []sink) (ev *Event, borrowed bool) {
+// lentTo reports whether a received event for sinks is lent, and given
+// back: when it goes to one sink alone that gives it back (several sinks
+// each take a copy of it).
+func lentTo(sinks []sink) bool {
 	if len(sinks) == 1 {
 		if b, ok := sinks[0].(borrower); ok && b.borrows() {
-			return takeEvent(), true
+			return true
 		}
 	}
-	return new(Event), false
+	return false
 }

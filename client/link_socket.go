@@ -50,9 +50,8 @@ func (l *socketLink) startReader() {
 }
 
 // readLoop receives frames until the connection ends and returns why.
-// Each frame is decoded once, into a scratch event whose scope finds its
-// sinks; a wanted one is copied into the Event its participants get, its
-// data aliasing the frame's body. Bodies are read one after the other into
+// Each frame is decoded once, into the Event its participants get (see
+// deliverFrame), its data aliasing the frame's body. Bodies are read one after the other into
 // a slab (recvSlab) as long as they fit; a slab lives as long as any event
 // of it, and one whose events all went to listeners WithoutRetention is
 // reused once they gave them back.
@@ -62,7 +61,6 @@ func (l *socketLink) startReader() {
 // was returned.
 func (l *socketLink) readLoop() error {
 	var dec notification.Decoder
-	var scratch notification.Event
 	var sinks []sink // the current frame's, reused
 	cur := l.slabs.get()
 	defer func() { cur.release() }()
@@ -104,7 +102,7 @@ func (l *socketLink) readLoop() error {
 		case len(body) <= recvSlabBytes:
 			rest = nil // a new slab would have held it: take one for the next
 		}
-		l.deliverFrame(&dec, &scratch, &sinks, body, owner, recv)
+		l.deliverFrame(&dec, &sinks, body, owner, recv)
 		if large != nil {
 			large.release() // the reader's reference
 		}
@@ -112,21 +110,24 @@ func (l *socketLink) readLoop() error {
 }
 
 // deliverFrame decodes body, which lies in owner (nil: memory of its own),
-// and hands the event to its sinks: lent to a lone listener that gives it
-// back, else marking owner as kept.
-func (l *socketLink) deliverFrame(dec *notification.Decoder, scratch *notification.Event, sinks *[]sink, body []byte, owner *recvSlab, recv int64) {
+// into an event from the pool and hands it to its sinks: lent to a lone
+// listener that gives it back, else marking owner as kept (the event then
+// leaves the pool for good). An event no sink wants goes back at once.
+func (l *socketLink) deliverFrame(dec *notification.Decoder, sinks *[]sink, body []byte, owner *recvSlab, recv int64) {
 	l.bus.received.Add(1)
-	if err := dec.DecodeAliasInto(scratch, body); err != nil {
+	ev := takeEvent()
+	if err := dec.DecodeAliasInto(&ev.Event, body); err != nil {
+		giveBack(ev)
 		l.skipMalformed(body, err)
 		return
 	}
-	*sinks = l.sinks.appendMatching((*sinks)[:0], scratch.Scope)
+	*sinks = l.sinks.appendMatching((*sinks)[:0], ev.Scope)
 	if len(*sinks) == 0 {
+		giveBack(ev)
 		l.bus.unwanted.Add(1) // an all-events connection gets much it does not need
 		return
 	}
-	ev, borrowed := eventFor(*sinks)
-	ev.Event = *scratch
+	borrowed := lentTo(*sinks)
 	if owner != nil {
 		if borrowed {
 			owner.lend()
