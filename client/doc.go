@@ -51,14 +51,23 @@
 //
 // # Performance
 //
-// Every received event is an allocation of its own (its data shares a slab
-// with its neighbours), so a program receiving many events a second keeps
-// the garbage collector busy in proportion to its rate, and the collector
-// paces itself by the program's live heap: a program with little live
-// memory collects often. Such a program gives the collector room with
-// GOGC or a memory limit (runtime/debug.SetMemoryLimit); the package
-// changes neither. For the lowest latency, listeners deliver inline
-// (WithInlineDelivery).
+// A listener may keep the events it is given, so every received event is
+// an allocation of its own, and its data keeps the 16 KiB slab it was read
+// into alive. A listener whose handlers keep nothing once they return says
+// so with WithoutRetention: it gives its events back, and over the socket
+// protocol an event it receives allocates nothing but its payload's
+// conversion. The memory its frames were read into (slabs, and size-class
+// buffers for frames above 16 KiB) is read into again once its events are
+// back. On the publishing side, a large event's frame buffer is reused
+// once written, and the wire event of a publish no local listener wants is
+// reused at once.
+//
+// What a program still allocates keeps the garbage collector busy in
+// proportion to its rate, and the collector paces itself by the program's
+// live heap: a program with little live memory collects often. Such a
+// program gives the collector room with GOGC or a memory limit
+// (runtime/debug.SetMemoryLimit); the package changes neither. For the
+// lowest latency, listeners deliver inline (WithInlineDelivery).
 //
 // # Introspection
 //

@@ -12,9 +12,10 @@
 //     daemon's Unix socket, and through two daemons (publisher → daemon A →
 //     multicast → daemon B → subscriber): the same figures;
 //   - rsbd through one daemon with publisher and subscriber written with
-//     rsbd's Go client package (an Informer, a Listener), the counterpart of
-//     nats.go: throughput open loop and round trips, these again with
-//     listeners that deliver inline (client.WithInlineDelivery);
+//     rsbd's Go client package (an Informer, a Listener WithoutRetention),
+//     the counterpart of nats.go: throughput open loop and round trips,
+//     these again with listeners that deliver inline
+//     (client.WithInlineDelivery);
 //   - Cyclone DDS's ddsperf (reliable, loopback) and NATS (nats-server and
 //     nats.go, client → server → client): the same sizes and layout;
 //   - raw Go references of what each layout's structure costs: a UDP
