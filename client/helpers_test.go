@@ -149,12 +149,19 @@ func collectEvents(t testing.TB, l *Listener) <-chan *Event {
 // next returns the next event of ch or fails after a generous timeout.
 func next(t testing.TB, ch <-chan *Event) *Event {
 	t.Helper()
+	return receive(t, ch)
+}
+
+// receive returns the next value of ch or fails after a generous timeout.
+func receive[T any](t testing.TB, ch <-chan T) T {
+	t.Helper()
 	select {
-	case ev := <-ch:
-		return ev
+	case v := <-ch:
+		return v
 	case <-time.After(10 * time.Second):
-		t.Fatal("no event within 10s")
-		return nil
+		t.Fatal("nothing within 10s")
+		var zero T
+		return zero
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/rsbd/rsbd/client/clienttest"
 	"github.com/rsbd/rsbd/scope"
@@ -31,17 +30,6 @@ func borrowEvents(l *Listener) <-chan seen {
 		return nil
 	})
 	return ch
-}
-
-func nextSeen(t *testing.T, ch <-chan seen) seen {
-	t.Helper()
-	select {
-	case s := <-ch:
-		return s
-	case <-time.After(10 * time.Second):
-		t.Fatal("no event within 10s")
-		return seen{}
-	}
 }
 
 // TestWithoutRetention: a listener WithoutRetention gets every event whole
@@ -97,7 +85,7 @@ func testWithoutRetention(t *testing.T, e env, inline bool) {
 		if _, err := soleInf.Publish(bg(), int64(i)); err != nil {
 			t.Fatal(err)
 		}
-		s := nextSeen(t, sole)
+		s := receive(t, sole)
 		if i == 0 {
 			first = s.seq
 		}
@@ -119,7 +107,7 @@ func testWithoutRetention(t *testing.T, e env, inline bool) {
 		}
 	}
 	for i := range n {
-		if s := nextSeen(t, shared); s.payload != int64(i) || !s.timed {
+		if s := receive(t, shared); s.payload != int64(i) || !s.timed {
 			t.Fatalf("shared event %d: payload %v, times set %v", i, s.payload, s.timed)
 		}
 	}
@@ -234,7 +222,7 @@ func TestWithoutRetentionReusesSlabs(t *testing.T) {
 	}
 	await := func(ch chan error, n int) {
 		for range n {
-			if err := nextErr(t, ch); err != nil {
+			if err := receive(t, ch); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -303,15 +291,4 @@ func TestWithoutRetentionReusesSlabs(t *testing.T) {
 	await(borrowed, 300)
 	close(gate)
 	await(held, 300)
-}
-
-func nextErr(t *testing.T, ch <-chan error) error {
-	t.Helper()
-	select {
-	case err := <-ch:
-		return err
-	case <-time.After(10 * time.Second):
-		t.Fatal("no event within 10s")
-		return nil
-	}
 }

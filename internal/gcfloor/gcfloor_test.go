@@ -142,20 +142,28 @@ func TestStartSetsThePercent(t *testing.T) {
 	stop()
 }
 
+// startAdjusted puts a floor of floorMiB in force until the test ends and
+// collects until it adjusted GOGC; it skips the test when the cgroup caps
+// the floor.
+func startAdjusted(t *testing.T, floorMiB int) {
+	t.Helper()
+	stop, err := Start(Config{FloorMiB: floorMiB, Percent: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	if f, capped, _ := InForce(); capped {
+		t.Skipf("the cgroup caps the floor at %d MiB", f>>20)
+	}
+	collectUntilAdjusted(t, active.Load())
+}
+
 // TestGoalIsTheFloor: with a small live heap the runtime's heap goal is
 // the floor, to the MiB. It fails if the runtime's minimum heap (minHeap)
 // changes.
 func TestGoalIsTheFloor(t *testing.T) {
 	const floor = 64 << 20
-	stop, err := Start(Config{FloorMiB: floor >> 20, Percent: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	if f, capped, _ := InForce(); capped {
-		t.Skipf("the cgroup caps the floor at %d MiB", f>>20)
-	}
-	collectUntilAdjusted(t, active.Load())
+	startAdjusted(t, floor>>20)
 	if live := readMetric(metricLive); live >= floor/2 {
 		t.Skipf("live heap %d MiB, too large to judge", live>>20)
 	}
@@ -168,15 +176,7 @@ func TestGoalIsTheFloor(t *testing.T) {
 // takes about one collection per 64 MiB floor, where GOGC=100 alone would
 // take one per few MiB.
 func TestCollectionsWaitForTheFloor(t *testing.T) {
-	stop, err := Start(Config{FloorMiB: 64, Percent: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	if f, capped, _ := InForce(); capped {
-		t.Skipf("the cgroup caps the floor at %d MiB", f>>20)
-	}
-	collectUntilAdjusted(t, active.Load())
+	startAdjusted(t, 64)
 	const cycles = "/gc/cycles/total:gc-cycles"
 	before := readMetric(cycles)
 	var garbage []byte
