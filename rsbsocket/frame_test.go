@@ -295,8 +295,31 @@ func FuzzReadFrame(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := bufio.NewReaderSize(bytes.NewReader(data), 16)
 		var rebuilt []byte
-		for {
-			body, err := ReadFrame(r, maxSize, nil)
+		// Every other frame is read with ReadFrameSized: into a small
+		// buffer of its own when it fits, else into what get answers, in
+		// turn nothing, too little, just enough and more.
+		small := make([]byte, 0, 4)
+		asked := 0
+		get := func(n int) []byte {
+			asked++
+			switch asked % 4 {
+			case 1:
+				return make([]byte, 0, n-1)
+			case 2:
+				return make([]byte, 0, n)
+			case 3:
+				return make([]byte, 5, n+3)
+			}
+			return nil
+		}
+		for frame := 0; ; frame++ {
+			var body []byte
+			var err error
+			if frame%2 == 0 {
+				body, err = ReadFrame(r, maxSize, nil)
+			} else {
+				body, err = ReadFrameSized(r, maxSize, small, get)
+			}
 			if err != nil {
 				if errors.Is(err, ErrEmptyFrame) {
 					rebuilt = append(rebuilt, 0, 0, 0, 0)
