@@ -79,6 +79,9 @@ const (
 	// ones get memory of their own.
 	sendArenaBytes = 64 << 10
 	sendArenaFrame = 8 << 10
+	// poolIdle is how long a socket link's pools of receive slabs and send
+	// buffers keep what they hold without anybody taking from them.
+	poolIdle = 2 * time.Second
 	// sendBufPoolBytes bounds the buffers of larger frames, above
 	// recvSlabBytes, a socket link keeps for reuse once they are written
 	// (by the size classes of the large receive slabs).

@@ -3,6 +3,7 @@ package client
 import (
 	"math/bits"
 	"sync/atomic"
+	"time"
 )
 
 // recvSlab is memory a socket link's reader reads frame bodies into, one
@@ -46,6 +47,7 @@ type slabPool struct {
 	// largeBytes is what the large free lists hold.
 	largeBytes atomic.Int64
 	made       atomic.Uint64 // slabs allocated, for tests
+	trim       idleTrim
 }
 
 func newSlabPool() *slabPool {
@@ -53,7 +55,29 @@ func newSlabPool() *slabPool {
 	for c := range p.large {
 		p.large[c] = make(chan *recvSlab, max(1, recvLargePoolBytes/largeClassBytes(c)))
 	}
+	p.trim = idleTrim{idle: poolIdle, empty: p.empty}
 	return p
+}
+
+// empty drops every pooled slab.
+func (p *slabPool) empty() {
+	for drained := false; !drained; {
+		select {
+		case <-p.free:
+		default:
+			drained = true
+		}
+	}
+	for c := range p.large {
+		for drained := false; !drained; {
+			select {
+			case s := <-p.large[c]:
+				p.largeBytes.Add(-int64(len(s.buf)))
+			default:
+				drained = true
+			}
+		}
+	}
 }
 
 // largeClass returns the size class of a body of n bytes, above
@@ -78,6 +102,7 @@ func largeClassBytes(c int) int {
 // get returns a slab holding the caller's reference: a reused one, or a
 // new one.
 func (p *slabPool) get() *recvSlab {
+	p.trim.used()
 	var s *recvSlab
 	select {
 	case s = <-p.free:
@@ -97,6 +122,7 @@ func (p *slabPool) getLarge(n int) *recvSlab {
 	if !ok {
 		return nil
 	}
+	p.trim.used()
 	var s *recvSlab
 	select {
 	case s = <-p.large[c]:
@@ -116,6 +142,7 @@ func (p *slabPool) put(s *recvSlab) {
 	if s.class < 0 {
 		select {
 		case p.free <- s:
+			p.trim.arm()
 		default:
 		}
 		return
@@ -127,6 +154,7 @@ func (p *slabPool) put(s *recvSlab) {
 	}
 	select {
 	case p.large[s.class] <- s:
+		p.trim.arm()
 	default:
 		p.largeBytes.Add(-size)
 	}
@@ -139,6 +167,7 @@ type bufPool struct {
 	bytes  atomic.Int64 // what the free lists hold
 	budget int64
 	made   atomic.Uint64 // buffers of a class allocated, for tests
+	trim   idleTrim
 }
 
 func newBufPool(budget int) *bufPool {
@@ -146,7 +175,22 @@ func newBufPool(budget int) *bufPool {
 	for c := range p.free {
 		p.free[c] = make(chan []byte, max(1, budget/largeClassBytes(c)))
 	}
+	p.trim = idleTrim{idle: poolIdle, empty: p.empty}
 	return p
+}
+
+// empty drops every pooled buffer.
+func (p *bufPool) empty() {
+	for c := range p.free {
+		for drained := false; !drained; {
+			select {
+			case b := <-p.free[c]:
+				p.bytes.Add(-int64(cap(b)))
+			default:
+				drained = true
+			}
+		}
+	}
 }
 
 // get returns an empty buffer with room for n bytes, and whether it is the
@@ -156,6 +200,7 @@ func (p *bufPool) get(n int) ([]byte, bool) {
 	if !ok {
 		return make([]byte, 0, n), false
 	}
+	p.trim.used()
 	select {
 	case b := <-p.free[c]:
 		p.bytes.Add(-int64(cap(b)))
@@ -179,7 +224,43 @@ func (p *bufPool) put(b []byte) {
 	}
 	select {
 	case p.free[c] <- b:
+		p.trim.arm()
 	default:
 		p.bytes.Add(-size)
 	}
+}
+
+// idleTrim empties a pool that nobody took from for a whole period of
+// idle: a link that went quiet after a burst leaves its pooled memory to
+// the collector. Taking from the pool counts a use; pooling something arms
+// a timer, which empties the pool when no use came during its period and
+// looks again a period later otherwise. The hot path pays an atomic add
+// per take.
+type idleTrim struct {
+	idle  time.Duration
+	empty func()
+	uses  atomic.Uint64
+	armed atomic.Bool
+}
+
+func (t *idleTrim) used() { t.uses.Add(1) }
+
+// arm starts the timer unless it runs.
+func (t *idleTrim) arm() {
+	if t.armed.CompareAndSwap(false, true) {
+		t.after(t.uses.Load())
+	}
+}
+
+// after empties the pool in a period unless a use comes after the seen
+// ones.
+func (t *idleTrim) after(seen uint64) {
+	time.AfterFunc(t.idle, func() {
+		if now := t.uses.Load(); now != seen {
+			t.after(now)
+			return
+		}
+		t.armed.Store(false)
+		t.empty()
+	})
 }

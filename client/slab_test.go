@@ -1,6 +1,9 @@
 package client
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestLargeClass(t *testing.T) {
 	for _, c := range []struct {
@@ -96,4 +99,39 @@ func TestSlabPoolBounds(t *testing.T) {
 	if len(p.free) != recvSlabPool {
 		t.Fatalf("the pool keeps %d slabs, want %d", len(p.free), recvSlabPool)
 	}
+}
+
+// TestPoolsEmptyWhenIdle: a pool nobody takes from for its idle period
+// drops what it holds; one in use keeps it.
+func TestPoolsEmptyWhenIdle(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	p := newSlabPool()
+	p.trim.idle = idle
+	b := newBufPool(sendBufPoolBytes)
+	b.trim.idle = idle
+	buf, _ := b.get(100 << 10)
+	b.put(buf)
+	p.get().release()
+	p.getLarge(100 << 10).release()
+	if len(p.free) != 1 || p.largeBytes.Load() == 0 || b.bytes.Load() == 0 {
+		t.Fatal("nothing pooled")
+	}
+	// Taken from and given back again and again, for two periods: nothing
+	// is made anew.
+	made := p.made.Load()
+	for deadline := time.Now().Add(2 * idle); time.Now().Before(deadline); {
+		p.get().release()
+	}
+	if p.made.Load() != made {
+		t.Fatalf("%d slabs made while the pool was in use", p.made.Load()-made)
+	}
+	waitFor(t, 10*time.Second, "the idle pools to empty", func() bool {
+		return len(p.free) == 0 && p.largeBytes.Load() == 0 && b.bytes.Load() == 0
+	})
+	// Used again, a pool keeps and trims as before.
+	p.get().release()
+	if len(p.free) != 1 {
+		t.Fatal("nothing pooled after the trim")
+	}
+	waitFor(t, 10*time.Second, "the pool to empty again", func() bool { return len(p.free) == 0 })
 }
