@@ -51,10 +51,11 @@ func (l *socketLink) startReader() {
 
 // readLoop receives frames until the connection ends and returns why.
 // Each frame is decoded once, into the Event its participants get (see
-// deliverFrame), its data aliasing the frame's body. Bodies are read one after the other into
-// a slab (recvSlab) as long as they fit; a slab lives as long as any event
-// of it, and one whose events all went to listeners WithoutRetention is
-// reused once they gave them back.
+// deliverFrame), its data aliasing the frame's body. Bodies are read one
+// after the other into a slab (recvSlab) as long as they fit, a larger one
+// into a large slab of its own; a slab lives as long as any event of it,
+// and one whose events all went to listeners WithoutRetention is reused
+// once they gave them back.
 //
 // The receive time is read once per read from the socket: frames that
 // began arriving in the same read share it, the time the first of them

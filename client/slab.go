@@ -8,11 +8,11 @@ import (
 
 // recvSlab is memory a socket link's reader reads frame bodies into, one
 // after the other (a large slab holds one body); the events decoded from
-// them alias it. A slab whose
-// events all went to listeners WithoutRetention is reused once each of
-// them was given back and the reader has moved on to another slab: a
-// stream of events then reads into memory the process already touched,
-// not into fresh memory each collection cycle.
+// them alias it. A slab whose events all went to listeners
+// WithoutRetention is reused once each of them was given back and the
+// reader has moved on to another slab: a stream of events then reads into
+// memory the process already touched, not into fresh memory each
+// collection cycle.
 type recvSlab struct {
 	buf []byte
 	// refs counts the reader's reference and one per event out that will
@@ -39,45 +39,24 @@ func (s *recvSlab) release() {
 
 // slabPool holds a link's reusable slabs: at most recvSlabPool of
 // recvSlabBytes, and large ones for single bodies above recvSlabBytes, by
-// size class (powers of two up to recvLargeMax), up to recvLargePoolBytes
-// in all.
+// size class, up to recvLargePoolBytes in all.
 type slabPool struct {
 	free  chan *recvSlab
-	large [recvLargeClasses]chan *recvSlab
-	// largeBytes is what the large free lists hold.
-	largeBytes atomic.Int64
-	made       atomic.Uint64 // slabs allocated, for tests
-	trim       idleTrim
+	large *classLists[*recvSlab]
+	made  atomic.Uint64 // slabs allocated, for tests
+	trim  idleTrim
 }
 
 func newSlabPool() *slabPool {
-	p := &slabPool{free: make(chan *recvSlab, recvSlabPool)}
-	for c := range p.large {
-		p.large[c] = make(chan *recvSlab, max(1, recvLargePoolBytes/largeClassBytes(c)))
-	}
+	p := &slabPool{free: make(chan *recvSlab, recvSlabPool), large: newClassLists[*recvSlab](recvLargePoolBytes)}
 	p.trim = idleTrim{idle: poolIdle, empty: p.empty}
 	return p
 }
 
 // empty drops every pooled slab.
 func (p *slabPool) empty() {
-	for drained := false; !drained; {
-		select {
-		case <-p.free:
-		default:
-			drained = true
-		}
-	}
-	for c := range p.large {
-		for drained := false; !drained; {
-			select {
-			case s := <-p.large[c]:
-				p.largeBytes.Add(-int64(len(s.buf)))
-			default:
-				drained = true
-			}
-		}
-	}
+	drain(p.free)
+	p.large.empty()
 }
 
 // largeClass returns the size class of a body of n bytes, above
@@ -123,12 +102,10 @@ func (p *slabPool) getLarge(n int) *recvSlab {
 		return nil
 	}
 	p.trim.used()
-	var s *recvSlab
-	select {
-	case s = <-p.large[c]:
-		p.largeBytes.Add(-int64(len(s.buf)))
+	s, ok := p.large.take(c)
+	if ok {
 		s.kept.Store(false)
-	default:
+	} else {
 		p.made.Add(1)
 		s = &recvSlab{buf: make([]byte, largeClassBytes(c)), pool: p, class: c}
 	}
@@ -139,58 +116,33 @@ func (p *slabPool) getLarge(n int) *recvSlab {
 // put keeps s for reuse, or drops it when its free list, or the large
 // ones' byte budget, is full.
 func (p *slabPool) put(s *recvSlab) {
+	kept := false
 	if s.class < 0 {
 		select {
 		case p.free <- s:
-			p.trim.arm()
+			kept = true
 		default:
 		}
-		return
+	} else {
+		kept = p.large.give(s.class, s)
 	}
-	size := int64(len(s.buf))
-	if p.largeBytes.Add(size) > recvLargePoolBytes {
-		p.largeBytes.Add(-size)
-		return
-	}
-	select {
-	case p.large[s.class] <- s:
+	if kept {
 		p.trim.arm()
-	default:
-		p.largeBytes.Add(-size)
 	}
 }
 
 // bufPool keeps a sender's large frame buffers for reuse, by the size
 // classes of the large receive slabs, up to a byte budget.
 type bufPool struct {
-	free   [recvLargeClasses]chan []byte
-	bytes  atomic.Int64 // what the free lists hold
-	budget int64
-	made   atomic.Uint64 // buffers of a class allocated, for tests
-	trim   idleTrim
+	lists *classLists[[]byte]
+	made  atomic.Uint64 // buffers of a class allocated, for tests
+	trim  idleTrim
 }
 
 func newBufPool(budget int) *bufPool {
-	p := &bufPool{budget: int64(budget)}
-	for c := range p.free {
-		p.free[c] = make(chan []byte, max(1, budget/largeClassBytes(c)))
-	}
-	p.trim = idleTrim{idle: poolIdle, empty: p.empty}
+	p := &bufPool{lists: newClassLists[[]byte](budget)}
+	p.trim = idleTrim{idle: poolIdle, empty: p.lists.empty}
 	return p
-}
-
-// empty drops every pooled buffer.
-func (p *bufPool) empty() {
-	for c := range p.free {
-		for drained := false; !drained; {
-			select {
-			case b := <-p.free[c]:
-				p.bytes.Add(-int64(cap(b)))
-			default:
-				drained = true
-			}
-		}
-	}
 }
 
 // get returns an empty buffer with room for n bytes, and whether it is the
@@ -201,32 +153,80 @@ func (p *bufPool) get(n int) ([]byte, bool) {
 		return make([]byte, 0, n), false
 	}
 	p.trim.used()
-	select {
-	case b := <-p.free[c]:
-		p.bytes.Add(-int64(cap(b)))
+	if b, ok := p.lists.take(c); ok {
 		return b[:0], true
-	default:
-		p.made.Add(1)
-		return make([]byte, 0, largeClassBytes(c)), true
 	}
+	p.made.Add(1)
+	return make([]byte, 0, largeClassBytes(c)), true
 }
 
 // put keeps b, a buffer get gave out, for reuse, within the budget.
 func (p *bufPool) put(b []byte) {
 	c, ok := largeClass(cap(b))
-	if !ok || largeClassBytes(c) != cap(b) {
-		return
+	if ok && largeClassBytes(c) == cap(b) && p.lists.give(c, b) {
+		p.trim.arm()
 	}
-	size := int64(cap(b))
-	if p.bytes.Add(size) > p.budget {
-		p.bytes.Add(-size)
-		return
+}
+
+// classLists are free lists by large size class (largeClass), holding at
+// most budget bytes in all.
+type classLists[T any] struct {
+	free   [recvLargeClasses]chan T
+	bytes  atomic.Int64 // what the lists hold
+	budget int64
+}
+
+func newClassLists[T any](budget int) *classLists[T] {
+	l := &classLists[T]{budget: int64(budget)}
+	for c := range l.free {
+		l.free[c] = make(chan T, max(1, budget/largeClassBytes(c)))
+	}
+	return l
+}
+
+// take returns a value of class c from its list, if any.
+func (l *classLists[T]) take(c int) (T, bool) {
+	select {
+	case v := <-l.free[c]:
+		l.bytes.Add(-int64(largeClassBytes(c)))
+		return v, true
+	default:
+		var zero T
+		return zero, false
+	}
+}
+
+// give keeps v, of class c, unless its list or the budget is full.
+func (l *classLists[T]) give(c int, v T) bool {
+	size := int64(largeClassBytes(c))
+	if l.bytes.Add(size) > l.budget {
+		l.bytes.Add(-size)
+		return false
 	}
 	select {
-	case p.free[c] <- b:
-		p.trim.arm()
+	case l.free[c] <- v:
+		return true
 	default:
-		p.bytes.Add(-size)
+		l.bytes.Add(-size)
+		return false
+	}
+}
+
+// empty drops what the lists hold.
+func (l *classLists[T]) empty() {
+	for c := range l.free {
+		l.bytes.Add(-int64(largeClassBytes(c) * drain(l.free[c])))
+	}
+}
+
+// drain empties ch without waiting and returns how many values it held.
+func drain[T any](ch chan T) int {
+	for n := 0; ; n++ {
+		select {
+		case <-ch:
+		default:
+			return n
+		}
 	}
 }
 

@@ -75,15 +75,15 @@ func TestSlabPoolBounds(t *testing.T) {
 	for _, l := range larges {
 		l.release()
 	}
-	if got := p.largeBytes.Load(); got != recvLargePoolBytes {
+	if got := p.large.bytes.Load(); got != recvLargePoolBytes {
 		t.Fatalf("the pool holds %d bytes of large slabs, want its bound %d", got, recvLargePoolBytes)
 	}
 	made := p.made.Load()
 	for range recvLargePoolBytes / (1 << 20) {
 		p.getLarge(1 << 20)
 	}
-	if p.made.Load() != made || p.largeBytes.Load() != 0 {
-		t.Fatalf("pooled large slabs not reused: %d made, %d bytes left", p.made.Load()-made, p.largeBytes.Load())
+	if p.made.Load() != made || p.large.bytes.Load() != 0 {
+		t.Fatalf("pooled large slabs not reused: %d made, %d bytes left", p.made.Load()-made, p.large.bytes.Load())
 	}
 
 	for range 2 * recvSlabPool {
@@ -113,7 +113,7 @@ func TestPoolsEmptyWhenIdle(t *testing.T) {
 	b.put(buf)
 	p.get().release()
 	p.getLarge(100 << 10).release()
-	if len(p.free) != 1 || p.largeBytes.Load() == 0 || b.bytes.Load() == 0 {
+	if len(p.free) != 1 || p.large.bytes.Load() == 0 || b.lists.bytes.Load() == 0 {
 		t.Fatal("nothing pooled")
 	}
 	// Taken from and given back again and again, for two periods: nothing
@@ -126,7 +126,7 @@ func TestPoolsEmptyWhenIdle(t *testing.T) {
 		t.Fatalf("%d slabs made while the pool was in use", p.made.Load()-made)
 	}
 	waitFor(t, 10*time.Second, "the idle pools to empty", func() bool {
-		return len(p.free) == 0 && p.largeBytes.Load() == 0 && b.bytes.Load() == 0
+		return len(p.free) == 0 && p.large.bytes.Load() == 0 && b.lists.bytes.Load() == 0
 	})
 	// Used again, a pool keeps and trims as before.
 	p.get().release()
