@@ -79,6 +79,10 @@ const (
 	// ones get memory of their own.
 	sendArenaBytes = 64 << 10
 	sendArenaFrame = 8 << 10
+	// sendArenaSpare is how many arenas whose frames were all written a
+	// socket link keeps for the next ones (1 MiB), until its writer
+	// goroutine ends after sendIdle without events.
+	sendArenaSpare = 16
 	// poolIdle is how long a socket link's pools of receive slabs and send
 	// buffers keep what they hold without anybody taking from them.
 	poolIdle = 2 * time.Second

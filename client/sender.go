@@ -41,9 +41,9 @@ type sender struct {
 
 	mu      sync.Mutex
 	pending [][]byte
-	pooled  []bool        // pending[i] is a buffer of bufs
+	mem     []frameMem    // whose memory pending[i] lies in
 	owed    []byte        // a frame the connection began (TrySend) and owes the rest of
-	owedBuf bool          // owed is a buffer of bufs
+	owedMem frameMem      // whose memory owed lies in
 	bytes   int           // the charge of pending, owed and what is being written: body bytes plus rsbsocket.FrameOverhead each
 	writing bool          // the goroutine is writing a batch
 	running bool          // the goroutine is started and has not ended
@@ -54,7 +54,26 @@ type sender struct {
 	unsent  uint64        // frames accepted and never written
 	done    chan struct{} // closed when the goroutine has ended
 	lastAt  int64         // µs: the publish time of the last frame sent
-	arena   []byte        // small frames are encoded into its free end (carve)
+	arena   *sendArena    // small frames are encoded into its free end (carve)
+	spare   []*sendArena  // arenas whose frames were all written, for reuse
+	arenas  int           // arenas made
+}
+
+// sendArena is memory small frames are encoded into one after the other
+// (carve). refs counts its frames not yet written or dropped; at zero it
+// is reused: from its start while it is the current arena, else as a
+// spare. Guarded by the sender's mu.
+type sendArena struct {
+	buf  []byte
+	refs int
+}
+
+// frameMem says whose memory a queued frame lies in, to give it back once
+// the frame is written or dropped: an arena, a buffer of the sender's
+// pool (pooled), or neither (memory of its own, left to the collector).
+type frameMem struct {
+	arena  *sendArena
+	pooled bool
 }
 
 // frameWriter writes socket frames: an *rsbsocket.ClientConn.
@@ -86,24 +105,69 @@ func (s *sender) sendEvent(ctx context.Context, ev *notification.Event, at int64
 		if err := s.lockRoom(ctx, n); err != nil {
 			return err
 		}
-		return s.sendLocked(body, at, pooled)
+		return s.sendLocked(body, at, frameMem{pooled: pooled})
 	}
 	if err := s.lockRoom(ctx, n); err != nil {
 		return err
 	}
-	return s.sendLocked(s.carve(n, ev), at, false)
+	if s.err != nil {
+		err := s.err
+		s.mu.Unlock()
+		return err
+	}
+	body := s.carve(n, ev)
+	return s.sendLocked(body, at, frameMem{arena: s.arena})
 }
 
-// carve encodes ev, of n bytes, into the arena and returns its encoding.
-// The arena is only appended to: frames carved before stay as they are
-// while they are written, and a full arena is left to them.
+// carve encodes ev, of n bytes, into the current arena and returns its
+// encoding, counted as one of the arena's frames; s.mu is held. An arena is
+// only appended to while any of its frames waits: frames carved before
+// stay as they are while they are written, and a full arena is left to
+// them and replaced by a spare or a new one.
 func (s *sender) carve(n int, ev *notification.Event) []byte {
-	if cap(s.arena)-len(s.arena) < n {
-		s.arena = make([]byte, 0, sendArenaBytes)
+	a := s.arena
+	if a == nil || cap(a.buf)-len(a.buf) < n {
+		a = s.takeArena()
+		s.arena = a
 	}
-	start := len(s.arena)
-	s.arena = notification.AppendNotificationSized(s.arena, ev, n)
-	return s.arena[start:len(s.arena):len(s.arena)]
+	start := len(a.buf)
+	a.buf = notification.AppendNotificationSized(a.buf, ev, n)
+	a.refs++
+	return a.buf[start:len(a.buf):len(a.buf)]
+}
+
+// takeArena returns a spare arena, or a new one.
+func (s *sender) takeArena() *sendArena {
+	if k := len(s.spare); k > 0 {
+		a := s.spare[k-1]
+		s.spare[k-1] = nil
+		s.spare = s.spare[:k-1]
+		return a
+	}
+	s.arenas++
+	return &sendArena{buf: make([]byte, 0, sendArenaBytes)}
+}
+
+// doneWith gives back the memory of a frame that was written or dropped
+// (s.mu held): a pooled buffer to the pool, an arena's frame to its count.
+// An arena none of whose frames waits any more starts over if it is the
+// current one, else becomes a spare (up to sendArenaSpare of them).
+func (s *sender) doneWith(b []byte, m frameMem) {
+	if m.pooled {
+		s.bufs.put(b)
+		return
+	}
+	a := m.arena
+	if a == nil {
+		return
+	}
+	if a.refs--; a.refs > 0 {
+		return
+	}
+	a.buf = a.buf[:0]
+	if a != s.arena && len(s.spare) < sendArenaSpare {
+		s.spare = append(s.spare, a)
+	}
 }
 
 // send queues body as one frame, behind the frames before it, or writes it
@@ -113,7 +177,7 @@ func (s *sender) send(ctx context.Context, body []byte, at int64) error {
 	if err := s.lockRoom(ctx, len(body)); err != nil {
 		return err
 	}
-	return s.sendLocked(body, at, false)
+	return s.sendLocked(body, at, frameMem{})
 }
 
 // lockRoom locks s.mu once the queue has room for a frame of n bytes (or
@@ -137,9 +201,9 @@ func (s *sender) lockRoom(ctx context.Context, n int) error {
 	return nil
 }
 
-// sendLocked queues or offers body (see send), a buffer of s.bufs if
-// pooled; it is called with s.mu held and releases it.
-func (s *sender) sendLocked(body []byte, at int64, pooled bool) error {
+// sendLocked queues or offers body (see send), lying in m's memory; it is
+// called with s.mu held and releases it.
+func (s *sender) sendLocked(body []byte, at int64, m frameMem) error {
 	if s.err != nil {
 		err := s.err
 		s.mu.Unlock()
@@ -150,10 +214,10 @@ func (s *sender) sendLocked(body []byte, at int64, pooled bool) error {
 	s.lastAt = at
 	s.bytes += charge
 	if alone {
-		return s.offer(body, pooled)
+		return s.offer(body, m)
 	}
 	s.pending = append(s.pending, body)
-	s.pooled = append(s.pooled, pooled)
+	s.mem = append(s.mem, m)
 	if !s.writing { // a writer looks again once it is done
 		s.kickLocked()
 	}
@@ -164,7 +228,7 @@ func (s *sender) sendLocked(body []byte, at int64, pooled bool) error {
 // offer gives the lone frame body, already charged, to the socket on the
 // caller's goroutine; it is called with s.mu held and releases it. Frames
 // sent meanwhile queue behind it (writing).
-func (s *sender) offer(body []byte, pooled bool) error {
+func (s *sender) offer(body []byte, m frameMem) error {
 	s.writing = true
 	s.mu.Unlock()
 	taken, owes, err := s.conn.TrySend(body)
@@ -175,16 +239,17 @@ func (s *sender) offer(body []byte, pooled bool) error {
 	case err != nil:
 		s.uncharge(len(body))
 		s.unsent++
+		s.doneWith(body, m)
 		s.failLocked(err)
 		return s.err
 	case !taken:
 		s.pending = slices.Insert(s.pending, 0, body)
-		s.pooled = slices.Insert(s.pooled, 0, pooled)
+		s.mem = slices.Insert(s.mem, 0, m)
 	case owes:
-		s.owed, s.owedBuf = body, pooled
+		s.owed, s.owedMem = body, m
 	default:
 		s.uncharge(len(body))
-		s.giveBuf(body, pooled)
+		s.doneWith(body, m)
 	}
 	if len(s.pending) > 0 || s.owed != nil {
 		s.kickLocked()
@@ -238,6 +303,8 @@ func (s *sender) endIfIdle() bool {
 		return false
 	}
 	s.running = false
+	clear(s.spare) // a burst's spare arenas go with the goroutine
+	s.spare = s.spare[:0]
 	return true
 }
 
@@ -245,7 +312,7 @@ func (s *sender) endIfIdle() bool {
 // is empty; batch is its spare slice. It reports false, the goroutine
 // marked ended, once the sender has ended.
 func (s *sender) writeQueued(batch [][]byte) ([][]byte, bool) {
-	var pooled []bool
+	var mem []frameMem
 	for {
 		s.mu.Lock()
 		if s.err != nil {
@@ -260,17 +327,18 @@ func (s *sender) writeQueued(batch [][]byte) ([][]byte, bool) {
 			return batch, true
 		}
 		batch, s.pending = s.pending, batch[:0]
-		pooled, s.pooled = s.pooled, pooled[:0]
-		owed, owedBuf := s.owed, s.owedBuf
-		s.owed, s.owedBuf = nil, false
+		mem, s.mem = s.mem, mem[:0]
+		owed, owedMem := s.owed, s.owedMem
+		s.owed, s.owedMem = nil, frameMem{}
 		s.writing = true
 		s.mu.Unlock()
 		err := s.conn.SendMany(batch) // finishes owed first
 		s.mu.Lock()
 		s.writing = false
-		s.releaseLocked(batch)
+		s.releaseLocked(batch, mem) // written, or lost with the connection
 		if owed != nil {
 			s.uncharge(len(owed))
+			s.doneWith(owed, owedMem)
 		}
 		if err != nil {
 			s.unsent += uint64(len(batch))
@@ -281,26 +349,18 @@ func (s *sender) writeQueued(batch [][]byte) ([][]byte, bool) {
 		}
 		s.noteIdleLocked()
 		s.mu.Unlock()
-		for i, b := range batch { // written, or lost with the connection
-			s.giveBuf(b, pooled[i])
-		}
-		s.giveBuf(owed, owedBuf)
 		clear(batch)
+		clear(mem)
 	}
 }
 
-// giveBuf gives a written frame's buffer back to the pool when it is one.
-func (s *sender) giveBuf(b []byte, pooled bool) {
-	if pooled {
-		s.bufs.put(b)
-	}
-}
-
-// releaseLocked takes the written (or lost) batch out of the bound and lets
+// releaseLocked takes the written (or lost) frames of batch, lying in
+// mem's memory, out of the bound, gives their memory back and lets
 // waiting publishers retry.
-func (s *sender) releaseLocked(batch [][]byte) {
-	for _, b := range batch {
+func (s *sender) releaseLocked(batch [][]byte, mem []frameMem) {
+	for i, b := range batch {
 		s.bytes -= len(b) + rsbsocket.FrameOverhead
+		s.doneWith(b, mem[i])
 	}
 	s.roomLocked()
 }
@@ -336,13 +396,15 @@ func (s *sender) noteIdleLocked() {
 // dropQueuedLocked counts what is queued or owed as unsent and lets it go.
 func (s *sender) dropQueuedLocked() {
 	s.unsent += uint64(len(s.pending))
-	s.releaseLocked(s.pending)
+	s.releaseLocked(s.pending, s.mem)
 	clear(s.pending)
-	s.pending, s.pooled = s.pending[:0], s.pooled[:0]
+	clear(s.mem)
+	s.pending, s.mem = s.pending[:0], s.mem[:0]
 	if s.owed != nil {
 		s.unsent++
 		s.uncharge(len(s.owed))
-		s.owed, s.owedBuf = nil, false
+		s.doneWith(s.owed, s.owedMem)
+		s.owed, s.owedMem = nil, frameMem{}
 	}
 	s.noteIdleLocked()
 }

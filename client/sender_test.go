@@ -443,3 +443,62 @@ func TestSenderReusesLargeBuffers(t *testing.T) {
 		t.Fatalf("%d buffers made for 60 large frames written in batches of at most 10", n)
 	}
 }
+
+// TestSenderReusesArenas: small frames are encoded into arenas that are
+// used again once their frames are written, and not before: a frame the
+// socket owes the rest of, and the frames queued behind it, keep their
+// arena until the goroutine wrote them.
+func TestSenderReusesArenas(t *testing.T) {
+	w := &fakeWriter{try: tryPart, gate: make(chan error)}
+	s, _ := testSender(t, w)
+	sc := mustScope("/arena/reuse/")
+	var want []string
+	send := func(i int, at int64) {
+		ev := &notification.Event{Scope: sc, WireSchema: notification.SchemaBytes,
+			Data: bytes.Repeat([]byte{byte(i)}, 150+i%7*20), ID: notification.EventID{SequenceNumber: uint32(i)}}
+		enc, err := notification.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, string(enc))
+		if err := s.sendEvent(context.Background(), ev, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first frame is begun and owed; a burst of more than an arena
+	// queues behind it while the goroutine waits to write.
+	send(0, 1000)
+	for i := 1; i < 1000; i++ {
+		send(i, 1001)
+	}
+	w.gate <- nil
+	w.mu.Lock()
+	w.try, w.gate = tryTake, nil
+	w.mu.Unlock()
+	if err := flushWithin(s, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// Bursts of about four arenas each, flushed in between.
+	s.mu.Lock()
+	made := s.arenas
+	s.mu.Unlock()
+	at := int64(2000)
+	for burst := range 20 {
+		at += 1000
+		for i := range 1000 {
+			send(burst*1000+i, at)
+		}
+		if err := flushWithin(s, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := w.written(); !slices.Equal(got, want) {
+		t.Fatalf("%d frames written, want %d, or a frame differs", len(got), len(want))
+	}
+	s.mu.Lock()
+	made = s.arenas - made
+	s.mu.Unlock()
+	if made > 20 {
+		t.Fatalf("%d arenas made for 20 bursts of about four arenas, flushed in between", made)
+	}
+}
