@@ -1,7 +1,6 @@
 package client
 
 import (
-	"sync"
 	"time"
 
 	"github.com/rsbd/rsbd/notification"
@@ -26,6 +25,9 @@ type Event struct {
 	// slab, on an event lent to a listener WithoutRetention, is the
 	// receive slab its data lies in, released when the event is given back.
 	slab *recvSlab
+	// home, on an event a socket link's reader decoded into, is the
+	// link's stash it goes back to when given back; nil: the shared pool.
+	home *eventStash
 }
 
 // Filter decides on the wire view of a received event, before its payload is
@@ -97,25 +99,6 @@ func toEvent(reg *notification.Registry, it item, borrow bool) *Event {
 		out.Payload = nil
 	}
 	return out
-}
-
-// eventPool holds the events listeners WithoutRetention gave back.
-var eventPool = sync.Pool{New: func() any { return new(Event) }}
-
-// takeEvent returns an event from the pool; the caller overwrites it
-// whole.
-func takeEvent() *Event { return eventPool.Get().(*Event) }
-
-// giveBack returns an event whose handlers are done with it to the pool,
-// cleared so that the pool keeps no frame body alive, and releases its
-// slab.
-func giveBack(ev *Event) {
-	s := ev.slab
-	*ev = Event{}
-	eventPool.Put(ev)
-	if s != nil {
-		s.release()
-	}
 }
 
 // nowMicros returns the current time in microseconds since the Unix epoch,

@@ -25,7 +25,9 @@ type socketLink struct {
 	bus   *Bus
 	sinks dispatcher
 	slabs *slabPool
-	done  chan struct{} // closed when the reader goroutine ends
+	// events holds the events listeners WithoutRetention gave back.
+	events *eventStash
+	done   chan struct{} // closed when the reader goroutine ends
 	// started tells close whether there is a reader goroutine to wait for.
 	started bool
 }
@@ -36,7 +38,7 @@ func dialSocket(ctx context.Context, u URI, cfg rsbsocket.ClientConfig, b *Bus) 
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
-	return &socketLink{conn: conn, send: newSender(conn, b.markDead), uri: u, bus: b, slabs: newSlabPool(), done: make(chan struct{})}, nil
+	return &socketLink{conn: conn, send: newSender(conn, b.markDead), uri: u, bus: b, slabs: newSlabPool(), events: newEventStash(), done: make(chan struct{})}, nil
 }
 
 // startReader starts the goroutine that receives from the server. It is the
@@ -61,8 +63,7 @@ func (l *socketLink) startReader() {
 // began arriving in the same read share it, the time the first of them
 // was returned.
 func (l *socketLink) readLoop() error {
-	var dec notification.Decoder
-	var sinks []sink // the current frame's, reused
+	st := readState{events: readerEvents{stash: l.events}}
 	cur := l.slabs.get()
 	defer func() { cur.release() }()
 	rest := cur.buf[:0] // the unused rest of the current slab
@@ -103,7 +104,7 @@ func (l *socketLink) readLoop() error {
 		case len(body) <= recvSlabBytes:
 			rest = nil // a new slab would have held it: take one for the next
 		}
-		l.deliverFrame(&dec, &sinks, body, owner, recv)
+		l.deliverFrame(&st, body, owner, recv)
 		if large != nil {
 			large.release() // the reader's reference
 		}
@@ -114,17 +115,18 @@ func (l *socketLink) readLoop() error {
 // into an event from the pool and hands it to its sinks: lent to a lone
 // listener that gives it back, else marking owner as kept (the event then
 // leaves the pool for good). An event no sink wants goes back at once.
-func (l *socketLink) deliverFrame(dec *notification.Decoder, sinks *[]sink, body []byte, owner *recvSlab, recv int64) {
+func (l *socketLink) deliverFrame(st *readState, body []byte, owner *recvSlab, recv int64) {
 	l.bus.received.Add(1)
-	ev := takeEvent()
-	if err := dec.DecodeAliasInto(&ev.Event, body); err != nil {
-		giveBack(ev)
+	ev := st.events.get()
+	if err := st.dec.DecodeAliasInto(&ev.Event, body); err != nil {
+		st.events.put(ev)
 		l.skipMalformed(body, err)
 		return
 	}
+	sinks := &st.sinks
 	*sinks = l.sinks.appendMatching((*sinks)[:0], ev.Scope)
 	if len(*sinks) == 0 {
-		giveBack(ev)
+		st.events.put(ev)
 		l.bus.unwanted.Add(1) // an all-events connection gets much it does not need
 		return
 	}
@@ -139,6 +141,13 @@ func (l *socketLink) deliverFrame(dec *notification.Decoder, sinks *[]sink, body
 	}
 	deliverTo(*sinks, item{ev: &ev.Event, own: ev, recv: recv})
 	clear(*sinks)
+}
+
+// readState is what a socket link's reader reuses from frame to frame.
+type readState struct {
+	dec    notification.Decoder
+	sinks  []sink // the current frame's
+	events readerEvents
 }
 
 // skipMalformed counts and logs a frame that is not a valid Notification.

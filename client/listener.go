@@ -160,15 +160,35 @@ func (l *Listener) publishHandlers() {
 	l.snap.Store(&snap)
 }
 
-// run dispatches queued events until the listener closes.
+// run dispatches queued events until the listener closes. It takes them
+// from the queue up to eventBatch at a time, and a listener
+// WithoutRetention gives them back a batch at a time.
 func (l *Listener) run() {
 	ctx := context.Background()
+	var batch [eventBatch]item
+	var back giveBacks
+	defer back.flush()
 	for {
-		it, err := l.r.q.pop(ctx, nil, nil)
+		n, err := l.r.q.popInto(ctx, nil, nil, batch[:])
 		if err != nil {
 			return
 		}
-		l.handle(toEvent(l.r.bus.reg, it, l.r.borrow))
+		for i := range n {
+			it := batch[i]
+			batch[i] = item{}
+			if l.r.q.isClosed() { // the rest of the batch is discarded
+				if it.own != nil && l.r.borrow {
+					back.add(it.own)
+				}
+				continue
+			}
+			ev := toEvent(l.r.bus.reg, it, l.r.borrow)
+			l.handle(ev)
+			if l.r.borrow {
+				back.add(ev)
+			}
+		}
+		back.flush()
 	}
 }
 
@@ -179,20 +199,20 @@ func (l *Listener) handleInline(it item) {
 		return
 	}
 	l.r.q.pushed.Add(1)
-	l.handle(toEvent(l.r.bus.reg, it, l.r.borrow))
+	ev := toEvent(l.r.bus.reg, it, l.r.borrow)
+	l.handle(ev)
+	if l.r.borrow {
+		giveBack(ev)
+	}
 }
 
-// handle calls the handlers with ev, until the listener closes; a listener
-// WithoutRetention then gives ev back.
+// handle calls the handlers with ev, until the listener closes.
 func (l *Listener) handle(ev *Event) {
 	for _, h := range *l.snap.Load() {
 		if l.r.q.isClosed() {
 			return
 		}
 		l.call(h, ev)
-	}
-	if l.r.borrow {
-		giveBack(ev)
 	}
 }
 

@@ -83,8 +83,18 @@ const (
 	// socket link keeps for the next ones (1 MiB), until its writer
 	// goroutine ends after sendIdle without events.
 	sendArenaSpare = 16
-	// poolIdle is how long a socket link's pools of receive slabs and send
-	// buffers keep what they hold without anybody taking from them.
+	// eventBatch is how many events a socket link's reader takes from its
+	// stash of given-back events at a time, and a listener's goroutine
+	// takes from its queue and gives back at a time.
+	eventBatch = 64
+	// eventStashMax bounds the given-back events a socket link keeps for
+	// its reader (256 KiB of 256-byte events); more, given back after a
+	// listener fell behind, go to the shared pool (sync.Pool) that the
+	// collector trims.
+	eventStashMax = 1024
+	// poolIdle is how long a socket link's pools of receive slabs, send
+	// buffers and given-back events keep what they hold without anybody
+	// taking from them.
 	poolIdle = 2 * time.Second
 	// sendBufPoolBytes bounds the buffers of larger frames, above
 	// recvSlabBytes, a socket link keeps for reuse once they are written

@@ -73,11 +73,17 @@ func (q *queue) push(it item) bool {
 		q.n--
 		q.dropped.Add(1)
 	}
+	wasEmpty := q.n == 0
 	q.buf[(q.head+q.n)%len(q.buf)] = it
 	q.n++
 	q.mu.Unlock()
 	q.pushed.Add(1)
-	q.signal()
+	if wasEmpty {
+		// Only an empty queue has consumers waiting: one that found it
+		// empty waits for this signal, and a consumer that takes an event
+		// and leaves more signals the next (takeLocked).
+		q.signal()
+	}
 	return true
 }
 
@@ -99,40 +105,65 @@ func (q *queue) signal() {
 
 // tryPop removes the oldest event, if any.
 func (q *queue) tryPop() (item, bool) {
+	var one [1]item
+	if q.tryPopInto(one[:]) == 0 {
+		return item{}, false
+	}
+	return one[0], true
+}
+
+// tryPopInto moves up to len(dst) of the oldest events into dst and
+// returns how many.
+func (q *queue) tryPopInto(dst []item) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.n == 0 || q.closed {
-		return item{}, false
+		return 0
 	}
-	it := q.buf[q.head]
-	q.buf[q.head] = item{}
-	q.head = (q.head + 1) % len(q.buf)
-	q.n--
+	k := min(q.n, len(dst))
+	for i := range k {
+		dst[i] = q.buf[q.head]
+		q.buf[q.head] = item{}
+		if q.head++; q.head == len(q.buf) {
+			q.head = 0
+		}
+	}
+	q.n -= k
 	if q.n > 0 {
-		q.signal() // another consumer may take the next one
+		q.signal() // another consumer may take the next ones
 	}
-	return it, true
+	return k
 }
 
 // pop waits for an event. It fails with ErrClosed after close, with
 // ErrDisconnected (wrapping the cause) when dead closes first, or with the
 // context's error.
 func (q *queue) pop(ctx context.Context, dead <-chan struct{}, cause func() error) (item, error) {
+	var one [1]item
+	if _, err := q.popInto(ctx, dead, cause, one[:]); err != nil {
+		return item{}, err
+	}
+	return one[0], nil
+}
+
+// popInto waits for events as pop does and moves up to len(dst) of them
+// into dst, returning how many (at least one).
+func (q *queue) popInto(ctx context.Context, dead <-chan struct{}, cause func() error, dst []item) (int, error) {
 	for {
-		if it, ok := q.tryPop(); ok {
-			return it, nil
+		if k := q.tryPopInto(dst); k > 0 {
+			return k, nil
 		}
 		select {
 		case <-q.ready:
 		case <-q.done:
-			return item{}, ErrClosed
+			return 0, ErrClosed
 		case <-dead:
-			if it, ok := q.tryPop(); ok {
-				return it, nil
+			if k := q.tryPopInto(dst); k > 0 {
+				return k, nil
 			}
-			return item{}, cause()
+			return 0, cause()
 		case <-ctx.Done():
-			return item{}, ctxError(ctx)
+			return 0, ctxError(ctx)
 		}
 	}
 }

@@ -143,3 +143,60 @@ func TestQueueGrows(t *testing.T) {
 		want++
 	}
 }
+
+// TestQueuePopInto: consumers taking batches get every event once, each
+// in order, however pushes and takes interleave (a push signals only an
+// empty queue, so a lost wake-up would hang a consumer).
+func TestQueuePopInto(t *testing.T) {
+	const total = 20000
+	q := newQueue(total, DropNewest)
+	ctx, cancel := context.WithTimeout(bg(), 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	seen := make([][]uint32, 2)
+	errs := make(chan error, 2)
+	for c := range seen {
+		wg.Go(func() {
+			dst := make([]item, 7+c*50)
+			for {
+				k, err := q.popInto(ctx, nil, nil, dst)
+				if err != nil {
+					if !errors.Is(err, ErrClosed) {
+						errs <- err
+					}
+					return
+				}
+				for _, it := range dst[:k] {
+					seen[c] = append(seen[c], it.ev.ID.SequenceNumber)
+				}
+			}
+		})
+	}
+	for i := range uint32(total) {
+		q.push(seqItem(i))
+	}
+	waitFor(t, 30*time.Second, "the consumers to take everything", func() bool { return q.len() == 0 })
+	q.close()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	all := make([]bool, total)
+	for c, s := range seen {
+		for i, n := range s {
+			if i > 0 && n <= s[i-1] {
+				t.Fatalf("consumer %d: %d after %d", c, n, s[i-1])
+			}
+			all[n] = true
+		}
+	}
+	if len(seen[0])+len(seen[1]) != total {
+		t.Fatalf("%d + %d events taken, want %d", len(seen[0]), len(seen[1]), total)
+	}
+	for i, ok := range all {
+		if !ok {
+			t.Fatalf("event %d not taken", i)
+		}
+	}
+}

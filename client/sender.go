@@ -41,22 +41,25 @@ type sender struct {
 
 	mu      sync.Mutex
 	pending [][]byte
-	mem     []frameMem    // whose memory pending[i] lies in
-	owed    []byte        // a frame the connection began (TrySend) and owes the rest of
-	owedMem frameMem      // whose memory owed lies in
-	bytes   int           // the charge of pending, owed and what is being written: body bytes plus rsbsocket.FrameOverhead each
-	writing bool          // the goroutine is writing a batch
-	running bool          // the goroutine is started and has not ended
-	room    chan struct{} // while publishers wait: closed when there is room
-	drained chan struct{} // while flush waits: closed when nothing is queued or being written
-	wake    chan struct{} // buffered 1: pending has frames for the goroutine
-	err     error         // why the sender ended: a write error, or closing
-	unsent  uint64        // frames accepted and never written
-	done    chan struct{} // closed when the goroutine has ended
-	lastAt  int64         // µs: the publish time of the last frame sent
-	arena   *sendArena    // small frames are encoded into its free end (carve)
-	spare   []*sendArena  // arenas whose frames were all written, for reuse
-	arenas  int           // arenas made
+	mem     []frameMem // whose memory pending[i] lies in
+	// memSpare is the goroutine's spare slice for mem, swapped with it
+	// per batch as the goroutine's batch is with pending.
+	memSpare []frameMem
+	owed     []byte        // a frame the connection began (TrySend) and owes the rest of
+	owedMem  frameMem      // whose memory owed lies in
+	bytes    int           // the charge of pending, owed and what is being written: body bytes plus rsbsocket.FrameOverhead each
+	writing  bool          // the goroutine is writing a batch
+	running  bool          // the goroutine is started and has not ended
+	room     chan struct{} // while publishers wait: closed when there is room
+	drained  chan struct{} // while flush waits: closed when nothing is queued or being written
+	wake     chan struct{} // buffered 1: pending has frames for the goroutine
+	err      error         // why the sender ended: a write error, or closing
+	unsent   uint64        // frames accepted and never written
+	done     chan struct{} // closed when the goroutine has ended
+	lastAt   int64         // µs: the publish time of the last frame sent
+	arena    *sendArena    // small frames are encoded into its free end (carve)
+	spare    []*sendArena  // arenas whose frames were all written, for reuse
+	arenas   int           // arenas made
 }
 
 // sendArena is memory small frames are encoded into one after the other
@@ -278,7 +281,7 @@ func (s *sender) run(done chan struct{}) {
 	defer close(done)
 	idle := time.NewTimer(sendIdle)
 	defer idle.Stop()
-	var batch [][]byte
+	var batch writeBatch
 	for {
 		select {
 		case <-s.wake:
@@ -287,8 +290,7 @@ func (s *sender) run(done chan struct{}) {
 				return
 			}
 		}
-		var ok bool
-		if batch, ok = s.writeQueued(batch); !ok {
+		if !s.writeQueued(&batch) {
 			return
 		}
 		idle.Reset(sendIdle)
@@ -308,23 +310,31 @@ func (s *sender) endIfIdle() bool {
 	return true
 }
 
+// writeBatch is the goroutine's spare slices, swapped with the queue's
+// per batch.
+type writeBatch struct {
+	frames [][]byte
+	mem    []frameMem
+}
+
 // writeQueued writes the queued frames, a batch at a time, until the queue
-// is empty; batch is its spare slice. It reports false, the goroutine
+// is empty; w holds its spare slices. It reports false, the goroutine
 // marked ended, once the sender has ended.
-func (s *sender) writeQueued(batch [][]byte) ([][]byte, bool) {
-	var mem []frameMem
+func (s *sender) writeQueued(w *writeBatch) bool {
+	batch, mem := w.frames, w.mem
+	defer func() { w.frames, w.mem = batch, mem }()
 	for {
 		s.mu.Lock()
 		if s.err != nil {
 			s.running = false
 			s.mu.Unlock()
-			return batch, false
+			return false
 		}
 		if s.writing || (len(s.pending) == 0 && s.owed == nil) {
 			// Nothing to write, or a publisher offers its frame: it
 			// kicks the goroutine again if it leaves any.
 			s.mu.Unlock()
-			return batch, true
+			return true
 		}
 		batch, s.pending = s.pending, batch[:0]
 		mem, s.mem = s.mem, mem[:0]
