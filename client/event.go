@@ -101,10 +101,6 @@ func toEvent(reg *notification.Registry, it item, borrow bool) *Event {
 	return out
 }
 
-// nowMicros returns the current time in microseconds since the Unix epoch,
-// RSB's timestamp unit.
-func nowMicros() int64 { return time.Now().UnixMicro() }
-
 // Time converts an RSB timestamp (µs since the epoch) to a time.Time; zero
 // stays the zero Time.
 func Time(us int64) time.Time {

@@ -92,6 +92,9 @@ const (
 	// listener fell behind, go to the shared pool (sync.Pool) that the
 	// collector trims.
 	eventStashMax = 1024
+	// clockRebase is how long the package derives timestamps from the
+	// monotonic clock before it reads the wall clock again (see clock).
+	clockRebase = time.Millisecond
 	// poolIdle is how long a socket link's pools of receive slabs, send
 	// buffers and given-back events keep what they hold without anybody
 	// taking from them.
