@@ -46,11 +46,16 @@ type fieldReader struct {
 }
 
 func (r *fieldReader) next() bool {
-	if len(r.b) == 0 || r.err != nil {
+	b := r.b
+	if len(b) == 0 || r.err != nil {
 		return false
 	}
-	num, typ, n := protowire.ConsumeTag(r.b)
-	if n < 0 {
+	var num protowire.Number
+	var typ protowire.Type
+	var n int
+	if c := b[0]; c < 0x80 && c >= 1<<3 { // a one-byte tag of a valid field number
+		num, typ, n = protowire.Number(c>>3), protowire.Type(c&7), 1
+	} else if num, typ, n = protowire.ConsumeTag(b); n < 0 {
 		r.err = malformed(n)
 		return false
 	}
@@ -59,21 +64,37 @@ func (r *fieldReader) next() bool {
 		return false
 	}
 	r.num, r.typ = num, typ
-	var m int
-	switch typ {
-	case protowire.VarintType:
-		r.x, m = protowire.ConsumeVarint(r.b[n:])
-	case protowire.BytesType:
-		r.v, m = protowire.ConsumeBytes(r.b[n:])
-	default:
-		m = protowire.ConsumeFieldValue(num, typ, r.b[n:])
-	}
+	m := r.value(b[n:])
 	if m < 0 {
 		r.err = malformed(m)
 		return false
 	}
-	r.b = r.b[n+m:]
+	r.b = b[n+m:]
 	return true
+}
+
+// value consumes the value of the current field from b, as protowire does
+// (one-byte varints and lengths without a call), and returns its length
+// or a negative protowire error code.
+func (r *fieldReader) value(b []byte) (m int) {
+	switch r.typ {
+	case protowire.VarintType:
+		if len(b) > 0 && b[0] < 0x80 {
+			r.x = uint64(b[0])
+			return 1
+		}
+		r.x, m = protowire.ConsumeVarint(b)
+	case protowire.BytesType:
+		if len(b) > 0 && b[0] < 0x80 && int(b[0]) < len(b) {
+			l := int(b[0])
+			r.v = b[1 : 1+l]
+			return 1 + l
+		}
+		r.v, m = protowire.ConsumeBytes(b)
+	default:
+		m = protowire.ConsumeFieldValue(r.num, r.typ, b)
+	}
+	return m
 }
 
 func malformed(n int) error {

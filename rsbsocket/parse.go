@@ -105,7 +105,7 @@ func parseFrame(body []byte, cache *scope.Cache, shared bool) (Frame, error) {
 	var rawScope []byte
 	var haveScope, haveSender, haveSeq bool
 	for b := body; len(b) > 0; {
-		num, typ, n := protowire.ConsumeTag(b)
+		num, typ, n := consumeTag(b)
 		if n < 0 {
 			return Frame{}, malformed("tag", protowire.ParseError(n))
 		}
@@ -117,7 +117,7 @@ func parseFrame(body []byte, cache *scope.Cache, shared bool) (Frame, error) {
 			b = b[n:]
 			continue
 		}
-		v, n := protowire.ConsumeBytes(b)
+		v, n := consumeBytes(b)
 		if n < 0 {
 			return Frame{}, malformed("length-delimited field", protowire.ParseError(n))
 		}
@@ -162,19 +162,38 @@ func parseFrame(body []byte, cache *scope.Cache, shared bool) (Frame, error) {
 	return f, nil
 }
 
+// consumeTag is protowire.ConsumeTag with a one-byte tag, every field of
+// a Notification but event_id, taken without a call.
+func consumeTag(b []byte) (protowire.Number, protowire.Type, int) {
+	if len(b) > 0 && b[0] < 0x80 && b[0] >= 1<<3 {
+		return protowire.Number(b[0] >> 3), protowire.Type(b[0] & 7), 1
+	}
+	return protowire.ConsumeTag(b)
+}
+
+// consumeBytes is protowire.ConsumeBytes with a one-byte length taken
+// without a call.
+func consumeBytes(b []byte) ([]byte, int) {
+	if len(b) > 0 && b[0] < 0x80 && int(b[0]) < len(b) {
+		l := int(b[0])
+		return b[1 : 1+l], 1 + l
+	}
+	return protowire.ConsumeBytes(b)
+}
+
 // parseEventID parses one occurrence of the event_id message into f and
 // reports which of its required fields it carried. Occurrences merge like
 // protobuf messages do: later fields overwrite earlier ones.
 func parseEventID(b []byte, f *Frame) (sender, seq bool, err error) {
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
+		num, typ, n := consumeTag(b)
 		if n < 0 {
 			return false, false, malformed("event_id tag", protowire.ParseError(n))
 		}
 		b = b[n:]
 		switch {
 		case num == fieldSenderID && typ == protowire.BytesType:
-			v, m := protowire.ConsumeBytes(b)
+			v, m := consumeBytes(b)
 			if m < 0 {
 				return false, false, malformed("event_id.sender_id", protowire.ParseError(m))
 			}
