@@ -54,15 +54,18 @@
 // A listener may keep the events it is given, so every received event is
 // an allocation of its own, and its data keeps the 16 KiB slab it was read
 // into alive. A listener whose handlers keep nothing once they return says
-// so with WithoutRetention: it gives its events back, and over the socket
-// protocol an event it receives allocates nothing but its payload's
-// conversion. The memory its frames were read into (slabs, and size-class
-// buffers for frames above 16 KiB) is read into again once its events are
-// back. On the publishing side, a large event's frame buffer is reused
-// once written, and the wire event of a publish no local listener wants is
-// reused at once. What a connection keeps for reuse (at most 1 MiB of
-// slabs, 16 MiB of larger ones and 8 MiB of frame buffers) it lets go
-// after 2 s in which it took none of it.
+// so with WithoutRetention: it gives its events back, a batch at a time,
+// and over the socket protocol an event it receives allocates nothing but
+// its payload's conversion. The memory its frames were read into (slabs,
+// and size-class buffers for frames above 16 KiB) is read into again once
+// its events are back. On the publishing side, small events are encoded
+// into arenas that are used again once their frames are written, a large
+// event's frame buffer is reused once written, and the wire event of a
+// publish no local listener wants is reused at once. What a connection
+// keeps for reuse (at most 1 MiB of slabs, 16 MiB of larger ones, 8 MiB of
+// frame buffers and 1 024 given-back events) it lets go after 2 s in which
+// it took none of it; spare arenas (1 MiB) go when its writer goroutine
+// ends, 100 ms after its last frame.
 //
 // What a program still allocates keeps the garbage collector busy in
 // proportion to its rate, and the collector paces itself by the program's

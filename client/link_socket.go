@@ -64,6 +64,7 @@ func (l *socketLink) startReader() {
 // was returned.
 func (l *socketLink) readLoop() error {
 	st := readState{events: readerEvents{stash: l.events}}
+	defer st.pushes.flush()
 	cur := l.slabs.get()
 	defer func() { cur.release() }()
 	rest := cur.buf[:0] // the unused rest of the current slab
@@ -105,6 +106,9 @@ func (l *socketLink) readLoop() error {
 			rest = nil // a new slab would have held it: take one for the next
 		}
 		l.deliverFrame(&st, body, owner, recv)
+		if n := st.pushes.n; n > 0 && (n >= eventBatch || !l.conn.Ready()) {
+			st.pushes.flush() // before the reader may wait for the socket
+		}
 		if large != nil {
 			large.release() // the reader's reference
 		}
@@ -139,8 +143,23 @@ func (l *socketLink) deliverFrame(st *readState, body []byte, owner *recvSlab, r
 			owner.kept.Store(true)
 		}
 	}
-	deliverTo(*sinks, item{ev: &ev.Event, own: ev, recv: recv})
+	st.deliver(*sinks, item{ev: &ev.Event, own: ev, recv: recv})
 	clear(*sinks)
+}
+
+// deliver is deliverTo holding the events for queued participants in the
+// reader's batch of pushes.
+func (st *readState) deliver(sinks []sink, it item) {
+	if len(sinks) > 1 {
+		it.own = nil
+	}
+	for _, s := range sinks {
+		if r, ok := s.(*receiver); ok {
+			r.deliverLater(it, &st.pushes)
+		} else {
+			s.deliver(it)
+		}
+	}
 }
 
 // readState is what a socket link's reader reuses from frame to frame.
@@ -148,6 +167,7 @@ type readState struct {
 	dec    notification.Decoder
 	sinks  []sink // the current frame's
 	events readerEvents
+	pushes pushBatch
 }
 
 // skipMalformed counts and logs a frame that is not a valid Notification.

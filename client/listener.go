@@ -62,6 +62,19 @@ func (r *receiver) deliver(it item) {
 	r.q.push(it)
 }
 
+// deliverLater is deliver holding a queued event in p, for the socket
+// link's reader.
+func (r *receiver) deliverLater(it item, p *pushBatch) {
+	if !passes(r.filters, it.ev) {
+		return
+	}
+	if r.direct != nil {
+		r.direct(it)
+		return
+	}
+	p.add(r, it)
+}
+
 // newReceiver builds the receiving half of a participant.
 func (b *Bus) newReceiver(sc scope.Scope, kind string, o options) (*receiver, error) {
 	if sc.IsZero() {

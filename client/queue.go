@@ -81,10 +81,50 @@ func (q *queue) push(it item) bool {
 	if wasEmpty {
 		// Only an empty queue has consumers waiting: one that found it
 		// empty waits for this signal, and a consumer that takes an event
-		// and leaves more signals the next (takeLocked).
+		// and leaves more signals the next (tryPopInto).
 		q.signal()
 	}
 	return true
+}
+
+// pushMany queues items in order as push does, under one lock and with
+// at most one signal, and returns how many it dropped (under DropOldest:
+// older events it dropped to make room).
+func (q *queue) pushMany(items []item) (dropped int) {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return len(items)
+	}
+	wasEmpty := q.n == 0
+	for _, it := range items {
+		if q.n == len(q.buf) && len(q.buf) < q.max {
+			q.growLocked()
+		}
+		if q.n == len(q.buf) {
+			dropped++
+			if q.policy != DropOldest {
+				continue
+			}
+			q.buf[q.head] = item{}
+			q.head = (q.head + 1) % len(q.buf)
+			q.n--
+		}
+		q.buf[(q.head+q.n)%len(q.buf)] = it
+		q.n++
+	}
+	n := q.n
+	q.mu.Unlock()
+	if q.policy == DropOldest {
+		q.pushed.Add(uint64(len(items)))
+	} else {
+		q.pushed.Add(uint64(len(items) - dropped))
+	}
+	q.dropped.Add(uint64(dropped))
+	if wasEmpty && n > 0 {
+		q.signal()
+	}
+	return dropped
 }
 
 // growLocked doubles the full ring, up to the bound, keeping the order.

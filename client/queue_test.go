@@ -200,3 +200,50 @@ func TestQueuePopInto(t *testing.T) {
 		}
 	}
 }
+
+// TestQueuePushMany: a batch is queued in order under the policies'
+// bounds, its drops counted as single pushes count them, and a waiting
+// consumer is woken.
+func TestQueuePushMany(t *testing.T) {
+	batch := func(from, n uint32) []item {
+		var items []item
+		for i := range n {
+			items = append(items, seqItem(from+i))
+		}
+		return items
+	}
+	for _, tc := range []struct {
+		name    string
+		policy  DropPolicy
+		want    []uint32
+		dropped int
+	}{{"newest", DropNewest, []uint32{0, 1, 2, 3}, 3}, {"oldest", DropOldest, []uint32{3, 4, 5, 6}, 3}} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := newQueue(4, tc.policy)
+			woken := make(chan item, 1)
+			go func() {
+				it, err := q.pop(bg(), nil, nil)
+				if err == nil {
+					woken <- it
+				}
+			}()
+			if d := q.pushMany(batch(0, 1)); d != 0 {
+				t.Fatalf("%d dropped of one", d)
+			}
+			if it := receive(t, woken); it.ev.ID.SequenceNumber != 0 {
+				t.Fatalf("woken with %d", it.ev.ID.SequenceNumber)
+			}
+			if d := q.pushMany(batch(0, 7)); d != tc.dropped {
+				t.Fatalf("%d dropped, want %d", d, tc.dropped)
+			}
+			if q.dropped.Load() != uint64(tc.dropped) || q.len() != 4 {
+				t.Fatalf("dropped %d, len %d", q.dropped.Load(), q.len())
+			}
+			for _, w := range tc.want {
+				if it, ok := q.tryPop(); !ok || it.ev.ID.SequenceNumber != w {
+					t.Fatalf("got %v %v, want %d", it.ev, ok, w)
+				}
+			}
+		})
+	}
+}

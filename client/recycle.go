@@ -165,3 +165,44 @@ func (r *readerEvents) put(ev *Event) {
 		r.spare = append(r.spare, ev)
 	}
 }
+
+// pushBatch holds the events a socket link's reader delivered to queued
+// participants since it last flushed, in order per participant, so that
+// each participant's queue takes them under one lock and its consumer is
+// woken once. The reader flushes before it may wait for the socket and
+// every eventBatch events.
+type pushBatch struct {
+	recvs []*receiver
+	items [][]item // items[i] goes to recvs[i]
+	n     int
+}
+
+// add holds it for r.
+func (p *pushBatch) add(r *receiver, it item) {
+	p.n++
+	for i, x := range p.recvs {
+		if x == r {
+			p.items[i] = append(p.items[i], it)
+			return
+		}
+	}
+	k := len(p.recvs)
+	p.recvs = append(p.recvs, r)
+	if k < cap(p.items) {
+		p.items = p.items[:k+1]
+	} else {
+		p.items = append(p.items, nil)
+	}
+	p.items[k] = append(p.items[k][:0], it)
+}
+
+// flush queues what it holds.
+func (p *pushBatch) flush() {
+	for i, r := range p.recvs {
+		r.q.pushMany(p.items[i])
+		clear(p.items[i])
+		p.items[i] = p.items[i][:0]
+	}
+	clear(p.recvs)
+	p.recvs, p.items, p.n = p.recvs[:0], p.items[:0], 0
+}

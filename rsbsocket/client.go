@@ -3,6 +3,7 @@ package rsbsocket
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -260,6 +261,20 @@ func (c *ClientConn) RecvIntoSized(buf []byte, get func(n int) []byte) (body []b
 		c.sawEOF = true
 	}
 	return body, buffered, closedErr(err)
+}
+
+// Ready reports whether a whole frame has been read from the socket
+// already, so that the next RecvInto returns without waiting: a receiver
+// that holds work back for a batch does it before it may wait.
+func (c *ClientConn) Ready() bool {
+	c.recvMu.Lock()
+	defer c.recvMu.Unlock()
+	n := c.r.Buffered()
+	if n < headerSize {
+		return false
+	}
+	h, err := c.r.Peek(headerSize)
+	return err == nil && n-headerSize >= int(binary.LittleEndian.Uint32(h))
 }
 
 // closedErr marks an error from a closed connection with ErrClosed.

@@ -310,3 +310,44 @@ func TestClientRecvIntoBuffered(t *testing.T) {
 		t.Fatalf("frame 2: %q, buffered %v, %v; want \"three\", false", body, buffered, err)
 	}
 }
+
+// TestClientReady: Ready reports a whole frame waiting in the buffer, and
+// not a frame of which only a part has arrived.
+func TestClientReady(t *testing.T) {
+	next := make(chan struct{})
+	third := AppendFrame(nil, []byte("three"))
+	addr := fakeServer(t, func(nc net.Conn) {
+		if WriteHandshake(nc) != nil {
+			return
+		}
+		// Two frames and the start of a third in one write, then the
+		// rest of the third once the client read the first two.
+		<-next
+		b := AppendFrame(AppendFrame(nil, []byte("one")), []byte("two"))
+		if _, err := nc.Write(append(b, third[:headerSize+2]...)); err != nil {
+			return
+		}
+		<-next
+		_, _ = nc.Write(third[headerSize+2:])
+		<-next
+	})
+	c := dial(t, addr)
+	defer close(next)
+	if c.Ready() {
+		t.Fatal("ready before any frame")
+	}
+	next <- struct{}{}
+	for i, want := range []struct {
+		body  string
+		ready bool
+	}{{"one", true}, {"two", false}} {
+		body, err := c.RecvInto(nil)
+		if err != nil || string(body) != want.body || c.Ready() != want.ready {
+			t.Fatalf("frame %d: %q, %v, ready %v; want %q, ready %v", i, body, err, c.Ready(), want.body, want.ready)
+		}
+	}
+	next <- struct{}{}
+	if body, err := c.RecvInto(nil); err != nil || string(body) != "three" || c.Ready() {
+		t.Fatalf("frame 2: %q, %v, ready %v", body, err, c.Ready())
+	}
+}
