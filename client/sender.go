@@ -41,25 +41,22 @@ type sender struct {
 
 	mu      sync.Mutex
 	pending [][]byte
-	mem     []frameMem // whose memory pending[i] lies in
-	// memSpare is the goroutine's spare slice for mem, swapped with it
-	// per batch as the goroutine's batch is with pending.
-	memSpare []frameMem
-	owed     []byte        // a frame the connection began (TrySend) and owes the rest of
-	owedMem  frameMem      // whose memory owed lies in
-	bytes    int           // the charge of pending, owed and what is being written: body bytes plus rsbsocket.FrameOverhead each
-	writing  bool          // the goroutine is writing a batch
-	running  bool          // the goroutine is started and has not ended
-	room     chan struct{} // while publishers wait: closed when there is room
-	drained  chan struct{} // while flush waits: closed when nothing is queued or being written
-	wake     chan struct{} // buffered 1: pending has frames for the goroutine
-	err      error         // why the sender ended: a write error, or closing
-	unsent   uint64        // frames accepted and never written
-	done     chan struct{} // closed when the goroutine has ended
-	lastAt   int64         // µs: the publish time of the last frame sent
-	arena    *sendArena    // small frames are encoded into its free end (carve)
-	spare    []*sendArena  // arenas whose frames were all written, for reuse
-	arenas   int           // arenas made
+	mem     []frameMem    // whose memory pending[i] lies in
+	owed    []byte        // a frame the connection began (TrySend) and owes the rest of
+	owedMem frameMem      // whose memory owed lies in
+	bytes   int           // the charge of pending, owed and what is being written: body bytes plus rsbsocket.FrameOverhead each
+	writing bool          // the goroutine is writing a batch
+	running bool          // the goroutine is started and has not ended
+	room    chan struct{} // while publishers wait: closed when there is room
+	drained chan struct{} // while flush waits: closed when nothing is queued or being written
+	wake    chan struct{} // buffered 1: pending has frames for the goroutine
+	err     error         // why the sender ended: a write error, or closing
+	unsent  uint64        // frames accepted and never written
+	done    chan struct{} // closed when the goroutine has ended
+	lastAt  int64         // µs: the publish time of the last frame sent
+	arena   *sendArena    // small frames are encoded into its free end (carve)
+	spare   []*sendArena  // arenas whose frames were all written, for reuse
+	arenas  int           // arenas made
 }
 
 // sendArena is memory small frames are encoded into one after the other
