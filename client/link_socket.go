@@ -83,7 +83,7 @@ func (l *socketLink) readLoop() error {
 			rest = cur.buf[:0]
 		}
 		large = nil
-		body, buffered, err := l.conn.RecvIntoSized(rest, getLarge)
+		body, buffered, more, err := l.conn.RecvIntoSized(rest, getLarge)
 		if err != nil {
 			if large != nil {
 				large.release()
@@ -106,7 +106,7 @@ func (l *socketLink) readLoop() error {
 			rest = nil // a new slab would have held it: take one for the next
 		}
 		l.deliverFrame(&st, body, owner, recv)
-		if n := st.pushes.n; n > 0 && (n >= eventBatch || !l.conn.Ready()) {
+		if n := st.pushes.n; n > 0 && (n >= eventBatch || !more) {
 			st.pushes.flush() // before the reader may wait for the socket
 		}
 		if large != nil {

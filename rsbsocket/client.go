@@ -3,7 +3,6 @@ package rsbsocket
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -246,13 +245,17 @@ func (c *ClientConn) RecvInto(buf []byte) ([]byte, error) {
 // socket with an earlier frame's (a receiver that stamps receive times
 // reads its clock once per read from the socket).
 func (c *ClientConn) RecvIntoBuffered(buf []byte) (body []byte, buffered bool, err error) {
-	return c.RecvIntoSized(buf, nil)
+	body, buffered, _, err = c.RecvIntoSized(buf, nil)
+	return body, buffered, err
 }
 
 // RecvIntoSized is RecvIntoBuffered asking get for the memory of a body
 // that does not fit in buf, as ReadFrameSized does: a receiver that
-// recycles buffers by size hands them out there.
-func (c *ClientConn) RecvIntoSized(buf []byte, get func(n int) []byte) (body []byte, buffered bool, err error) {
+// recycles buffers by size hands them out there. It also reports whether
+// the next frame has arrived whole already (more), so that the next call
+// returns without waiting: a receiver that holds work back for a batch
+// does it before it may wait.
+func (c *ClientConn) RecvIntoSized(buf []byte, get func(n int) []byte) (body []byte, buffered, more bool, err error) {
 	c.recvMu.Lock()
 	defer c.recvMu.Unlock()
 	buffered = c.r.Buffered() > 0
@@ -260,21 +263,7 @@ func (c *ClientConn) RecvIntoSized(buf []byte, get func(n int) []byte) (body []b
 	if errors.Is(err, io.EOF) {
 		c.sawEOF = true
 	}
-	return body, buffered, closedErr(err)
-}
-
-// Ready reports whether a whole frame has been read from the socket
-// already, so that the next RecvInto returns without waiting: a receiver
-// that holds work back for a batch does it before it may wait.
-func (c *ClientConn) Ready() bool {
-	c.recvMu.Lock()
-	defer c.recvMu.Unlock()
-	n := c.r.Buffered()
-	if n < headerSize {
-		return false
-	}
-	h, err := c.r.Peek(headerSize)
-	return err == nil && n-headerSize >= int(binary.LittleEndian.Uint32(h))
+	return body, buffered, err == nil && frameBuffered(c.r), closedErr(err)
 }
 
 // closedErr marks an error from a closed connection with ErrClosed.

@@ -311,8 +311,8 @@ func TestClientRecvIntoBuffered(t *testing.T) {
 	}
 }
 
-// TestClientReady: Ready reports a whole frame waiting in the buffer, and
-// not a frame of which only a part has arrived.
+// TestClientReady: RecvIntoSized reports a whole next frame waiting in
+// the buffer, and not a frame of which only a part has arrived.
 func TestClientReady(t *testing.T) {
 	next := make(chan struct{})
 	third := AppendFrame(nil, []byte("three"))
@@ -333,21 +333,18 @@ func TestClientReady(t *testing.T) {
 	})
 	c := dial(t, addr)
 	defer close(next)
-	if c.Ready() {
-		t.Fatal("ready before any frame")
-	}
 	next <- struct{}{}
 	for i, want := range []struct {
 		body  string
 		ready bool
 	}{{"one", true}, {"two", false}} {
-		body, err := c.RecvInto(nil)
-		if err != nil || string(body) != want.body || c.Ready() != want.ready {
-			t.Fatalf("frame %d: %q, %v, ready %v; want %q, ready %v", i, body, err, c.Ready(), want.body, want.ready)
+		body, _, more, err := c.RecvIntoSized(nil, nil)
+		if err != nil || string(body) != want.body || more != want.ready {
+			t.Fatalf("frame %d: %q, %v, ready %v; want %q, ready %v", i, body, err, more, want.body, want.ready)
 		}
 	}
 	next <- struct{}{}
-	if body, err := c.RecvInto(nil); err != nil || string(body) != "three" || c.Ready() {
-		t.Fatalf("frame 2: %q, %v, ready %v", body, err, c.Ready())
+	if body, _, more, err := c.RecvIntoSized(nil, nil); err != nil || string(body) != "three" || more {
+		t.Fatalf("frame 2: %q, %v, ready %v", body, err, more)
 	}
 }

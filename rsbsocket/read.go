@@ -171,12 +171,15 @@ func (cr *connReader) release() {
 
 // ready reports whether a whole frame is buffered, so that the next call of
 // next returns without reading from the connection.
-func (cr *connReader) ready() bool {
-	n := cr.r.Buffered()
+func (cr *connReader) ready() bool { return frameBuffered(cr.r) }
+
+// frameBuffered reports whether r holds a whole frame.
+func frameBuffered(r *bufio.Reader) bool {
+	n := r.Buffered()
 	if n < headerSize {
 		return false
 	}
-	h, err := cr.r.Peek(headerSize)
+	h, err := r.Peek(headerSize)
 	return err == nil && n-headerSize >= int(binary.LittleEndian.Uint32(h))
 }
 
