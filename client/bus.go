@@ -304,12 +304,17 @@ func (b *Bus) retire(p partInfo) {
 	b.intro.retire(p)
 }
 
-// queueSize picks a participant's queue bound.
-func (b *Bus) queueSize(n int) int {
-	if n > 0 {
-		return n
+// newQueue makes a participant's queue with the bounds and policy of o,
+// the Bus's bounds where o sets none.
+func (b *Bus) newQueue(o options) *queue {
+	size, bytes := o.queueSize, o.queueBytes
+	if size <= 0 {
+		size = b.cfg.QueueSize
 	}
-	return b.cfg.QueueSize
+	if bytes <= 0 {
+		bytes = b.cfg.QueueBytes
+	}
+	return newQueue(size, bytes, o.policy)
 }
 
 // embeddedLink publishes and subscribes through an in-process node, which

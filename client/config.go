@@ -18,6 +18,10 @@ type Config struct {
 	// QueueSize bounds each participant's event queue unless the
 	// participant sets its own (default DefaultQueueSize).
 	QueueSize int
+	// QueueBytes bounds what the events in each participant's queue
+	// weigh together unless the participant sets its own (default
+	// DefaultQueueBytes; see WithQueueBytes).
+	QueueBytes int64
 	// NoIntrospection turns introspection off: participants are not
 	// announced and surveys are not answered. Over the socket protocol the
 	// daemon then sends the connection every event.
@@ -30,13 +34,16 @@ type Config struct {
 
 // DefaultConfig returns the configuration the zero value stands for.
 func DefaultConfig() Config {
-	return Config{Registry: notification.DefaultRegistry(), QueueSize: DefaultQueueSize, Logger: slog.Default()}
+	return Config{Registry: notification.DefaultRegistry(), QueueSize: DefaultQueueSize, QueueBytes: DefaultQueueBytes, Logger: slog.Default()}
 }
 
 // Validate reports the first invalid field.
 func (c Config) Validate() error {
 	if c.QueueSize < 0 {
 		return fmt.Errorf("%w: QueueSize %d is negative", ErrConfig, c.QueueSize)
+	}
+	if c.QueueBytes < 0 {
+		return fmt.Errorf("%w: QueueBytes %d is negative", ErrConfig, c.QueueBytes)
 	}
 	if err := c.Socket.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
@@ -52,6 +59,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.QueueSize == 0 {
 		c.QueueSize = d.QueueSize
+	}
+	if c.QueueBytes == 0 {
+		c.QueueBytes = d.QueueBytes
 	}
 	if c.Logger == nil {
 		c.Logger = d.Logger

@@ -45,9 +45,12 @@
 //     ignores later ones.
 //
 // Every received event passes through a bounded per-participant queue
-// (except for listeners WithInlineDelivery); when a queue is full the event
-// is dropped by the participant's DropPolicy and counted, so a slow
-// participant never stalls the Bus or the others.
+// (except for listeners WithInlineDelivery), bounded in events (WithQueue,
+// default DefaultQueueSize) and in what they weigh (WithQueueBytes, default
+// DefaultQueueBytes: their data and a fixed overhead each); when a queue is
+// full the event is dropped by the participant's DropPolicy and counted
+// (drops by the byte bound apart), so a slow participant never stalls the
+// Bus or the others, nor holds more memory than its bounds.
 //
 // # Performance
 //

@@ -23,6 +23,9 @@ type ListenerStats struct {
 	Queued uint64
 	// Dropped counts events lost to a full queue.
 	Dropped uint64
+	// DroppedForBytes counts the events of Dropped that the queue's byte
+	// bound dropped (WithQueueBytes) rather than its size.
+	DroppedForBytes uint64
 	// Handled counts handler calls.
 	Handled uint64
 	// Errors counts handler calls that returned an error.
@@ -80,14 +83,14 @@ func (b *Bus) newReceiver(sc scope.Scope, kind string, o options) (*receiver, er
 	if sc.IsZero() {
 		return nil, fmt.Errorf("%w: zero scope", ErrConfig)
 	}
-	if o.queueSize < 0 {
-		return nil, fmt.Errorf("%w: queue size %d", ErrConfig, o.queueSize)
+	if err := o.checkQueue(); err != nil {
+		return nil, err
 	}
 	return &receiver{
 		bus:     b,
 		info:    partInfo{kind: kind, id: notification.NewParticipantID(), scope: sc},
 		filters: o.filters,
-		q:       newQueue(b.queueSize(o.queueSize), o.policy),
+		q:       b.newQueue(o),
 		borrow:  o.borrow && kind == KindListener,
 	}, nil
 }
@@ -115,7 +118,7 @@ type Listener struct {
 	handled, errs, panics atomic.Uint64
 }
 
-// NewListener creates a listener on sc (WithFilter, WithQueue,
+// NewListener creates a listener on sc (WithFilter, WithQueue, WithQueueBytes,
 // WithInlineDelivery and WithoutRetention apply). It is announced before NewListener returns.
 func (b *Bus) NewListener(sc scope.Scope, opts ...Option) (*Listener, error) {
 	o := collect(opts)
@@ -249,7 +252,7 @@ func (l *Listener) call(h Handler, ev *Event) {
 // Stats returns the listener's counters.
 func (l *Listener) Stats() ListenerStats {
 	return ListenerStats{
-		Queued: l.r.q.pushed.Load(), Dropped: l.r.q.dropped.Load(),
+		Queued: l.r.q.pushed.Load(), Dropped: l.r.q.dropped.Load(), DroppedForBytes: l.r.q.droppedBytes.Load(),
 		Handled: l.handled.Load(), Errors: l.errs.Load(), Panics: l.panics.Load(),
 	}
 }

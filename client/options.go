@@ -1,6 +1,9 @@
 package client
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Option tunes a participant. Options that do not concern a participant's
 // kind are ignored by it.
@@ -10,6 +13,7 @@ type Option func(*options)
 type options struct {
 	filters     []Filter
 	queueSize   int
+	queueBytes  int64
 	policy      DropPolicy
 	wireSchema  string
 	callTimeout time.Duration
@@ -27,6 +31,14 @@ func collect(opts []Option) options {
 	return o
 }
 
+// checkQueue reports a negative queue bound.
+func (o options) checkQueue() error {
+	if o.queueSize < 0 || o.queueBytes < 0 {
+		return fmt.Errorf("%w: queue bounds %d events, %d bytes", ErrConfig, o.queueSize, o.queueBytes)
+	}
+	return nil
+}
+
 // WithFilter adds filters to a Listener or Reader: an event is delivered
 // only when it passes all of them.
 func WithFilter(f ...Filter) Option {
@@ -37,6 +49,16 @@ func WithFilter(f ...Filter) Option {
 // LocalServer method (size 0 keeps the Bus default).
 func WithQueue(size int, policy DropPolicy) Option {
 	return func(o *options) { o.queueSize, o.policy = size, policy }
+}
+
+// WithQueueBytes bounds what the events in the queue of a Listener,
+// Reader or LocalServer method weigh together: their data and a fixed
+// overhead each (0 keeps the Bus default, Config.QueueBytes). Past it
+// events are dropped by the participant's DropPolicy, as past its size,
+// and counted in its Stats (DroppedForBytes); an event heavier than the
+// bound alone is still queued when the queue is empty.
+func WithQueueBytes(n int64) Option {
+	return func(o *options) { o.queueBytes = n }
 }
 
 // WithInlineDelivery makes a Listener call its handlers on the goroutine

@@ -17,6 +17,18 @@ const (
 	// dropped by the participant's DropPolicy and counted.
 	DefaultQueueSize = 1024
 
+	// DefaultQueueBytes bounds what the events waiting in one
+	// participant's queue weigh together (their data, and
+	// queueEventOverhead each): past it events are dropped as past
+	// DefaultQueueSize, and counted apart. An event heavier than the
+	// bound alone is still queued when the queue is empty. Without it a
+	// queue of DefaultQueueSize events of the largest frame the socket
+	// takes could hold gigabytes.
+	DefaultQueueBytes = 64 << 20
+	// queueEventOverhead is what a queued event weighs besides its data:
+	// the event, its meta data and its share of the queue's ring.
+	queueEventOverhead = 256
+
 	// queueInitial is the number of events a participant's queue has room
 	// for at first; it doubles as events pile up, to the queue's bound.
 	queueInitial = 16

@@ -25,30 +25,77 @@ const (
 // queue's memory (and the collector's work scanning it) follows what it
 // holds, not the bound it may hold.
 type queue struct {
-	mu     sync.Mutex
-	buf    []item // ring of capacity len(buf)
-	head   int
-	n      int
-	max    int // the bound
-	policy DropPolicy
-	closed bool
+	mu       sync.Mutex
+	buf      []item // ring of capacity len(buf)
+	head     int
+	n        int
+	max      int   // the bound in events
+	bytes    int64 // what the queued events weigh (itemWeight)
+	maxBytes int64 // the bound in bytes; one event alone always fits
+	policy   DropPolicy
+	closed   bool
 
 	ready chan struct{} // 1-buffered: something may be queued
 	done  chan struct{} // closed by close
 
 	dropped atomic.Uint64
-	pushed  atomic.Uint64
+	// droppedBytes counts the drops of dropped that the byte bound made.
+	droppedBytes atomic.Uint64
+	pushed       atomic.Uint64
 }
 
-// newQueue returns an empty queue holding at most size events.
-func newQueue(size int, policy DropPolicy) *queue {
+// newQueue returns an empty queue holding at most size events weighing at
+// most maxBytes together (a single event of any weight fits an empty
+// queue, so that no event is too large ever to be delivered).
+func newQueue(size int, maxBytes int64, policy DropPolicy) *queue {
 	return &queue{
-		buf:    make([]item, min(size, queueInitial)),
-		max:    size,
-		policy: policy,
-		ready:  make(chan struct{}, 1),
-		done:   make(chan struct{}),
+		buf:      make([]item, min(size, queueInitial)),
+		max:      size,
+		maxBytes: maxBytes,
+		policy:   policy,
+		ready:    make(chan struct{}, 1),
+		done:     make(chan struct{}),
 	}
+}
+
+// itemWeight is what an event counts against a queue's byte bound: its
+// data and the fixed memory of an event.
+func itemWeight(it item) int64 { return int64(len(it.ev.Data)) + queueEventOverhead }
+
+// admitLocked makes room for an event of weight w by the policy: under
+// DropNewest it reports false when the queue is full (the event is
+// dropped and counted); under DropOldest it drops the oldest events until
+// the new one fits. Either way a drop is counted, and a drop the byte
+// bound made as such.
+func (q *queue) admitLocked(w int64) bool {
+	for q.n > 0 {
+		overBytes := q.bytes+w > q.maxBytes
+		if q.n < q.max && !overBytes {
+			break
+		}
+		q.dropped.Add(1)
+		if overBytes {
+			q.droppedBytes.Add(1)
+		}
+		if q.policy != DropOldest {
+			return false
+		}
+		q.bytes -= itemWeight(q.buf[q.head])
+		q.buf[q.head] = item{}
+		q.head = (q.head + 1) % len(q.buf)
+		q.n--
+	}
+	if q.n == len(q.buf) && len(q.buf) < q.max {
+		q.growLocked()
+	}
+	return true
+}
+
+// putLocked appends an admitted event.
+func (q *queue) putLocked(it item, w int64) {
+	q.buf[(q.head+q.n)%len(q.buf)] = it
+	q.n++
+	q.bytes += w
 }
 
 // push queues it, dropping by policy when full. It reports whether it was
@@ -59,23 +106,13 @@ func (q *queue) push(it item) bool {
 		q.mu.Unlock()
 		return false
 	}
-	if q.n == len(q.buf) && len(q.buf) < q.max {
-		q.growLocked()
-	}
-	if q.n == len(q.buf) {
-		if q.policy != DropOldest {
-			q.mu.Unlock()
-			q.dropped.Add(1)
-			return false
-		}
-		q.buf[q.head] = item{}
-		q.head = (q.head + 1) % len(q.buf)
-		q.n--
-		q.dropped.Add(1)
+	w := itemWeight(it)
+	if !q.admitLocked(w) {
+		q.mu.Unlock()
+		return false
 	}
 	wasEmpty := q.n == 0
-	q.buf[(q.head+q.n)%len(q.buf)] = it
-	q.n++
+	q.putLocked(it, w)
 	q.mu.Unlock()
 	q.pushed.Add(1)
 	if wasEmpty {
@@ -97,30 +134,19 @@ func (q *queue) pushMany(items []item) (dropped int) {
 		return len(items)
 	}
 	wasEmpty := q.n == 0
+	before := q.dropped.Load()
+	accepted := 0
 	for _, it := range items {
-		if q.n == len(q.buf) && len(q.buf) < q.max {
-			q.growLocked()
+		w := itemWeight(it)
+		if q.admitLocked(w) {
+			q.putLocked(it, w)
+			accepted++
 		}
-		if q.n == len(q.buf) {
-			dropped++
-			if q.policy != DropOldest {
-				continue
-			}
-			q.buf[q.head] = item{}
-			q.head = (q.head + 1) % len(q.buf)
-			q.n--
-		}
-		q.buf[(q.head+q.n)%len(q.buf)] = it
-		q.n++
 	}
 	n := q.n
+	dropped = int(q.dropped.Load() - before) // only pushes, under the lock, add to it
 	q.mu.Unlock()
-	if q.policy == DropOldest {
-		q.pushed.Add(uint64(len(items)))
-	} else {
-		q.pushed.Add(uint64(len(items) - dropped))
-	}
-	q.dropped.Add(uint64(dropped))
+	q.pushed.Add(uint64(accepted))
 	if wasEmpty && n > 0 {
 		q.signal()
 	}
@@ -163,6 +189,7 @@ func (q *queue) tryPopInto(dst []item) int {
 	k := min(q.n, len(dst))
 	for i := range k {
 		dst[i] = q.buf[q.head]
+		q.bytes -= itemWeight(dst[i])
 		q.buf[q.head] = item{}
 		if q.head++; q.head == len(q.buf) {
 			q.head = 0
@@ -217,7 +244,7 @@ func (q *queue) close() {
 	}
 	q.closed = true
 	clear(q.buf)
-	q.n = 0
+	q.n, q.bytes = 0, 0
 	close(q.done)
 }
 
@@ -226,6 +253,13 @@ func (q *queue) len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.n
+}
+
+// weight returns what the queued events weigh against the byte bound.
+func (q *queue) weight() int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.bytes
 }
 
 // isClosed reports whether close was called.

@@ -21,7 +21,7 @@ func TestQueue(t *testing.T) {
 		want   []uint32
 	}{{"newest", DropNewest, []uint32{0, 1, 2}}, {"oldest", DropOldest, []uint32{4, 5, 6}}} {
 		t.Run(tc.name, func(t *testing.T) {
-			q := newQueue(3, tc.policy)
+			q := newQueue(3, DefaultQueueBytes, tc.policy)
 			for i := range uint32(7) {
 				q.push(seqItem(i))
 			}
@@ -44,7 +44,7 @@ func TestQueue(t *testing.T) {
 }
 
 func TestQueueCloseAndDead(t *testing.T) {
-	q := newQueue(4, DropNewest)
+	q := newQueue(4, DefaultQueueBytes, DropNewest)
 	q.push(seqItem(1))
 	dead := make(chan struct{})
 	cause := func() error { return ErrDisconnected }
@@ -68,7 +68,7 @@ func TestQueueCloseAndDead(t *testing.T) {
 // TestQueueConcurrent has several consumers drain several producers; every
 // accepted item is popped exactly once.
 func TestQueueConcurrent(t *testing.T) {
-	q := newQueue(64, DropNewest)
+	q := newQueue(64, DefaultQueueBytes, DropNewest)
 	const producers, each = 4, 2000
 	var wg sync.WaitGroup
 	for p := range producers {
@@ -113,7 +113,7 @@ func TestQueueConcurrent(t *testing.T) {
 // order across the ring's wrap; the bound then drops as the policy says.
 func TestQueueGrows(t *testing.T) {
 	const bound = 100
-	q := newQueue(bound, DropNewest)
+	q := newQueue(bound, DefaultQueueBytes, DropNewest)
 	if len(q.buf) != queueInitial {
 		t.Fatalf("a new queue has room for %d events, want %d", len(q.buf), queueInitial)
 	}
@@ -149,7 +149,7 @@ func TestQueueGrows(t *testing.T) {
 // empty queue, so a lost wake-up would hang a consumer).
 func TestQueuePopInto(t *testing.T) {
 	const total = 20000
-	q := newQueue(total, DropNewest)
+	q := newQueue(total, DefaultQueueBytes, DropNewest)
 	ctx, cancel := context.WithTimeout(bg(), 30*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -219,7 +219,7 @@ func TestQueuePushMany(t *testing.T) {
 		dropped int
 	}{{"newest", DropNewest, []uint32{0, 1, 2, 3}, 3}, {"oldest", DropOldest, []uint32{3, 4, 5, 6}, 3}} {
 		t.Run(tc.name, func(t *testing.T) {
-			q := newQueue(4, tc.policy)
+			q := newQueue(4, DefaultQueueBytes, tc.policy)
 			woken := make(chan item, 1)
 			go func() {
 				it, err := q.pop(bg(), nil, nil)
@@ -243,6 +243,64 @@ func TestQueuePushMany(t *testing.T) {
 				if it, ok := q.tryPop(); !ok || it.ev.ID.SequenceNumber != w {
 					t.Fatalf("got %v %v, want %d", it.ev, ok, w)
 				}
+			}
+		})
+	}
+}
+
+// TestQueueBytes: the byte bound drops by the policy as the size bound
+// does, counted apart; an event heavier than the bound alone is queued
+// into an empty queue; popping gives the weight back.
+func TestQueueBytes(t *testing.T) {
+	sized := func(n uint32, size int) item {
+		it := seqItem(n)
+		it.ev.Data = make([]byte, size)
+		return it
+	}
+	w := int64(1000 + queueEventOverhead)
+	for _, tc := range []struct {
+		name   string
+		policy DropPolicy
+		many   bool
+		want   []uint32
+	}{
+		{"newest", DropNewest, false, []uint32{0, 1, 2}}, {"oldest", DropOldest, false, []uint32{2, 3, 4}},
+		{"newest/many", DropNewest, true, []uint32{0, 1, 2}}, {"oldest/many", DropOldest, true, []uint32{2, 3, 4}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := newQueue(100, 3*w+w/2, tc.policy)
+			var items []item
+			for i := range uint32(5) {
+				items = append(items, sized(i, 1000))
+			}
+			if tc.many {
+				q.pushMany(items)
+			} else {
+				for _, it := range items {
+					q.push(it)
+				}
+			}
+			if q.dropped.Load() != 2 || q.droppedBytes.Load() != 2 || q.weight() != 3*w {
+				t.Fatalf("dropped %d (%d for bytes), %d bytes queued; want 2, 2, %d",
+					q.dropped.Load(), q.droppedBytes.Load(), q.weight(), 3*w)
+			}
+			for _, n := range tc.want {
+				if it, ok := q.tryPop(); !ok || it.ev.ID.SequenceNumber != n {
+					t.Fatalf("popped %v %v, want %d", it.ev, ok, n)
+				}
+			}
+			if q.weight() != 0 {
+				t.Fatalf("%d bytes left in an empty queue", q.weight())
+			}
+			// One event heavier than the whole bound still gets through
+			// an empty queue; the next is dropped (newest) or displaces
+			// it (oldest).
+			if !q.push(sized(10, 10000)) {
+				t.Fatal("heavy event refused by an empty queue")
+			}
+			queued := q.push(sized(11, 10))
+			if queued != (tc.policy == DropOldest) || q.len() != 1 || q.droppedBytes.Load() != 3 {
+				t.Fatalf("push after the heavy event: queued %v, len %d, %d dropped for bytes", queued, q.len(), q.droppedBytes.Load())
 			}
 		})
 	}

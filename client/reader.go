@@ -20,11 +20,16 @@ type ReaderStats struct {
 	Queued uint64
 	// Dropped counts events lost to a full queue.
 	Dropped uint64
+	// DroppedForBytes counts the events of Dropped that the queue's byte
+	// bound dropped (WithQueueBytes) rather than its size.
+	DroppedForBytes uint64
 	// Pending is the number of events waiting now.
 	Pending int
+	// PendingBytes is what they weigh against the byte bound.
+	PendingBytes int64
 }
 
-// NewReader creates a reader on sc (WithFilter, WithQueue apply). It is
+// NewReader creates a reader on sc (WithFilter, WithQueue, WithQueueBytes apply). It is
 // announced before NewReader returns.
 func (b *Bus) NewReader(sc scope.Scope, opts ...Option) (*Reader, error) {
 	r, err := b.newReceiver(sc, KindReader, collect(opts))
@@ -58,7 +63,11 @@ func (rd *Reader) Read(ctx context.Context) (*Event, error) {
 
 // Stats returns the reader's counters.
 func (rd *Reader) Stats() ReaderStats {
-	return ReaderStats{Queued: rd.r.q.pushed.Load(), Dropped: rd.r.q.dropped.Load(), Pending: rd.r.q.len()}
+	q := rd.r.q
+	return ReaderStats{
+		Queued: q.pushed.Load(), Dropped: q.dropped.Load(), DroppedForBytes: q.droppedBytes.Load(),
+		Pending: q.len(), PendingBytes: q.weight(),
+	}
 }
 
 // Close retires the reader; queued events are discarded and blocked Reads

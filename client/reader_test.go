@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/client/clienttest"
+	"github.com/rsbd/rsbd/notification"
 )
 
 // TestReader covers reads across nodes, timeouts and Close.
@@ -172,4 +175,64 @@ func TestClose(t *testing.T) {
 			t.Fatalf("NewReader after close: %v", err)
 		}
 	})
+}
+
+// TestReaderQueueBytes: a reader's queue bounded in bytes takes large
+// events from another Bus until their weight reaches the bound and counts
+// the rest as dropped for bytes.
+func TestReaderQueueBytes(t *testing.T) {
+	forEnvs(t, 2, func(t *testing.T, e env) {
+		a, b := e.connect(t, 0), e.connect(t, 1)
+		sc := mustScope("/queuebytes/" + e.name + "/")
+		awaitRouteReader(t, a, b, sc).Close()
+		const size, n = 100_000, 6
+		weight := int64(size + queueEventOverhead)
+		rd, err := b.NewReader(sc, WithQueueBytes(2*weight+weight/2), WithFilter(func(ev *notification.Event) bool {
+			return ev.Method != probeMethod // a late probe of awaitRoute's
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rd.Close()
+		inf, _ := a.NewInformer(sc)
+		for range n {
+			if _, err := inf.Publish(bg(), make([]byte, size)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitFor(t, 10*time.Second, "every event queued or dropped", func() bool {
+			st := rd.Stats()
+			return st.Queued+st.Dropped == n
+		})
+		st := rd.Stats()
+		if st.Pending != 2 || st.Dropped != n-2 || st.DroppedForBytes != n-2 || st.PendingBytes != 2*weight {
+			t.Fatalf("stats %+v: want 2 pending (%d bytes), %d dropped for bytes", st, 2*weight, n-2)
+		}
+		for range 2 {
+			if ev := readSkippingProbes(t, rd, 5*time.Second); len(ev.Payload.([]byte)) != size {
+				t.Fatalf("read %T of %d bytes", ev.Payload, len(ev.Payload.([]byte)))
+			}
+		}
+		if st := rd.Stats(); st.PendingBytes != 0 {
+			t.Fatalf("%d bytes pending after the reads", st.PendingBytes)
+		}
+	})
+}
+
+// TestQueueBoundsChecked: negative bounds are configuration errors.
+func TestQueueBoundsChecked(t *testing.T) {
+	b := dialNode(t, clienttest.StartNodes(t, 1)[0].SocketAddr().String())
+	sc := mustScope("/bounds/")
+	if _, err := b.NewReader(sc, WithQueueBytes(-1)); !errors.Is(err, ErrConfig) {
+		t.Fatalf("NewReader with negative bytes: %v", err)
+	}
+	if _, err := b.NewListener(sc, WithQueue(-1, DropNewest)); !errors.Is(err, ErrConfig) {
+		t.Fatalf("NewListener with negative size: %v", err)
+	}
+	if _, err := b.NewLocalServer(sc, WithQueueBytes(-5)); !errors.Is(err, ErrConfig) {
+		t.Fatalf("NewLocalServer with negative bytes: %v", err)
+	}
+	if err := (Config{QueueBytes: -1}).Validate(); !errors.Is(err, ErrConfig) {
+		t.Fatalf("Config.Validate with negative QueueBytes: %v", err)
+	}
 }

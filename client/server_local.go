@@ -43,12 +43,16 @@ func (b *Bus) NewLocalServer(sc scope.Scope, opts ...Option) (*LocalServer, erro
 	if sc.IsZero() {
 		return nil, fmt.Errorf("%w: zero scope", ErrConfig)
 	}
+	o := collect(opts)
+	if err := o.checkQueue(); err != nil {
+		return nil, err
+	}
 	replier, err := b.newInformer(sc, "", options{})
 	if err != nil {
 		return nil, err
 	}
 	s := &LocalServer{
-		bus: b, replier: replier, o: collect(opts),
+		bus: b, replier: replier, o: o,
 		info:    partInfo{kind: KindLocalServer, id: notification.NewParticipantID(), scope: sc},
 		methods: make(map[string]*serverMethod),
 	}
@@ -89,7 +93,7 @@ func (s *LocalServer) AddMethod(name string, fn Callback) error {
 		return fmt.Errorf("%w: method %q already registered", ErrConfig, name)
 	}
 	m := &serverMethod{srv: s, name: name, scope: msc, fn: fn,
-		q: newQueue(s.bus.queueSize(s.o.queueSize), s.o.policy)}
+		q: s.bus.newQueue(s.o)}
 	s.methods[name] = m
 	m.detach = s.bus.link.attach(m)
 	go m.run()

@@ -25,6 +25,11 @@ Options:
                              wire-schema S | regex RE (on the payload bytes)
   --stop-after N           exit after N events
   --max-queued-events N    events queued per URI before dropping (default 4096)
+  --max-queued-bytes N     bytes of events queued per URI before dropping
+                           (default 67108864)
+
+Events dropped because the output could not keep up are counted on stderr
+when the logger ends.
 `
 
 // loggerOptions is the parsed command line of logger.
@@ -33,6 +38,7 @@ type loggerOptions struct {
 	filters   []client.Filter
 	stopAfter int
 	queue     int
+	bytes     int64
 	uris      []client.URI
 }
 
@@ -47,6 +53,7 @@ func parseLogger(args []string, def client.URI) (loggerOptions, error) {
 	fs.Var(&filters, "f", "")
 	fs.IntVar(&o.stopAfter, "stop-after", 0, "")
 	fs.IntVar(&o.queue, "max-queued-events", defaultLoggerQueue, "")
+	fs.Int64Var(&o.bytes, "max-queued-bytes", client.DefaultQueueBytes, "")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return o, err
@@ -54,8 +61,8 @@ func parseLogger(args []string, def client.URI) (loggerOptions, error) {
 	if o.style = styles[style]; o.style == nil {
 		return o, fmt.Errorf("unknown style %q (want %s)", style, styleNames())
 	}
-	if o.stopAfter < 0 || o.queue <= 0 {
-		return o, fmt.Errorf("--stop-after must not be negative and --max-queued-events must be positive")
+	if o.stopAfter < 0 || o.queue <= 0 || o.bytes <= 0 {
+		return o, fmt.Errorf("--stop-after must not be negative, --max-queued-events and --max-queued-bytes must be positive")
 	}
 	for _, spec := range filters {
 		f, err := parseFilter(spec)
@@ -91,7 +98,7 @@ func runLogger(ctx context.Context, args []string, io stdio) int {
 	if err != nil {
 		return usageError(io, "logger", loggerUsage, err)
 	}
-	if err := logEvents(ctx, o, io.out); err != nil {
+	if err := logEvents(ctx, o, io.out, io.err); err != nil {
 		return fail(io, "logger", err)
 	}
 	return exitOK
@@ -129,14 +136,23 @@ func (p *printer) print(ev *client.Event) error {
 }
 
 // logEvents listens on every URI (one connection per daemon) until ctx
-// ends, the output fails or --stop-after events were printed.
-func logEvents(ctx context.Context, o loggerOptions, w io.Writer) error {
+// ends, the output fails or --stop-after events were printed; then it
+// tells errw how many events its listeners dropped, if any.
+func logEvents(ctx context.Context, o loggerOptions, w, errw io.Writer) error {
 	p := &printer{w: w, style: o.style, left: -1, done: make(chan struct{})}
 	if o.stopAfter > 0 {
 		p.left = o.stopAfter
 	}
 	buses := map[string]*client.Bus{}
+	var listeners []*client.Listener
 	defer func() {
+		var stats []client.ListenerStats
+		for _, l := range listeners {
+			stats = append(stats, l.Stats())
+		}
+		if msg := dropReport(stats); msg != "" {
+			fmt.Fprintln(errw, msg)
+		}
 		for _, b := range buses {
 			b.Close()
 		}
@@ -151,10 +167,12 @@ func logEvents(ctx context.Context, o loggerOptions, w io.Writer) error {
 			buses[u.Addr()] = b
 		}
 		filters := append([]client.Filter{visibleIn(u)}, o.filters...)
-		l, err := b.NewListener(u.Scope, client.WithFilter(filters...), client.WithQueue(o.queue, client.DropNewest))
+		l, err := b.NewListener(u.Scope, client.WithFilter(filters...),
+			client.WithQueue(o.queue, client.DropNewest), client.WithQueueBytes(o.bytes))
 		if err != nil {
 			return err
 		}
+		listeners = append(listeners, l)
 		l.AddHandler(p.print)
 	}
 	select {
@@ -165,6 +183,20 @@ func logEvents(ctx context.Context, o loggerOptions, w io.Writer) error {
 		defer p.mu.Unlock()
 		return p.err
 	}
+}
+
+// dropReport says how many events the listeners dropped, or nothing.
+func dropReport(stats []client.ListenerStats) string {
+	var dropped, forBytes uint64
+	for _, st := range stats {
+		dropped += st.Dropped
+		forBytes += st.DroppedForBytes
+	}
+	if dropped == 0 {
+		return ""
+	}
+	return fmt.Sprintf("rsb logger: %d events dropped, the output not keeping up (%d over --max-queued-events, %d over --max-queued-bytes)",
+		dropped, dropped-forBytes, forBytes)
 }
 
 // visibleIn hides introspection events unless u's scope is itself reserved.

@@ -206,10 +206,19 @@ func TestParseLoggerAndCall(t *testing.T) {
 	if o, err := parseLogger(nil, def); err != nil || len(o.uris) != 1 || o.uris[0].String() != "socket://example:7/" {
 		t.Fatalf("default URI: %+v %v", o, err)
 	}
-	for _, args := range [][]string{{"--style", "fancy"}, {"--stop-after", "-1"}, {"-f", "colour red"}, {"--max-queued-events", "0"}} {
+	for _, args := range [][]string{{"--style", "fancy"}, {"--stop-after", "-1"}, {"-f", "colour red"}, {"--max-queued-events", "0"}, {"--max-queued-bytes", "-1"}} {
 		if _, err := parseLogger(args, def); err == nil {
 			t.Errorf("parseLogger(%q) accepted", args)
 		}
+	}
+	if o, err := parseLogger([]string{"--max-queued-bytes", "1000"}, def); err != nil || o.bytes != 1000 || o.queue != defaultLoggerQueue {
+		t.Fatalf("--max-queued-bytes: %+v %v", o, err)
+	}
+	if got := dropReport([]client.ListenerStats{{Dropped: 5, DroppedForBytes: 2}, {Dropped: 1}}); got != "rsb logger: 6 events dropped, the output not keeping up (4 over --max-queued-events, 2 over --max-queued-bytes)" {
+		t.Errorf("dropReport: %q", got)
+	}
+	if got := dropReport([]client.ListenerStats{{Queued: 9}}); got != "" {
+		t.Errorf("dropReport without drops: %q", got)
 	}
 	c, err := parseCall([]string{"-t", "250ms", "/svc/m(1)"}, def)
 	if err != nil || c.timeout.Milliseconds() != 250 || c.spec.method != "m" || c.spec.server.Addr() != "example:7" {

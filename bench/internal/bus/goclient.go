@@ -17,6 +17,11 @@ import (
 // a loss), so it is made large enough for the runs' bursts.
 const GoClientQueue = 1 << 20
 
+// GoClientQueueBytes is the byte bound of a GoClient's listener queues:
+// none in effect, as nats.go's subscriptions here have none (the client's
+// default, client.DefaultQueueBytes, would drop in the large runs' bursts).
+const GoClientQueueBytes = 1 << 40
+
 // GoClient is an endpoint using rsbd's Go client package over one socket
 // connection to a daemon: an Informer per topic publishes, a Listener per
 // subscription receives, as a Go program on the bus does. Its listeners
@@ -107,7 +112,7 @@ func (g *GoClient) Subscribe(topic string, fn Handler) (func(), error) {
 	// The harness's handlers keep no payload (in every system), so the
 	// listener gives its events back, as the embedded subscriptions are
 	// WithoutRetention.
-	opts := []client.Option{client.WithQueue(GoClientQueue, client.DropNewest), client.WithoutRetention()}
+	opts := []client.Option{client.WithQueue(GoClientQueue, client.DropNewest), client.WithQueueBytes(GoClientQueueBytes), client.WithoutRetention()}
 	if g.inline.Load() {
 		opts = append(opts, client.WithInlineDelivery())
 	}
