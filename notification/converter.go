@@ -3,8 +3,10 @@ package notification
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rsbd/rsbd/proto/rsbpb/introspection"
 )
@@ -45,9 +47,17 @@ type Converter interface {
 // Registry finds converters by wire schema and by Go type. Several schemas
 // may share a Go type ([]byte: bytes and .*; string: utf-8-string and
 // ascii-string); the first registered one serves lookups by type. A Registry
-// is safe for concurrent use; its zero value is empty and ready.
+// is safe for concurrent use; its zero value is empty and ready. Lookups
+// take no lock: Register, rare, publishes new tables copied from the old
+// (copy on write), so that the lookups of every event, on several
+// goroutines at once, share nothing they write to.
 type Registry struct {
-	mu       sync.RWMutex
+	mu     sync.Mutex // serializes Register
+	tables atomic.Pointer[registryTables]
+}
+
+// registryTables is one immutable state of a Registry.
+type registryTables struct {
 	bySchema map[string]Converter
 	byType   map[reflect.Type]Converter
 }
@@ -73,45 +83,49 @@ func (r *Registry) mustRegister(c Converter) {
 	}
 }
 
+// load returns the current tables; nil for an empty Registry.
+func (r *Registry) load() *registryTables { return r.tables.Load() }
+
 // Register adds c. It fails if c's wire schema is already registered.
 func (r *Registry) Register(c Converter) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	schema := c.WireSchema()
-	if _, ok := r.bySchema[schema]; ok {
-		return fmt.Errorf("%w: %q", ErrDuplicateSchema, schema)
+	old := r.load()
+	next := &registryTables{bySchema: map[string]Converter{}, byType: map[reflect.Type]Converter{}}
+	if old != nil {
+		if _, ok := old.bySchema[schema]; ok {
+			return fmt.Errorf("%w: %q", ErrDuplicateSchema, schema)
+		}
+		maps.Copy(next.bySchema, old.bySchema)
+		maps.Copy(next.byType, old.byType)
 	}
-	if r.bySchema == nil {
-		r.bySchema = make(map[string]Converter)
-		r.byType = make(map[reflect.Type]Converter)
+	next.bySchema[schema] = c
+	if _, ok := next.byType[c.GoType()]; !ok {
+		next.byType[c.GoType()] = c
 	}
-	r.bySchema[schema] = c
-	if _, ok := r.byType[c.GoType()]; !ok {
-		r.byType[c.GoType()] = c
-	}
+	r.tables.Store(next)
 	return nil
 }
 
 // ForSchema returns the converter of a wire schema.
 func (r *Registry) ForSchema(schema string) (Converter, error) {
-	r.mu.RLock()
-	c, ok := r.bySchema[schema]
-	r.mu.RUnlock()
-	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownSchema, schema)
+	if t := r.load(); t != nil {
+		if c, ok := t.bySchema[schema]; ok {
+			return c, nil
+		}
 	}
-	return c, nil
+	return nil, fmt.Errorf("%w: %q", ErrUnknownSchema, schema)
 }
 
 // ForType returns the converter serving Go type t.
 func (r *Registry) ForType(t reflect.Type) (Converter, error) {
-	r.mu.RLock()
-	c, ok := r.byType[t]
-	r.mu.RUnlock()
-	if !ok {
-		return nil, fmt.Errorf("%w: %v", ErrNoConverter, t)
+	if tb := r.load(); tb != nil {
+		if c, ok := tb.byType[t]; ok {
+			return c, nil
+		}
 	}
-	return c, nil
+	return nil, fmt.Errorf("%w: %v", ErrNoConverter, t)
 }
 
 // ForValue returns the converter serving the type of v; nil maps to void's
@@ -148,10 +162,12 @@ func (r *Registry) Deserialize(schema string, data []byte) (any, error) {
 
 // Schemas returns the registered wire schemas in no particular order.
 func (r *Registry) Schemas() []string {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	out := make([]string, 0, len(r.bySchema))
-	for s := range r.bySchema {
+	t := r.load()
+	if t == nil {
+		return []string{}
+	}
+	out := make([]string, 0, len(t.bySchema))
+	for s := range t.bySchema {
 		out = append(out, s)
 	}
 	return out

@@ -6,6 +6,8 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -265,4 +267,79 @@ func BenchmarkConverters(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestRegistryConcurrent registers converters while other goroutines look
+// them up (run with -race): a schema once found stays found, the first
+// converter of a type keeps serving it, and of two goroutines registering
+// one schema exactly one succeeds.
+func TestRegistryConcurrent(t *testing.T) {
+	var r Registry
+	if _, err := r.ForSchema("bytes"); !errors.Is(err, ErrUnknownSchema) || len(r.Schemas()) != 0 {
+		t.Fatalf("empty registry: %v, %q", err, r.Schemas())
+	}
+	builtins := builtinConverters()
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	for range 2 {
+		readers.Go(func() {
+			seen := map[string]bool{}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for _, c := range builtins {
+					_, err := r.ForSchema(c.WireSchema())
+					if err == nil {
+						seen[c.WireSchema()] = true
+					} else if seen[c.WireSchema()] {
+						t.Errorf("%s found, then lost", c.WireSchema())
+						return
+					}
+				}
+				if c, err := r.ForType(reflect.TypeFor[[]byte]()); err == nil && c.WireSchema() != "bytes" {
+					t.Errorf("[]byte served by %s", c.WireSchema())
+					return
+				}
+			}
+		})
+	}
+	var ok atomic.Int32
+	var writers sync.WaitGroup
+	for range 2 {
+		writers.Go(func() {
+			for _, c := range builtins {
+				if err := r.Register(c); err == nil {
+					ok.Add(1)
+				} else if !errors.Is(err, ErrDuplicateSchema) {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	writers.Wait()
+	close(stop)
+	readers.Wait()
+	if int(ok.Load()) != len(builtins) || len(r.Schemas()) != len(builtins) {
+		t.Fatalf("%d registrations succeeded, %d schemas; want %d", ok.Load(), len(r.Schemas()), len(builtins))
+	}
+}
+
+// BenchmarkRegistryLookup is the per-event lookups of a publisher and a
+// subscriber on two goroutines at once.
+func BenchmarkRegistryLookup(b *testing.B) {
+	r := DefaultRegistry()
+	bt := reflect.TypeFor[[]byte]()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := r.ForType(bt); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := r.ForSchema("bytes"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
