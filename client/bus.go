@@ -71,6 +71,10 @@ type Bus struct {
 	received  atomic.Uint64
 	malformed atomic.Uint64
 	unwanted  atomic.Uint64
+	// quick and quickHandOns count quick deliveries (see quick.go) and
+	// the readings they handed on.
+	quick        atomic.Uint64
+	quickHandOns atomic.Uint64
 }
 
 // BusStats counts a Bus's traffic.
@@ -92,6 +96,14 @@ type BusStats struct {
 	// SurveysDropped counts introspection surveys not answered because
 	// surveyQueue of them were already waiting.
 	SurveysDropped uint64
+	// QuickDeliveries counts events the connection's reader delivered to
+	// an idle listener itself, without waking its goroutine (socket mode;
+	// see Listener).
+	QuickDeliveries uint64
+	// QuickHandOns counts the quick deliveries whose handlers ran so long
+	// (a millisecond or two) that another goroutine went on reading
+	// meanwhile.
+	QuickHandOns uint64
 }
 
 // Dial connects to the bus over the RSB socket protocol with the default
@@ -183,7 +195,7 @@ func (b *Bus) Registry() *notification.Registry { return b.reg }
 // Stats returns the Bus's counters.
 func (b *Bus) Stats() BusStats {
 	st := BusStats{Published: b.published.Load(), Received: b.received.Load(), Malformed: b.malformed.Load(),
-		Unwanted: b.unwanted.Load()}
+		Unwanted: b.unwanted.Load(), QuickDeliveries: b.quick.Load(), QuickHandOns: b.quickHandOns.Load()}
 	if b.intro != nil {
 		st.SurveysDropped = b.intro.droppedSurveys.Load()
 	}

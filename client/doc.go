@@ -45,7 +45,8 @@
 //     ignores later ones.
 //
 // Every received event passes through a bounded per-participant queue
-// (except for listeners WithInlineDelivery), bounded in events (WithQueue,
+// (except for listeners WithInlineDelivery, and events a connection's
+// reader hands an idle Listener itself), bounded in events (WithQueue,
 // default DefaultQueueSize) and in what they weigh (WithQueueBytes, default
 // DefaultQueueBytes: their data and a fixed overhead each); when a queue is
 // full the event is dropped by the participant's DropPolicy and counted

@@ -41,17 +41,58 @@ func dialSocket(ctx context.Context, u URI, cfg rsbsocket.ClientConfig, b *Bus) 
 	return &socketLink{conn: conn, send: newSender(conn, b.markDead), uri: u, bus: b, slabs: newSlabPool(), events: newEventStash(), done: make(chan struct{})}, nil
 }
 
-// startReader starts the goroutine that receives from the server. It is the
-// link's only reader and ends when the connection does.
+// startReader starts the goroutine that receives from the server: the
+// link's only reader while it reads, which may hand the reading on to
+// another goroutine (see sockReader.tryQuick). The reading ends when the
+// connection does.
 func (l *socketLink) startReader() {
 	l.started = true
-	go func() {
-		defer close(l.done)
-		l.bus.markDead(l.readLoop())
-	}()
+	rd := &sockReader{l: l, st: readState{events: readerEvents{stash: l.events}}}
+	rd.getLarge = rd.takeLarge
+	rd.guard.init(rd.takeOver)
+	go rd.serve()
 }
 
-// readLoop receives frames until the connection ends and returns why.
+// sockReader is the reading of a socket link: what its loop keeps from
+// frame to frame, so that another goroutine can take the loop over.
+type sockReader struct {
+	l        *socketLink
+	st       readState
+	cur      *recvSlab // the current slab
+	rest     []byte    // its unused rest
+	large    *recvSlab // the large slab of the current body, if any
+	getLarge func(n int) []byte
+	recv     int64 // the receive time of the last read
+	guard    quickGuard
+}
+
+// takeLarge gives the connection a large slab of n bytes to read a body
+// into, or nil.
+func (rd *sockReader) takeLarge(n int) []byte {
+	if rd.large = rd.l.slabs.getLarge(n); rd.large == nil {
+		return nil
+	}
+	return rd.large.buf[:0]
+}
+
+// serve reads on the calling goroutine until the connection ends, then
+// ends the reading, unless it handed the reading on to another goroutine
+// first.
+func (rd *sockReader) serve() {
+	err := rd.loop()
+	if errors.Is(err, errHandedOn) {
+		return
+	}
+	rd.st.pushes.flush()
+	if rd.cur != nil {
+		rd.cur.release()
+	}
+	rd.l.bus.markDead(err)
+	close(rd.l.done)
+}
+
+// loop receives frames until the connection ends and returns why, or
+// errHandedOn once another goroutine reads instead.
 // Each frame is decoded once, into the Event its participants get (see
 // deliverFrame), its data aliasing the frame's body. Bodies are read one
 // after the other into a slab (recvSlab) as long as they fit, a larger one
@@ -62,55 +103,54 @@ func (l *socketLink) startReader() {
 // The receive time is read once per read from the socket: frames that
 // began arriving in the same read share it, the time the first of them
 // was returned.
-func (l *socketLink) readLoop() error {
-	st := readState{events: readerEvents{stash: l.events}}
-	defer st.pushes.flush()
-	cur := l.slabs.get()
-	defer func() { cur.release() }()
-	rest := cur.buf[:0] // the unused rest of the current slab
-	var large *recvSlab // the large slab of the current body, if any
-	getLarge := func(n int) []byte {
-		if large = l.slabs.getLarge(n); large == nil {
-			return nil
-		}
-		return large.buf[:0]
-	}
-	var recv int64
+func (rd *sockReader) loop() error {
+	l, st := rd.l, &rd.st
 	for {
-		if cap(rest) < recvSlabMin {
-			cur.release()
-			cur = l.slabs.get()
-			rest = cur.buf[:0]
+		if cap(rd.rest) < recvSlabMin {
+			if rd.cur != nil {
+				rd.cur.release()
+			}
+			rd.cur = l.slabs.get()
+			rd.rest = rd.cur.buf[:0]
 		}
-		large = nil
-		body, buffered, more, err := l.conn.RecvIntoSized(rest, getLarge)
+		rd.large = nil
+		body, buffered, more, err := l.conn.RecvIntoSized(rd.rest, rd.getLarge)
 		if err != nil {
-			if large != nil {
-				large.release()
+			if rd.large != nil {
+				rd.large.release()
 			}
 			if errors.Is(err, io.EOF) || errors.Is(err, rsbsocket.ErrClosed) || errors.Is(err, net.ErrClosed) {
 				return ErrClosed
 			}
 			return err
 		}
-		if !buffered || recv == 0 {
-			recv = nowMicros()
+		if !buffered || rd.recv == 0 {
+			rd.recv = nowMicros()
 		}
 		var owner *recvSlab // the slab body lies in
 		switch {
-		case large != nil:
-			owner = large
-		case len(body) <= cap(rest):
-			owner, rest = cur, rest[len(body):len(body)]
+		case rd.large != nil:
+			owner = rd.large
+		case len(body) <= cap(rd.rest):
+			owner, rd.rest = rd.cur, rd.rest[len(body):len(body)]
 		case len(body) <= recvSlabBytes:
-			rest = nil // a new slab would have held it: take one for the next
+			rd.rest = nil // a new slab would have held it: take one for the next
 		}
-		l.deliverFrame(&st, body, owner, recv)
+		l.deliverFrame(st, body, owner, rd.recv)
+		if rd.large != nil {
+			rd.large.release() // the reader's reference
+		}
 		if n := st.pushes.n; n > 0 && (n >= eventBatch || !more) {
-			st.pushes.flush() // before the reader may wait for the socket
-		}
-		if large != nil {
-			large.release() // the reader's reference
+			// Before the reader may wait for the socket.
+			if !more {
+				if armed, ok := rd.tryQuick(); ok {
+					if !rd.guard.disarm(armed) {
+						return errHandedOn
+					}
+					continue
+				}
+			}
+			st.pushes.flush()
 		}
 	}
 }

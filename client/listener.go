@@ -44,6 +44,9 @@ type receiver struct {
 	// direct, when set, takes each event that passes the filters instead
 	// of the queue (WithInlineDelivery).
 	direct func(item)
+	// quick is the queued Listener a socket link's reader may deliver to
+	// itself while it is idle (quick.go); nil for other participants.
+	quick *Listener
 	// borrow: the participant gives its events back (WithoutRetention).
 	borrow bool
 }
@@ -103,10 +106,27 @@ type handlerEntry struct {
 
 // Listener calls its handlers for every event on its scope and sub-scopes
 // that passes its filters, one event at a time in arrival order, on a
-// goroutine of its own. Events wait in a bounded queue (WithQueue). With
-// WithInlineDelivery the handlers run on the delivering goroutine instead.
+// goroutine of its own. Events wait in a bounded queue (WithQueue,
+// WithQueueBytes). Over the socket protocol, an event that finds the
+// listener idle (nothing queued, no handler running) while the connection
+// has nothing more to read is handled by the connection's reader itself,
+// without waking the listener's goroutine (BusStats.QuickDeliveries): a
+// hand-off between goroutines is most of a round trip's cost in the
+// client. Should the handlers run longer than QuickBudget, the listener's
+// next events go through its queue for a while; should they run past a
+// millisecond or two (waiting for another event of the Bus, say),
+// another goroutine goes on reading. With WithInlineDelivery the handlers
+// always run on the delivering goroutine instead.
 type Listener struct {
 	r *receiver
+
+	// turn is held by whoever runs handlers: the listener's goroutine, or
+	// a socket link's reader delivering quickly (quick.go).
+	turn sync.Mutex
+	// quickSkip counts down the events the reader queues instead of
+	// delivering them itself after slow handler runs, quickPenalty in a
+	// row (quick.go).
+	quickSkip, quickPenalty atomic.Int32
 
 	mu          sync.Mutex
 	handlers    []handlerEntry
@@ -133,6 +153,8 @@ func (b *Bus) NewListener(sc scope.Scope, opts ...Option) (*Listener, error) {
 	l.snap.Store(&[]Handler{})
 	if o.inline {
 		r.direct = l.handleInline
+	} else {
+		r.quick = l
 	}
 	if err := l.life.open(b, r, l.r.q.close); err != nil {
 		return nil, err
@@ -185,9 +207,16 @@ func (l *Listener) run() {
 	var back giveBacks
 	defer back.flush()
 	for {
-		n, err := l.r.q.popInto(ctx, nil, nil, batch[:])
-		if err != nil {
-			return
+		// Events are taken and handled holding the turn, so that a
+		// reader's quick delivery never overtakes events already taken.
+		l.turn.Lock()
+		n := l.r.q.tryPopInto(batch[:])
+		if n == 0 {
+			l.turn.Unlock()
+			if err := l.r.q.await(ctx); err != nil {
+				return
+			}
+			continue
 		}
 		for i := range n {
 			it := batch[i]
@@ -204,6 +233,7 @@ func (l *Listener) run() {
 				back.add(ev)
 			}
 		}
+		l.turn.Unlock()
 		back.flush()
 	}
 }

@@ -95,6 +95,24 @@ const (
 	// socket link keeps for the next ones (1 MiB), until its writer
 	// goroutine ends after sendIdle without events.
 	sendArenaSpare = 16
+	// QuickBudget is how long the handlers of an event a socket link's
+	// reader delivered to an idle listener itself (see Listener) may run
+	// without that listener's next events going through its queue
+	// instead (quickSkipMax): what a handler may hold up the connection's
+	// other events. It leaves room for a handler that publishes (a write
+	// to a loopback socket takes tens of µs on a small host, the kernel
+	// handing the data to the reader) and for being preempted once.
+	QuickBudget = 250 * time.Microsecond
+	// quickTick is the period of a socket link's watch over the handlers
+	// its reader runs: one running over a tick (quickTick to twice that)
+	// hands the reading on to another goroutine.
+	quickTick = time.Millisecond
+	// quickSkipMax is the most events of a listener that go through its
+	// queue after its handlers ran longer than QuickBudget for an event
+	// the reader delivered itself (one after a first such run, twice as
+	// many after each further one in a row).
+	quickSkipMax = 64
+
 	// eventBatch is how many events a socket link's reader takes from its
 	// stash of given-back events at a time, and a listener's goroutine
 	// takes from its queue and gives back at a time.

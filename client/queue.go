@@ -235,6 +235,19 @@ func (q *queue) popInto(ctx context.Context, dead <-chan struct{}, cause func() 
 	}
 }
 
+// await waits until an event may be queued (a consumer then tries to
+// take it), or fails with ErrClosed after close or the context's error.
+func (q *queue) await(ctx context.Context) error {
+	select {
+	case <-q.ready:
+		return nil
+	case <-q.done:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctxError(ctx)
+	}
+}
+
 // close discards what is queued and wakes every consumer. Idempotent.
 func (q *queue) close() {
 	q.mu.Lock()

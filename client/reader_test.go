@@ -184,7 +184,7 @@ func TestReaderQueueBytes(t *testing.T) {
 	forEnvs(t, 2, func(t *testing.T, e env) {
 		a, b := e.connect(t, 0), e.connect(t, 1)
 		sc := mustScope("/queuebytes/" + e.name + "/")
-		awaitRouteReader(t, a, b, sc).Close()
+		route := awaitRouteReader(t, a, b, sc)
 		const size, n = 100_000, 6
 		weight := int64(size + queueEventOverhead)
 		rd, err := b.NewReader(sc, WithQueueBytes(2*weight+weight/2), WithFilter(func(ev *notification.Event) bool {
@@ -194,6 +194,7 @@ func TestReaderQueueBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer rd.Close()
+		route.Close() // its interest covered rd's until the server learnt it
 		inf, _ := a.NewInformer(sc)
 		for range n {
 			if _, err := inf.Publish(bg(), make([]byte, size)); err != nil {

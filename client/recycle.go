@@ -200,6 +200,13 @@ func (p *pushBatch) add(r *receiver, it item) {
 func (p *pushBatch) flush() {
 	for i, r := range p.recvs {
 		r.q.pushMany(p.items[i])
+	}
+	p.drop()
+}
+
+// drop forgets what it holds, which the caller delivered otherwise.
+func (p *pushBatch) drop() {
+	for i := range p.recvs {
 		clear(p.items[i])
 		p.items[i] = p.items[i][:0]
 	}

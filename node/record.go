@@ -64,7 +64,7 @@ func marshalWhole(ev *notification.Event) (record, body []byte, err error) {
 func marshalSized(slabs *recordSlabs, ev *notification.Event, size int) (record, body []byte, owner *fragBuf, err error) {
 	pre := protowire.SizeTag(1) + protowire.SizeVarint(uint64(size))
 	buf, owner := slabs.alloc(pre + size + wholeTrailer)
-	buf = notification.AppendNotification(appendWholePrefix(buf, size), ev)
+	buf = notification.AppendNotificationSized(appendWholePrefix(buf, size), ev, size)
 	if len(buf) != pre+size {
 		return nil, nil, nil, fmt.Errorf("node: notification of %d bytes, sized %d", len(buf)-pre, size)
 	}

@@ -1,0 +1,179 @@
+package client
+
+import (
+	"errors"
+	"sync/atomic"
+	"time"
+)
+
+// Quick delivery: a socket link's reader that is about to wait for the
+// socket, holding one event for one queued Listener that is idle (its
+// queue empty, its goroutine waiting), calls the listener's handlers
+// itself instead of queueing the event. Waking the listener's goroutine
+// would cost a hand-off between goroutines, which on a host with idle
+// CPUs is most of a client's share of a round trip (the runtime wakes
+// another CPU for the woken goroutine). Order is kept: the listener's
+// goroutine and the reader take the listener's turn (Listener.turn) to
+// run handlers, and the reader takes it only while nothing is queued.
+//
+// A handler must not hold up the connection for long, nor wait forever
+// for an event only the reader could deliver (a RemoteServer call's
+// reply, a Reader): one that runs over a tick of the guard's timer
+// (quickTick to twice that) hands the reading on to a new goroutine
+// (sockReader.takeOver), and the goroutine running the handler ends once
+// it returns. A listener whose handlers ran longer than QuickBudget gets
+// its next events through its queue, more of them the more often it
+// happens (Listener.quickRan), so that slow handlers hold up the
+// connection's other events only now and then.
+
+// errHandedOn ends a reader's loop whose reading another goroutine took
+// over.
+var errHandedOn = errors.New("client: reading handed on")
+
+// quickGuard is a reader's watch over the handlers it runs. Its value v
+// is even while no handler runs, odd while one does; each arming and each
+// disarming or takeover moves it on, so that a late tick or a late disarm
+// never matches a later arming. A timer ticks every quickTick while the
+// reader delivers quickly: a tick that finds the arming it found at the
+// tick before still running hands the reading on. Arming does not touch
+// the timer while it ticks: setting a timer is a system call and a
+// wake-up of a sleeping CPU when the runtime's poller sleeps longer,
+// which is what quick delivery avoids.
+type quickGuard struct {
+	v       atomic.Uint64
+	used    atomic.Bool // an arming since the last tick
+	ticking atomic.Bool // the timer is set
+	seen    uint64      // v at the last tick; the ticks' own
+	timer   *time.Timer // set before the reading starts, stopped
+}
+
+// init makes the guard's timer, which runs fn on a goroutine of its own.
+func (g *quickGuard) init(fn func()) {
+	g.timer = time.AfterFunc(time.Hour, fn)
+	g.timer.Stop()
+}
+
+// arm starts the watch of a handler run and returns the arming for
+// disarm.
+func (g *quickGuard) arm() uint64 {
+	armed := g.v.Add(1)
+	g.used.Store(true)
+	g.start()
+	return armed
+}
+
+// start sets the timer unless it ticks.
+func (g *quickGuard) start() {
+	if !g.ticking.Load() && g.ticking.CompareAndSwap(false, true) {
+		g.timer.Reset(quickTick)
+	}
+}
+
+// disarm ends the watch of the arming armed and reports whether the
+// reading is still the caller's (false: a tick handed it on).
+func (g *quickGuard) disarm(armed uint64) bool {
+	return g.v.CompareAndSwap(armed, armed+1)
+}
+
+// tick runs on the guard's timer and reports whether it took over the
+// reading of a handler run armed since the tick before. It sets the timer
+// again while the reader delivers quickly.
+func (g *quickGuard) tick() (took bool) {
+	v := g.v.Load()
+	took = v%2 == 1 && v == g.seen && g.v.CompareAndSwap(v, v+1)
+	g.seen = v
+	if took {
+		g.seen = v + 1
+	}
+	used := g.used.Swap(false)
+	if !took && (used || v%2 == 1) {
+		g.timer.Reset(quickTick)
+		return false
+	}
+	g.ticking.Store(false)
+	// An arming between the Swap and the Store found the timer set.
+	if g.used.Load() {
+		g.start()
+	}
+	return took
+}
+
+// takeOver runs on the guard's timer: a handler run that was still armed
+// at the tick before hands the reading on to the timer's goroutine. A
+// reading taken from a run that has just ended is as safe.
+func (rd *sockReader) takeOver() {
+	if !rd.guard.tick() {
+		return
+	}
+	rd.l.bus.quickHandOns.Add(1)
+	rd.serve()
+}
+
+// tryQuick delivers the reader's one held event to its listener's
+// handlers on the reader's goroutine, when the event is the only one held
+// and its listener is idle, and reports whether it did, with the arming
+// of the guard the caller disarms. Once it has armed the guard the
+// reading may be another goroutine's: nothing of the reader is touched.
+func (rd *sockReader) tryQuick() (armed uint64, ok bool) {
+	p := &rd.st.pushes
+	if p.n != 1 {
+		return 0, false
+	}
+	r := p.recvs[0]
+	l := r.quick
+	if l == nil {
+		return 0, false
+	}
+	if l.quickSkip.Load() > 0 {
+		l.quickSkip.Add(-1) // its handlers ran long lately
+		return 0, false
+	}
+	if !l.turn.TryLock() {
+		return 0, false
+	}
+	if r.q.len() > 0 || r.q.isClosed() {
+		l.turn.Unlock()
+		return 0, false
+	}
+	it := p.items[0][0]
+	p.drop()
+	bus := rd.l.bus
+	armed = rd.guard.arm()
+	bus.quick.Add(1)
+	start := nowMicros()
+	l.handleTurn(it)
+	l.quickRan(nowMicros()-start > QuickBudget.Microseconds())
+	return armed, true
+}
+
+// quickRan notes how long a quick delivery's handlers ran: after a slow
+// run the listener's next events go through its queue, one after a
+// first slow run, twice as many after each further one, up to
+// quickSkipMax; a fast run forgives.
+func (l *Listener) quickRan(slow bool) {
+	if !slow {
+		l.quickPenalty.Store(0)
+		return
+	}
+	p := min(max(2*l.quickPenalty.Load(), 1), quickSkipMax)
+	l.quickPenalty.Store(p)
+	l.quickSkip.Store(p)
+}
+
+// handleTurn calls the handlers with it on the caller's goroutine, which
+// holds the listener's turn, and gives the turn back.
+func (l *Listener) handleTurn(it item) {
+	defer l.turn.Unlock()
+	l.r.q.pushed.Add(1)
+	if l.r.q.isClosed() {
+		if it.own != nil && l.r.borrow {
+			giveBack(it.own)
+		}
+		return
+	}
+	ev := toEvent(l.r.bus.reg, it, l.r.borrow)
+	l.handle(ev)
+	if l.r.borrow {
+		giveBack(ev)
+	}
+}
