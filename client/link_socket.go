@@ -194,12 +194,18 @@ func (st *readState) deliver(sinks []sink, it item) {
 		it.own = nil
 	}
 	for _, s := range sinks {
-		if r, ok := s.(*receiver); ok {
-			r.deliverLater(it, &st.pushes)
+		if ls, ok := s.(laterSink); ok {
+			ls.deliverLater(it, &st.pushes)
 		} else {
 			s.deliver(it)
 		}
 	}
+}
+
+// laterSink is a sink whose events a socket link's reader holds in its
+// batch of pushes (pushBatch).
+type laterSink interface {
+	deliverLater(it item, p *pushBatch)
 }
 
 // readState is what a socket link's reader reuses from frame to frame.

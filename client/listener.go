@@ -46,7 +46,7 @@ type receiver struct {
 	direct func(item)
 	// quick is the queued Listener a socket link's reader may deliver to
 	// itself while it is idle (quick.go); nil for other participants.
-	quick *Listener
+	quick quickTaker
 	// borrow: the participant gives its events back (WithoutRetention).
 	borrow bool
 }
@@ -78,7 +78,7 @@ func (r *receiver) deliverLater(it item, p *pushBatch) {
 		r.direct(it)
 		return
 	}
-	p.add(r, it)
+	p.add(r.q, r.quick, it)
 }
 
 // newReceiver builds the receiving half of a participant.
@@ -122,11 +122,7 @@ type Listener struct {
 
 	// turn is held by whoever runs handlers: the listener's goroutine, or
 	// a socket link's reader delivering quickly (quick.go).
-	turn sync.Mutex
-	// quickSkip counts down the events the reader queues instead of
-	// delivering them itself after slow handler runs, quickPenalty in a
-	// row (quick.go).
-	quickSkip, quickPenalty atomic.Int32
+	turn quickTurn
 
 	mu          sync.Mutex
 	handlers    []handlerEntry
@@ -209,10 +205,10 @@ func (l *Listener) run() {
 	for {
 		// Events are taken and handled holding the turn, so that a
 		// reader's quick delivery never overtakes events already taken.
-		l.turn.Lock()
+		l.turn.mu.Lock()
 		n := l.r.q.tryPopInto(batch[:])
 		if n == 0 {
-			l.turn.Unlock()
+			l.turn.mu.Unlock()
 			if err := l.r.q.await(ctx); err != nil {
 				return
 			}
@@ -233,7 +229,7 @@ func (l *Listener) run() {
 				back.add(ev)
 			}
 		}
-		l.turn.Unlock()
+		l.turn.mu.Unlock()
 		back.flush()
 	}
 }

@@ -2,6 +2,7 @@ package client
 
 import (
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -109,30 +110,72 @@ func (rd *sockReader) takeOver() {
 	rd.serve()
 }
 
-// tryQuick delivers the reader's one held event to its listener's
-// handlers on the reader's goroutine, when the event is the only one held
-// and its listener is idle, and reports whether it did, with the arming
-// of the guard the caller disarms. Once it has armed the guard the
-// reading may be another goroutine's: nothing of the reader is touched.
+// quickTaker is a queued participant a socket link's reader may hand an
+// event itself while the participant is idle: a Listener, a LocalServer
+// method.
+type quickTaker interface {
+	// quickTurn returns the participant's turn.
+	quickTurn() *quickTurn
+	// handleTurn handles it on the caller's goroutine, which holds the
+	// turn, and gives the turn back.
+	handleTurn(it item)
+}
+
+// quickTurn is held by whoever runs a participant's handlers: its own
+// goroutine, which takes events from its queue holding it, or a socket
+// link's reader delivering quickly.
+type quickTurn struct {
+	mu sync.Mutex
+	// skip counts down the events the reader queues instead of
+	// delivering them itself after slow handler runs, penalty in a row.
+	skip, penalty atomic.Int32
+}
+
+// try takes the turn for a quick delivery to a participant whose queue
+// is q, unless its handlers ran slow lately, it is busy, or q holds
+// events (which come first) or is closed.
+func (t *quickTurn) try(q *queue) bool {
+	if t.skip.Load() > 0 {
+		t.skip.Add(-1)
+		return false
+	}
+	if !t.mu.TryLock() {
+		return false
+	}
+	if q.len() > 0 || q.isClosed() {
+		t.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+// ran notes how long a quick delivery's handlers ran: after a slow run
+// the participant's next events go through its queue, one after a first
+// slow run, twice as many after each further one, up to quickSkipMax; a
+// fast run forgives.
+func (t *quickTurn) ran(slow bool) {
+	if !slow {
+		t.penalty.Store(0)
+		return
+	}
+	p := min(max(2*t.penalty.Load(), 1), quickSkipMax)
+	t.penalty.Store(p)
+	t.skip.Store(p)
+}
+
+// tryQuick delivers the reader's one held event to its participant on
+// the reader's goroutine, when the event is the only one held and the
+// participant is idle, and reports whether it did, with the arming of the
+// guard the caller disarms. Once it has armed the guard the reading may
+// be another goroutine's: nothing of the reader is touched.
 func (rd *sockReader) tryQuick() (armed uint64, ok bool) {
 	p := &rd.st.pushes
-	if p.n != 1 {
+	if p.n != 1 || p.quicks[0] == nil {
 		return 0, false
 	}
-	r := p.recvs[0]
-	l := r.quick
-	if l == nil {
-		return 0, false
-	}
-	if l.quickSkip.Load() > 0 {
-		l.quickSkip.Add(-1) // its handlers ran long lately
-		return 0, false
-	}
-	if !l.turn.TryLock() {
-		return 0, false
-	}
-	if r.q.len() > 0 || r.q.isClosed() {
-		l.turn.Unlock()
+	qt := p.quicks[0]
+	turn := qt.quickTurn()
+	if !turn.try(p.qs[0]) {
 		return 0, false
 	}
 	it := p.items[0][0]
@@ -141,29 +184,17 @@ func (rd *sockReader) tryQuick() (armed uint64, ok bool) {
 	armed = rd.guard.arm()
 	bus.quick.Add(1)
 	start := nowMicros()
-	l.handleTurn(it)
-	l.quickRan(nowMicros()-start > QuickBudget.Microseconds())
+	qt.handleTurn(it)
+	turn.ran(nowMicros()-start > QuickBudget.Microseconds())
 	return armed, true
 }
 
-// quickRan notes how long a quick delivery's handlers ran: after a slow
-// run the listener's next events go through its queue, one after a
-// first slow run, twice as many after each further one, up to
-// quickSkipMax; a fast run forgives.
-func (l *Listener) quickRan(slow bool) {
-	if !slow {
-		l.quickPenalty.Store(0)
-		return
-	}
-	p := min(max(2*l.quickPenalty.Load(), 1), quickSkipMax)
-	l.quickPenalty.Store(p)
-	l.quickSkip.Store(p)
-}
+func (l *Listener) quickTurn() *quickTurn { return &l.turn }
 
 // handleTurn calls the handlers with it on the caller's goroutine, which
 // holds the listener's turn, and gives the turn back.
 func (l *Listener) handleTurn(it item) {
-	defer l.turn.Unlock()
+	defer l.turn.mu.Unlock()
 	l.r.q.pushed.Add(1)
 	if l.r.q.isClosed() {
 		if it.own != nil && l.r.borrow {

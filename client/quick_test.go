@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -151,7 +152,7 @@ func TestQuickOrder(t *testing.T) {
 		defer func() {
 			if t.Failed() {
 				for k := range all {
-					t.Logf("listener %d: next %d, running %d, stats %+v, queue %d, skip %d", k, all[k].next.Load(), all[k].running.Load(), ls[k].Stats(), ls[k].r.q.len(), ls[k].quickSkip.Load())
+					t.Logf("listener %d: next %d, running %d, stats %+v, queue %d, skip %d", k, all[k].next.Load(), all[k].running.Load(), ls[k].Stats(), ls[k].r.q.len(), ls[k].turn.skip.Load())
 				}
 				t.Logf("bus %+v", sub.Stats())
 			}
@@ -205,5 +206,65 @@ func TestQuickOrder(t *testing.T) {
 // spin runs for d without sleeping, as a busy handler does.
 func spin(d time.Duration) {
 	for end := time.Now().Add(d); time.Now().Before(end); {
+	}
+}
+
+// TestQuickServer: requests that find a LocalServer method idle are
+// served by the connection's reader itself, and a method that calls
+// another server, whose reply only that reader can deliver, still gets
+// it: the reading is handed on.
+func TestQuickServer(t *testing.T) {
+	const sc = "/quick/rpc/"
+	a, b, routeB := quickPair(t, sc)
+	routeA := awaitRouteReader(t, b, a, mustScope(sc))
+	inner, err := a.NewLocalServer(mustScope(sc + "a/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inner.AddMethod("inner", func(_ context.Context, req *Event) (any, error) { return req.Payload.(int64) + 1, nil }); err != nil {
+		t.Fatal(err)
+	}
+	outer, err := b.NewLocalServer(mustScope(sc + "b/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	toInner, _ := b.NewRemoteServer(mustScope(sc + "a/"))
+	if err := outer.AddMethod("echo", func(_ context.Context, req *Event) (any, error) { return req.Payload, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := outer.AddMethod("outer", func(ctx context.Context, req *Event) (any, error) {
+		return toInner.Call(ctx, "inner", req.Payload) // its reply comes through b's reader
+	}); err != nil {
+		t.Fatal(err)
+	}
+	toOuter, _ := a.NewRemoteServer(mustScope(sc + "b/"))
+	routeA.Close()
+	routeB.Close()
+	call := func(method string, arg int64) any {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(bg(), 10*time.Second)
+		defer cancel()
+		got, err := toOuter.Call(ctx, method, arg)
+		if err != nil {
+			t.Fatalf("%s(%d): %v", method, arg, err)
+		}
+		return got
+	}
+	const n = 50
+	for i := range int64(n) {
+		if got := call("echo", i); got != i {
+			t.Fatalf("echo(%d) = %v", i, got)
+		}
+	}
+	if st := b.Stats(); st.QuickDeliveries < n/2 {
+		t.Fatalf("bus stats %+v: want most of %d requests served quickly", st, n)
+	}
+	for i := range int64(5) {
+		if got := call("outer", i); got != i+1 {
+			t.Fatalf("outer(%d) = %v", i, got)
+		}
+	}
+	if st := b.Stats(); st.QuickHandOns == 0 {
+		t.Fatalf("bus stats %+v: want the outer call's reading handed on", st)
 	}
 }

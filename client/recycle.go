@@ -172,22 +172,24 @@ func (r *readerEvents) put(ev *Event) {
 // woken once. The reader flushes before it may wait for the socket and
 // every eventBatch events.
 type pushBatch struct {
-	recvs []*receiver
-	items [][]item // items[i] goes to recvs[i]
-	n     int
+	qs     []*queue
+	quicks []quickTaker // quicks[i]: what may take qs[i]'s events quickly, or nil
+	items  [][]item     // items[i] goes to qs[i]
+	n      int
 }
 
-// add holds it for r.
-func (p *pushBatch) add(r *receiver, it item) {
+// add holds it for q, whose participant is quick (nil when none).
+func (p *pushBatch) add(q *queue, quick quickTaker, it item) {
 	p.n++
-	for i, x := range p.recvs {
-		if x == r {
+	for i, x := range p.qs {
+		if x == q {
 			p.items[i] = append(p.items[i], it)
 			return
 		}
 	}
-	k := len(p.recvs)
-	p.recvs = append(p.recvs, r)
+	k := len(p.qs)
+	p.qs = append(p.qs, q)
+	p.quicks = append(p.quicks, quick)
 	if k < cap(p.items) {
 		p.items = p.items[:k+1]
 	} else {
@@ -198,18 +200,19 @@ func (p *pushBatch) add(r *receiver, it item) {
 
 // flush queues what it holds.
 func (p *pushBatch) flush() {
-	for i, r := range p.recvs {
-		r.q.pushMany(p.items[i])
+	for i, q := range p.qs {
+		q.pushMany(p.items[i])
 	}
 	p.drop()
 }
 
 // drop forgets what it holds, which the caller delivered otherwise.
 func (p *pushBatch) drop() {
-	for i := range p.recvs {
+	for i := range p.qs {
 		clear(p.items[i])
 		p.items[i] = p.items[i][:0]
 	}
-	clear(p.recvs)
-	p.recvs, p.items, p.n = p.recvs[:0], p.items[:0], 0
+	clear(p.qs)
+	clear(p.quicks)
+	p.qs, p.quicks, p.items, p.n = p.qs[:0], p.quicks[:0], p.items[:0], 0
 }

@@ -20,7 +20,10 @@ type Callback func(ctx context.Context, req *Event) (any, error)
 // LocalServer offers methods to RemoteServers: requests (method REQUEST) on
 // <scope>/<method>/ are handed to the method's Callback, one at a time per
 // method in arrival order, and answered with a REPLY event on the same scope
-// whose first cause is the request's id.
+// whose first cause is the request's id. Each method has a queue and a
+// goroutine; over the socket protocol a request that finds its method
+// idle is served by the connection's reader itself, as a Listener's event
+// is (see Listener).
 type LocalServer struct {
 	bus     *Bus
 	info    partInfo
@@ -145,30 +148,73 @@ type serverMethod struct {
 	fn     Callback
 	q      *queue
 	detach func()
+	// turn is held by whoever serves a request: the method's goroutine,
+	// or a socket link's reader delivering quickly (quick.go).
+	turn quickTurn
 }
 
 func (m *serverMethod) sinkScope() scope.Scope { return m.scope }
 
+// wants reports whether it is a request addressed to exactly this method.
+func (m *serverMethod) wants(it item) bool {
+	return it.ev.Method == MethodRequest && it.ev.Scope == m.scope
+}
+
 // deliver queues requests addressed to exactly this method.
 func (m *serverMethod) deliver(it item) {
-	if it.ev.Method == MethodRequest && it.ev.Scope == m.scope {
+	if m.wants(it) {
 		m.q.push(it)
 	}
 }
 
-// run serves queued requests until the server closes.
+// deliverLater is deliver holding the request in p, for the socket link's
+// reader, which may serve it itself (quick.go).
+func (m *serverMethod) deliverLater(it item, p *pushBatch) {
+	if m.wants(it) {
+		p.add(m.q, m, it)
+	}
+}
+
+// run serves queued requests until the server closes. It takes a request
+// and serves it holding the method's turn, so that a reader's quick
+// delivery never overtakes a request already taken.
 func (m *serverMethod) run() {
+	var one [1]item
 	for {
-		it, err := m.q.pop(m.srv.ctx, nil, nil)
-		if err != nil {
-			return
+		m.turn.mu.Lock()
+		if m.q.tryPopInto(one[:]) == 0 {
+			m.turn.mu.Unlock()
+			if err := m.q.await(m.srv.ctx); err != nil {
+				return
+			}
+			continue
 		}
-		req := toEvent(m.srv.bus.reg, it, false)
-		result, cerr := m.invoke(req)
-		if m.q.isClosed() {
-			return
-		}
-		m.reply(req, result, cerr)
+		it := one[0]
+		one[0] = item{}
+		m.serve(it)
+		m.turn.mu.Unlock()
+	}
+}
+
+// serve answers one request.
+func (m *serverMethod) serve(it item) {
+	req := toEvent(m.srv.bus.reg, it, false)
+	result, cerr := m.invoke(req)
+	if m.q.isClosed() {
+		return
+	}
+	m.reply(req, result, cerr)
+}
+
+func (m *serverMethod) quickTurn() *quickTurn { return &m.turn }
+
+// handleTurn serves a request on the caller's goroutine, which holds the
+// method's turn, and gives the turn back.
+func (m *serverMethod) handleTurn(it item) {
+	defer m.turn.mu.Unlock()
+	m.q.pushed.Add(1)
+	if !m.q.isClosed() {
+		m.serve(it)
 	}
 }
 
