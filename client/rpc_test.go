@@ -40,8 +40,8 @@ func addEcho(t testing.TB, s *LocalServer, calls *atomic.Int64) {
 // with routes both ways.
 func rpcPair(t testing.TB, sa, sb *Bus, sc string, calls *atomic.Int64) *RemoteServer {
 	t.Helper()
-	awaitRoute(t, sa, sb, mustScope(sc))
-	awaitRoute(t, sb, sa, mustScope(sc))
+	toB := awaitRouteReader(t, sa, sb, mustScope(sc))
+	toA := awaitRouteReader(t, sb, sa, mustScope(sc))
 	ls, err := sb.NewLocalServer(mustScope(sc))
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +51,10 @@ func rpcPair(t testing.TB, sa, sb *Bus, sc string, calls *atomic.Int64) *RemoteS
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The route readers' interest covered the servers' until the daemon
+	// learnt theirs; open, they would take (and drop) every request.
+	toB.Close()
+	toA.Close()
 	return rs
 }
 
