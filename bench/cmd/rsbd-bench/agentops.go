@@ -18,6 +18,7 @@ import (
 	"github.com/rsbd/rsbd/bench/internal/agent"
 	"github.com/rsbd/rsbd/bench/internal/bus"
 	"github.com/rsbd/rsbd/bench/internal/workload"
+	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/rsbsocket"
 )
 
@@ -424,10 +425,16 @@ func countedFamily(name string) bool {
 }
 
 // opDrops returns the node's non-zero drop, loss, NACK, repair and datagram
-// counters by name and labels (an empty map for an agent without a node).
+// counters by name and labels; for a Go client endpoint, its quick
+// deliveries (an empty map for an agent with neither).
 func (s *agentState) opDrops(context.Context, json.RawMessage, agent.Progress) (any, error) {
 	out := map[string]float64{}
 	if s.emb == nil {
+		if ep, err := s.endpoint(); err == nil {
+			if g, ok := ep.(*bus.GoClient); ok {
+				goClientCounters(g.Stats(), out)
+			}
+		}
 		return out, nil
 	}
 	mfs, err := s.emb.Node().Registry().Gather()
@@ -452,6 +459,16 @@ func (s *agentState) opDrops(context.Context, json.RawMessage, agent.Progress) (
 		}
 	}
 	return out, nil
+}
+
+// goClientCounters adds a Go client's non-zero quick-delivery counters
+// to out.
+func goClientCounters(st client.BusStats, out map[string]float64) {
+	for k, v := range map[string]uint64{"client_quick_deliveries": st.QuickDeliveries, "client_quick_hand_ons": st.QuickHandOns} {
+		if v != 0 {
+			out[k] = float64(v)
+		}
+	}
 }
 
 // opGoClientInline makes the Go client endpoint's later listeners deliver

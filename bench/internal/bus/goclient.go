@@ -161,3 +161,6 @@ func (g *GoClient) InlineReply() bool { return true }
 
 // Close closes the Bus and its participants.
 func (g *GoClient) Close() error { return g.bus.Close() }
+
+// Stats returns the counters of the endpoint's Bus.
+func (g *GoClient) Stats() client.BusStats { return g.bus.Stats() }
