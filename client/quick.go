@@ -8,24 +8,25 @@ import (
 )
 
 // Quick delivery: a socket link's reader that is about to wait for the
-// socket, holding one event for one queued Listener that is idle (its
-// queue empty, its goroutine waiting), calls the listener's handlers
-// itself instead of queueing the event. Waking the listener's goroutine
-// would cost a hand-off between goroutines, which on a host with idle
-// CPUs is most of a client's share of a round trip (the runtime wakes
-// another CPU for the woken goroutine). Order is kept: the listener's
-// goroutine and the reader take the listener's turn (Listener.turn) to
-// run handlers, and the reader takes it only while nothing is queued.
+// socket, holding one event for one queued participant that is idle (a
+// Listener or a LocalServer method: its queue empty, its goroutine
+// waiting), runs the participant's handlers itself instead of queueing
+// the event. Waking the participant's goroutine would cost a hand-off
+// between goroutines, which on a host with idle CPUs is most of a
+// client's share of a round trip (the runtime wakes another CPU for the
+// woken goroutine). Order is kept: the participant's goroutine and the
+// reader take its turn (quickTurn) to run handlers, and the reader takes
+// it only while nothing is queued.
 //
 // A handler must not hold up the connection for long, nor wait forever
 // for an event only the reader could deliver (a RemoteServer call's
 // reply, a Reader): one that runs over a tick of the guard's timer
 // (quickTick to twice that) hands the reading on to a new goroutine
 // (sockReader.takeOver), and the goroutine running the handler ends once
-// it returns. A listener whose handlers ran longer than QuickBudget gets
-// its next events through its queue, more of them the more often it
-// happens (Listener.quickRan), so that slow handlers hold up the
-// connection's other events only now and then.
+// it returns. A participant whose handlers ran longer than QuickBudget
+// gets its next events through its queue, more of them the more often it
+// happens (quickTurn.ran), so that slow handlers hold up the connection's
+// other events only now and then.
 
 // errHandedOn ends a reader's loop whose reading another goroutine took
 // over.
@@ -37,9 +38,9 @@ var errHandedOn = errors.New("client: reading handed on")
 // never matches a later arming. A timer ticks every quickTick while the
 // reader delivers quickly: a tick that finds the arming it found at the
 // tick before still running hands the reading on. Arming does not touch
-// the timer while it ticks: setting a timer is a system call and a
-// wake-up of a sleeping CPU when the runtime's poller sleeps longer,
-// which is what quick delivery avoids.
+// the timer while it ticks: setting a timer earlier than the runtime's
+// poller sleeps wakes the poller, the kind of wake-up quick delivery
+// saves.
 type quickGuard struct {
 	v       atomic.Uint64
 	used    atomic.Bool // an arming since the last tick
