@@ -203,16 +203,9 @@ func (l *Listener) run() {
 	var back giveBacks
 	defer back.flush()
 	for {
-		// Events are taken and handled holding the turn, so that a
-		// reader's quick delivery never overtakes events already taken.
-		l.turn.mu.Lock()
-		n := l.r.q.tryPopInto(batch[:])
-		if n == 0 {
-			l.turn.mu.Unlock()
-			if err := l.r.q.await(ctx); err != nil {
-				return
-			}
-			continue
+		n, err := l.turn.next(ctx, l.r.q, batch[:])
+		if err != nil {
+			return
 		}
 		for i := range n {
 			it := batch[i]

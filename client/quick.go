@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -130,6 +131,23 @@ type quickTurn struct {
 	// skip counts down the events the reader queues instead of
 	// delivering them itself after slow handler runs, penalty in a row.
 	skip, penalty atomic.Int32
+}
+
+// next waits for events of q and takes up to len(dst) of them holding the
+// turn, which the caller gives back (mu.Unlock) once it handled them. It
+// fails as q.await does. Taking and handling under the turn is what keeps
+// a reader's quick delivery from overtaking events already taken.
+func (t *quickTurn) next(ctx context.Context, q *queue, dst []item) (int, error) {
+	for {
+		t.mu.Lock()
+		if n := q.tryPopInto(dst); n > 0 {
+			return n, nil
+		}
+		t.mu.Unlock()
+		if err := q.await(ctx); err != nil {
+			return 0, err
+		}
+	}
 }
 
 // try takes the turn for a quick delivery to a participant whose queue

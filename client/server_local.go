@@ -181,13 +181,8 @@ func (m *serverMethod) deliverLater(it item, p *pushBatch) {
 func (m *serverMethod) run() {
 	var one [1]item
 	for {
-		m.turn.mu.Lock()
-		if m.q.tryPopInto(one[:]) == 0 {
-			m.turn.mu.Unlock()
-			if err := m.q.await(m.srv.ctx); err != nil {
-				return
-			}
-			continue
+		if _, err := m.turn.next(m.srv.ctx, m.q, one[:]); err != nil {
+			return
 		}
 		it := one[0]
 		one[0] = item{}
