@@ -24,14 +24,17 @@ func encodedEvent(t *testing.T, sc scope.Scope, i, size int) (*notification.Even
 	return ev, string(enc)
 }
 
-// ungate lets the goroutine of s, waiting at w's gate, write, has every
-// later frame taken whole, and waits until s has written everything.
+// ungate lets the goroutine of s write, at w's gate now or later (the
+// gate is closed, so a call that took it before it was cleared passes
+// too), has every later frame taken whole, and waits until s has written
+// everything.
 func (w *fakeWriter) ungate(t *testing.T, s *sender) {
 	t.Helper()
-	w.gate <- nil
 	w.mu.Lock()
+	gate := w.gate
 	w.try, w.gate = tryTake, nil
 	w.mu.Unlock()
+	close(gate)
 	if err := flushWithin(s, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}

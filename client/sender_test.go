@@ -57,8 +57,11 @@ func (w *fakeWriter) enter() error {
 	if w.inCall != nil {
 		w.inCall <- struct{}{}
 	}
-	if w.gate != nil {
-		return <-w.gate
+	w.mu.Lock()
+	gate := w.gate // ungate clears it
+	w.mu.Unlock()
+	if gate != nil {
+		return <-gate
 	}
 	return nil
 }
