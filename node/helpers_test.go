@@ -187,10 +187,11 @@ func gatherCounter(t testing.TB, n *Node, name string) float64 {
 }
 
 // patientNackTries is how many NACKs the receivers of the lossy-network
-// tests send for a hole before they give it up (the default gives up
-// after about 100 ms): a sender slowed by the race detector and a loaded
-// host may answer later, and those tests are about what the streams
-// deliver, not about when a receiver gives up on a dead sender.
+// tests send for a hole before they give it up (the default gives up after
+// ten and at least a second; past ten they come every 250 ms at most): a
+// sender slowed by the race detector and a loaded host may answer later,
+// and those tests are about what the streams deliver, not about when a
+// receiver gives up on a dead sender.
 const patientNackTries = 100
 
 // startFaultNodes starts n nodes whose datagrams cross a faultnet network

@@ -243,6 +243,6 @@ const (
 	// maxDrainBytes bounds the same by the events' bytes: a burst of large
 	// events is sent a few at a time between the other inputs, so that
 	// NACKs and ACKs are answered while it lasts (a receiver gives a hole
-	// up after NackTries unanswered NACKs, 100 ms).
+	// up after NackTries unanswered NACKs and at least GiveUpAfter).
 	maxDrainBytes = 1 << 20
 )

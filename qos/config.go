@@ -108,9 +108,12 @@ type ReceiverConfig struct {
 	// NackIntervalMax bounds the NACK interval as it adapts to the delay of
 	// repairs. Default DefaultNackIntervalMax; it is at least NackInterval.
 	NackIntervalMax time.Duration
-	// NackTries is how many NACKs a hole gets before it is given up. Default
-	// DefaultNackTries.
+	// NackTries is how many NACKs in a row, unanswered, a hole gets before
+	// it is given up. Default DefaultNackTries.
 	NackTries int
+	// GiveUpAfter is how long a hole is NACKed in vain at least before it is
+	// given up, however many NACKs that takes. Default DefaultGiveUpAfter.
+	GiveUpAfter time.Duration
 	// ReorderDatagrams bounds the datagrams an ordered reliable receiver holds.
 	// Default DefaultReorderDatagrams.
 	ReorderDatagrams int
@@ -140,6 +143,7 @@ func (c ReceiverConfig) withDefaults() ReceiverConfig {
 	setDefault(&c.NackInterval, DefaultNackInterval)
 	setDefault(&c.NackIntervalMax, max(DefaultNackIntervalMax, c.NackInterval))
 	setDefault(&c.NackTries, DefaultNackTries)
+	setDefault(&c.GiveUpAfter, DefaultGiveUpAfter)
 	setDefault(&c.ReorderDatagrams, DefaultReorderDatagrams)
 	setDefault(&c.ReorderBytes, DefaultReorderBytes)
 	setDefault(&c.MaxGaps, DefaultMaxGaps)
@@ -154,10 +158,12 @@ func (c ReceiverConfig) Validate() error {
 	switch {
 	case c.NackBackoff < 0 || c.NackInterval <= 0 || c.NackTries < 1 || c.NackIntervalMax < c.NackInterval:
 		return fmt.Errorf("%w: NACK back-off, interval and tries out of range", ErrConfig)
+	case c.GiveUpAfter < 0:
+		return fmt.Errorf("%w: GiveUpAfter %v is negative", ErrConfig, c.GiveUpAfter)
 	case c.ReorderDatagrams < 1 || c.ReorderBytes < 1 || c.MaxGaps < 1:
 		return fmt.Errorf("%w: reorder and gap bounds must be positive", ErrConfig)
-	case c.NackTries > 1<<16:
-		return fmt.Errorf("%w: NackTries %d above %d", ErrConfig, c.NackTries, 1<<16)
+	case c.NackTries > MaxNackTries:
+		return fmt.Errorf("%w: NackTries %d above %d", ErrConfig, c.NackTries, MaxNackTries)
 	}
 	return nil
 }

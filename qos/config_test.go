@@ -1,6 +1,9 @@
 package qos
 
-import "testing"
+import (
+	"testing"
+	"unsafe"
+)
 
 // TestHeldDatagrams: the hold is bounded by the datagram count for small
 // datagrams and by the bytes, with the overhead a held datagram is charged,
@@ -16,5 +19,12 @@ func TestHeldDatagrams(t *testing.T) {
 	}
 	if got, d := (ReceiverConfig{}).HeldDatagrams(1), DefaultReceiverConfig().HeldDatagrams(1); got != d || got != DefaultReorderDatagrams {
 		t.Fatalf("zero config: %d, defaults %d", got, d)
+	}
+}
+
+// TestGapOverhead: the bytes a receiver counts per hole cover its entry.
+func TestGapOverhead(t *testing.T) {
+	if size := unsafe.Sizeof(gap{}); size > gapOverhead {
+		t.Errorf("a gap takes %d bytes, gapOverhead counts %d", size, gapOverhead)
 	}
 }

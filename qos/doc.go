@@ -39,9 +39,9 @@
 // NackInterval, or every twice the smoothed delay of its repairs when the
 // sender answers slower than that (at most NackIntervalMax). A hole the
 // sender says is GONE, that the heartbeat trail has passed, that got
-// NackTries NACKs in vain, or that a bound forces out, is reported in a
-// LossReport and skipped: never silence. Everything a receiver
-// keeps is bounded (hold buffer, holes, dedup window) and every drop is
+// NackTries NACKs in vain over at least GiveUpAfter, or that a bound forces
+// out, is reported in a LossReport and skipped: never silence. Everything a
+// receiver keeps is bounded (hold buffer, holes, dedup window) and every drop is
 // counted by reason in its Stats.
 //
 // # Driving the machines

@@ -32,8 +32,9 @@ const (
 	// stream (8 MiB: about 6,000 full 1400-byte datagrams).
 	DefaultRetainBytes = 8 << 20
 	// DefaultRetainAge is how long a datagram stays repairable at most.
-	// Receivers give up on a hole after about 100 ms of NACKs, so 10 s also
-	// covers a receiver that was cut off for several seconds.
+	// Receivers give up on a hole after about a second of NACKs
+	// (DefaultGiveUpAfter), so 10 s also covers a receiver that was cut off
+	// for several seconds.
 	DefaultRetainAge = 10 * time.Second
 	// DefaultRetainAcked bounds the retained datagrams that every receiver
 	// the sender is told of has acknowledged (Sender.Acked): those are only
@@ -91,13 +92,23 @@ const (
 	// after NackTries of them (2.5 s), as the heartbeat trail would.
 	DefaultNackIntervalMax = 250 * time.Millisecond
 	// DefaultNackTries is how many NACKs in a row a hole gets without the
-	// sender repeating anything on the stream before it is given up as lost
-	// (ReasonRetriesExhausted): about 100 ms for a dead or unreachable sender
-	// whose repairs came at once until then.
+	// sender repeating anything on the stream before it may be given up as
+	// lost (ReasonRetriesExhausted).
 	// Any repair heard meanwhile (for this receiver or another) shows the
 	// sender alive and restarts the count, so a sender working through a
 	// backlog is waited for; the heartbeat trail still bounds the wait.
 	DefaultNackTries = 10
+	// DefaultGiveUpAfter is how long a hole is NACKed in vain at least
+	// before it is given up (NACKs past NackTries come at a doubling
+	// interval, at most NackIntervalMax). The ten NACKs alone take about
+	// 100 ms, less than a sending daemon can be starved of CPU on a loaded
+	// host (a race-detector test run on two cores starved one that long and
+	// lost reliable datagrams its retention still held). A second covers
+	// such stalls; a dead sender holds an ordered stream's later datagrams
+	// that long.
+	DefaultGiveUpAfter = time.Second
+	// MaxNackTries is the most NackTries a ReceiverConfig may set.
+	MaxNackTries = 1 << 16
 	// DefaultReorderDatagrams bounds the datagrams an ordered reliable
 	// receiver holds while it waits for a hole to be repaired.
 	DefaultReorderDatagrams = 1024
@@ -137,8 +148,9 @@ const (
 const (
 	// StreamOverhead is the fixed cost counted for every receiver.
 	StreamOverhead = 512
-	// gapOverhead is counted per tracked hole.
-	gapOverhead = 48
+	// gapOverhead is counted per tracked hole (the size of its entry,
+	// TestGapOverhead).
+	gapOverhead = 104
 	// heldOverhead is counted per held datagram, plus 24 bytes per record.
 	heldOverhead = 96
 	// recordOverhead is counted per record held or retained (a slice header).

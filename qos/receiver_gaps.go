@@ -13,9 +13,10 @@ import (
 type gap struct {
 	first, last uint64
 	due         time.Time // next NACK or give-up check
-	tries       int       // NACKs sent since the last progress
-	heard       uint64    // Receiver.repairsHeard at the last NACK
+	since       time.Time // the first NACK since the last progress
 	nacked      time.Time // when it was last NACKed; zero if never
+	heard       uint64    // Receiver.repairsHeard at the last NACK
+	tries       int32     // NACKs sent since the last progress
 	lost        Reason    // ReasonNone while pending
 }
 
@@ -196,8 +197,9 @@ func (r *Receiver) Shed(reason Reason, now time.Time, out *Output) bool {
 
 // Tick NACKs the holes that are due (merged into as few NACK datagrams of up
 // to MaxNackRanges ranges as possible) and gives up those that were NACKed
-// NackTries times in a row without the sender repeating anything on the
-// stream meanwhile (a sender busy with other repairs is not given up on). Call it at NextDeadline (earlier or more
+// NackTries times in a row, for at least GiveUpAfter, without the sender
+// repeating anything on the stream meanwhile (a sender busy with other
+// repairs is not given up on). Call it at NextDeadline (earlier or more
 // often is harmless).
 func (r *Receiver) Tick(now time.Time, out *Output) {
 	if !r.reliable || r.deadline.IsZero() || r.deadline.After(now) {
@@ -210,16 +212,43 @@ func (r *Receiver) Tick(now time.Time, out *Output) {
 			continue
 		}
 		r.progress(g)
-		if g.tries >= r.cfg.NackTries {
+		if r.exhausted(g, now) {
 			g.lost = ReasonRetriesExhausted
 			continue
 		}
-		g.tries++
-		g.due, g.nacked = now.Add(r.nackInterval()), now
+		r.nacking(g, now)
+		g.due = now.Add(r.retryInterval(g))
 		nack = r.appendNack(nack, g.first, g.last, out)
 	}
 	r.settle(now, out)
 	r.updateDeadline()
+}
+
+// exhausted reports whether g has had its NackTries NACKs in vain and has
+// been waited for GiveUpAfter since the first of them: the count alone would
+// give up on a sender that is alive but starved of CPU for a moment.
+func (r *Receiver) exhausted(g *gap, now time.Time) bool {
+	return int(g.tries) >= r.cfg.NackTries && now.Sub(g.since) >= r.cfg.GiveUpAfter
+}
+
+// nacking counts one more NACK of g (its own or another receiver's) sent at now.
+func (r *Receiver) nacking(g *gap, now time.Time) {
+	if g.tries == 0 {
+		g.since = now
+	}
+	g.tries++
+	g.nacked = now
+}
+
+// retryInterval is how long g waits before its next NACK: the NACK interval
+// for its first NackTries NACKs, then doubling for each further one (at
+// most NackIntervalMax) while the hole waits out GiveUpAfter.
+func (r *Receiver) retryInterval(g *gap) time.Duration {
+	d := r.nackInterval()
+	for k := int(g.tries) - r.cfg.NackTries; k > 0 && d < r.cfg.NackIntervalMax; k-- {
+		d *= 2
+	}
+	return min(d, r.cfg.NackIntervalMax)
 }
 
 // appendNack adds first..last to nack, merging with its last range when
@@ -265,8 +294,8 @@ func (r *Receiver) heardNack(d *datagram.Datagram, now time.Time) {
 			// try, so that holes shared by several receivers are given up
 			// no later than holes of one.
 			r.progress(g)
-			g.tries++
-			g.due, g.nacked = until.Add(r.backoff()), now
+			r.nacking(g, now)
+			g.due = until.Add(r.backoff())
 			r.stats.NacksSuppressed++
 		}
 	}

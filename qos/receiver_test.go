@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -195,25 +196,71 @@ func TestReceiverNackCycle(t *testing.T) {
 	}
 }
 
+// giveUp feeds r datagrams 1, 3 and 4 and ticks it at its deadlines until it
+// gives hole 2 up (no repair ever comes); it returns when it did.
+func giveUp(t *testing.T, r *Receiver, out *Output) time.Time {
+	t.Helper()
+	feed(r, simBase, out, 1, 3, 4)
+	var now time.Time
+	for i := 0; i < 100 && len(out.Losses) == 0; i++ {
+		now = r.NextDeadline()
+		r.Tick(now, out)
+	}
+	l := out.Losses
+	if len(l) != 1 || l[0].Range != (datagram.Range{First: 2, Last: 2}) || l[0].Reason != ReasonRetriesExhausted {
+		t.Fatalf("losses %+v after %d NACKs", l, r.Stats().NacksSent)
+	}
+	if got := deliveredSeqs(t, out); !equalSeqs(got, []uint64{1, 3, 4}) || r.Edge() != 5 || !r.NextDeadline().IsZero() {
+		t.Errorf("delivered %v edge %d", got, r.Edge())
+	}
+	return now
+}
+
+// TestReceiverRetriesExhausted: a hole the sender never repairs is given up
+// after NackTries NACKs and GiveUpAfter, whichever comes last.
 func TestReceiverRetriesExhausted(t *testing.T) {
+	for _, class := range reliableClasses {
+		// The default: ten NACKs at the interval take 100 ms, then they come
+		// at a doubling interval until a second has passed.
+		r := newTestReceiver(t, class, ReceiverConfig{})
+		var out Output
+		took := giveUp(t, r, &out).Sub(simBase)
+		if took < DefaultGiveUpAfter || took > DefaultGiveUpAfter+DefaultNackIntervalMax+DefaultNackBackoff {
+			t.Errorf("%s: gave up after %v, want %v plus at most one NACK interval", className(class), took, DefaultGiveUpAfter)
+		}
+		if n := r.Stats().NacksSent; n <= DefaultNackTries || n > DefaultNackTries+10 {
+			t.Errorf("%s: %d NACKs, want a few more than %d", className(class), n, DefaultNackTries)
+		}
+		// Without the floor the count decides: about 100 ms.
+		r = newTestReceiver(t, class, ReceiverConfig{GiveUpAfter: time.Nanosecond})
+		out = Output{}
+		took = giveUp(t, r, &out).Sub(simBase)
+		if took < 100*time.Millisecond || took > 103*time.Millisecond || r.Stats().NacksSent != DefaultNackTries {
+			t.Errorf("%s: gave up after %v and %d NACKs, want about 100ms and %d", className(class), took, r.Stats().NacksSent, DefaultNackTries)
+		}
+	}
+}
+
+// TestReceiverWaitsForStarvedSender: a sender that answers none of the
+// NACKs for 600 ms (starved of CPU) and then repairs the hole is not given
+// up on, though the receiver's NACK count ran out long before.
+func TestReceiverWaitsForStarvedSender(t *testing.T) {
 	for _, class := range reliableClasses {
 		r := newTestReceiver(t, class, ReceiverConfig{})
 		var out Output
 		feed(r, simBase, &out, 1, 3, 4)
-		var now time.Time
-		for i := 0; i < 20 && len(out.Losses) == 0; i++ {
-			now = r.NextDeadline()
+		stall := simBase.Add(600 * time.Millisecond)
+		for now := r.NextDeadline(); !now.IsZero() && !now.After(stall); now = r.NextDeadline() {
 			r.Tick(now, &out)
 		}
-		l := out.Losses
-		if len(l) != 1 || l[0].Range != (datagram.Range{First: 2, Last: 2}) || l[0].Reason != ReasonRetriesExhausted ||
-			r.Stats().NacksSent != DefaultNackTries {
-			t.Fatalf("%s: losses %+v after %d NACKs", className(class), l, r.Stats().NacksSent)
+		if n := r.Stats().NacksSent; n <= DefaultNackTries {
+			t.Fatalf("%s: %d NACKs in 600ms, want more than %d", className(class), n, DefaultNackTries)
 		}
-		if took := now.Sub(simBase); took < 100*time.Millisecond || took > 103*time.Millisecond {
-			t.Errorf("%s: gave up after %v, want about 100ms", className(class), took)
+		r.Handle(dataFor(r.Key(), 2, datagram.FlagRepair), stall, &out)
+		if len(out.Losses) != 0 {
+			t.Fatalf("%s: losses %+v", className(class), out.Losses)
 		}
-		if got := deliveredSeqs(t, &out); !equalSeqs(got, []uint64{1, 3, 4}) || r.Edge() != 5 || !r.NextDeadline().IsZero() {
+		if got := deliveredSeqs(t, &out); !equalSeqs(slices.Sorted(slices.Values(got)), []uint64{1, 2, 3, 4}) || r.Edge() != 5 || !r.NextDeadline().IsZero() {
 			t.Errorf("%s: delivered %v edge %d", className(class), got, r.Edge())
 		}
 	}

@@ -52,9 +52,9 @@ func TestBlackoutWithinRetention(t *testing.T) {
 }
 
 // TestUnresponsiveSender stops the sender from hearing NACKs half-way: from
-// then on, holes are NACKed NackTries times in vain and must be reported
-// (retries exhausted) about 100 ms after they appear; every number is
-// delivered or reported, never both.
+// then on, holes are NACKed in vain and must be reported (retries
+// exhausted) after about GiveUpAfter; every number is delivered or
+// reported, never both.
 func TestUnresponsiveSender(t *testing.T) {
 	t.Parallel()
 	for _, class := range reliableClasses {
@@ -79,7 +79,7 @@ func TestUnresponsiveSender(t *testing.T) {
 					if l.Range.First < uint64(cut/time.Millisecond)-10 {
 						t.Errorf("receiver %d: loss %+v before the sender stopped answering", i, l)
 					}
-					if wait := l.At.Sub(s.sentAt[l.Range.Last-1]); wait > 150*time.Millisecond {
+					if wait := l.At.Sub(s.sentAt[l.Range.Last-1]); wait > DefaultGiveUpAfter+DefaultNackIntervalMax+50*time.Millisecond {
 						t.Errorf("receiver %d: loss of %v reported after %v", i, l.Range, wait)
 					}
 					for seq := l.Range.First; seq <= l.Range.Last; seq++ {

@@ -13,6 +13,7 @@ import (
 	"github.com/rsbd/rsbd/group"
 	"github.com/rsbd/rsbd/internal/gcfloor"
 	"github.com/rsbd/rsbd/node"
+	"github.com/rsbd/rsbd/qos"
 	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/transport"
 )
@@ -48,6 +49,8 @@ const (
 	keyLogLevel      = "rsbd.log.level"
 	keyLogFormat     = "rsbd.log.format"
 	keyReadyFile     = "rsbd.ready.file"
+	keyNackTries     = "rsbd.nack.tries"
+	keyNackGiveUp    = "rsbd.nack.give.up"
 )
 
 // Special values and the flags that are not settings.
@@ -99,6 +102,8 @@ var options = []option{
 	{"socket-spin-wait", rsbsocket.DefaultSpinWait.String(), "DURATION", "how long a client's reader that relayed an event to a TCP client which answers at once polls for the answer before it sleeps (0: never)"},
 	{"shutdown-flush", node.DefaultShutdownFlush.String(), "DURATION", "how long reliable streams may finish at shutdown"},
 	{"interest-barrier", node.DefaultInterestBarrier.String(), "DURATION", "how long a new listener waits for its interest to reach the peers"},
+	{"nack-tries", strconv.Itoa(qos.DefaultNackTries), "N", "NACKs in a row a reliable stream's receiver sends for a lost datagram, unanswered, before it may give it up"},
+	{"nack-give-up", qos.DefaultGiveUpAfter.String(), "DURATION", "how long at least a reliable stream's receiver asks for a lost datagram its sender does not repeat before it gives it up and reports it lost"},
 	{"spin-wait", transport.DefaultSpinWait.String(), "DURATION", "how long a UDP reader polls for the answer to a reply before it sleeps (0: never)"},
 	{"cpu-latency", valueOff, "off|MICROSECONDS", "while running, ask that no CPU take longer to wake (0: idle CPUs poll instead of sleeping; halves round trips through a daemon on a VM, costs power; needs write access to " + cpuLatencyDevice + ")"},
 	{"gc-floor", strconv.Itoa(gcfloor.DefaultFloorMiB), "off|MiB", "heap size below which the garbage collector stays idle; above it, it runs as GOGC=100 (at most a quarter of the cgroup's memory limit; ignored when GOGC or GOMEMLIMIT is set)"},

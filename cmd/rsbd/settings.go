@@ -15,6 +15,7 @@ import (
 	"github.com/rsbd/rsbd/config"
 	"github.com/rsbd/rsbd/group"
 	"github.com/rsbd/rsbd/node"
+	"github.com/rsbd/rsbd/qos"
 	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/scope"
 	"github.com/rsbd/rsbd/transport"
@@ -162,6 +163,11 @@ func (r *reader) nodeConfig() node.Config {
 		nc.Transport.SpinWait = -1 // 0 on the command line: never poll
 	}
 	r.qos(&nc)
+	rc := &nc.Streams.Receivers.Receiver
+	rc.NackTries = r.intRange(keyNackTries, 1, qos.MaxNackTries)
+	if rc.GiveUpAfter = r.duration(keyNackGiveUp, qos.DefaultGiveUpAfter); rc.GiveUpAfter <= 0 {
+		r.fail(keyNackGiveUp, "a positive duration", nil)
+	}
 	return nc
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/rsbd/rsbd/group"
 	"github.com/rsbd/rsbd/internal/gcfloor"
 	"github.com/rsbd/rsbd/node"
+	"github.com/rsbd/rsbd/qos"
 	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/scope"
 	"github.com/rsbd/rsbd/transport"
@@ -84,6 +85,9 @@ func TestDefaultsMatchTheNode(t *testing.T) {
 	if s.metricsAddr != DefaultMetricsAddr || s.logLevel != slog.LevelInfo || s.logFormat != logAuto || s.readyFile != "" {
 		t.Errorf("daemon settings %+v", s)
 	}
+	if rc, qd := n.Streams.Receivers.Receiver, qos.DefaultReceiverConfig(); rc.NackTries != qd.NackTries || rc.GiveUpAfter != qd.GiveUpAfter {
+		t.Errorf("NACK tries %d, give-up %v; qos defaults %d, %v", rc.NackTries, rc.GiveUpAfter, qd.NackTries, qd.GiveUpAfter)
+	}
 	if n.Transport.SpinWait != transport.DefaultSpinWait {
 		t.Errorf("spin wait %v, transport default %v", n.Transport.SpinWait, transport.DefaultSpinWait)
 	}
@@ -115,7 +119,7 @@ func TestEveryOptionHasItsKey(t *testing.T) {
 	keys := []string{config.KeySocketAddr, keySocketPath, config.KeyGossipAddr, config.KeyMetricsAddr, config.KeyJoin,
 		config.KeyMulticast, keyDataAddr, keyAdvertiseAddr, keyInterface, keyName, keyMaxDatagram,
 		keyMulticastTTL, keyGroupPool, keyGroupPoolSize, keyLocal, keySlowClient, keyDefaultInt,
-		keyQueueFrames, keyQueueBytes, keyMaxFrame, keyStallTimeout, keyMaxConns, keyParticipants, keySocketSpin, keyShutdownFlush, keyBarrier, keySpinWait, keyCPULatency, keyGCFloor, keyLogLevel,
+		keyQueueFrames, keyQueueBytes, keyMaxFrame, keyStallTimeout, keyMaxConns, keyParticipants, keySocketSpin, keyShutdownFlush, keyBarrier, keyNackTries, keyNackGiveUp, keySpinWait, keyCPULatency, keyGCFloor, keyLogLevel,
 		keyLogFormat, keyReadyFile}
 	var got []string
 	for _, o := range options {
@@ -154,7 +158,7 @@ func TestFlagsSetEverySetting(t *testing.T) {
 		"--socket-slow-client", "disconnect", "--socket-default-interest", "none",
 		"--socket-queue-frames", "10", "--socket-queue-bytes", "4096", "--socket-max-frame", "2048",
 		"--socket-stall-timeout", "250ms", "--socket-max-connections", "300", "--socket-max-participants", "100",
-		"--shutdown-flush", "2s", "--interest-barrier", "1.5s", "--spin-wait", "80us", "--log-level", "debug", "--log-format", "json", "--ready-file", "/run/x.json")
+		"--shutdown-flush", "2s", "--interest-barrier", "1.5s", "--nack-tries", "25", "--nack-give-up", "3s", "--spin-wait", "80us", "--log-level", "debug", "--log-format", "json", "--ready-file", "/run/x.json")
 	n := s.node
 	checks := []struct {
 		what      string
@@ -182,6 +186,8 @@ func TestFlagsSetEverySetting(t *testing.T) {
 		{"participants", n.Socket.MaxParticipants, 100},
 		{"flush", n.ShutdownFlush.String(), "2s"},
 		{"barrier", n.InterestBarrier.String(), "1.5s"},
+		{"nack tries", n.Streams.Receivers.Receiver.NackTries, 25},
+		{"nack give up", n.Streams.Receivers.Receiver.GiveUpAfter.String(), "3s"},
 		{"spin", n.Transport.SpinWait.String(), "80µs"},
 		{"log", [2]any{s.logLevel, s.logFormat}, [2]any{slog.LevelDebug, logJSON}},
 		{"ready", s.readyFile, "/run/x.json"},
@@ -288,6 +294,8 @@ func TestBadValuesNameKeyAndOrigin(t *testing.T) {
 		{"interest", "", nil, []string{"--socket-default-interest", "some"}, "rsbd.socket.default.interest", "flag"},
 		{"flush", "", nil, []string{"--shutdown-flush", "-1s"}, "rsbd.shutdown.flush", "flag --shutdown-flush"},
 		{"barrier", "[rsbd.interest]\nbarrier = soon\n", nil, nil, "rsbd.interest.barrier", "rsb.conf:2"},
+		{"nack tries", "", nil, []string{"--nack-tries", "0"}, "rsbd.nack.tries", "flag --nack-tries"},
+		{"nack give up", "[rsbd.nack]\ngive.up = 0s\n", nil, nil, "rsbd.nack.give.up", "rsb.conf:2"},
 		{"log level", "", nil, []string{"--log-level", "loud"}, "rsbd.log.level", "flag --log-level"},
 		{"cpu latency", "", nil, []string{"--cpu-latency", "-1"}, "rsbd.cpu.latency", "flag --cpu-latency"},
 		{"cpu latency word", "", []string{"RSB_RSBD_CPU_LATENCY=low"}, nil, "rsbd.cpu.latency", "env RSB_RSBD_CPU_LATENCY"},
