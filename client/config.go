@@ -3,6 +3,7 @@ package client
 import (
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
@@ -30,6 +31,10 @@ type Config struct {
 	DisplayName string
 	// Logger receives the Bus's logs; nil means slog.Default().
 	Logger *slog.Logger
+
+	// quickTick is the period of the quick-delivery guard (zero:
+	// quickTick); the package's tests stretch it.
+	quickTick time.Duration
 }
 
 // DefaultConfig returns the configuration the zero value stands for.
@@ -65,6 +70,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = d.Logger
+	}
+	if c.quickTick == 0 {
+		c.quickTick = quickTick
 	}
 	return c
 }

@@ -30,6 +30,8 @@ type socketLink struct {
 	done   chan struct{} // closed when the reader goroutine ends
 	// started tells close whether there is a reader goroutine to wait for.
 	started bool
+	// reader is the reading, once started.
+	reader *sockReader
 }
 
 // dialSocket connects to u and checks the server's handshake.
@@ -49,7 +51,8 @@ func (l *socketLink) startReader() {
 	l.started = true
 	rd := &sockReader{l: l, st: readState{events: readerEvents{stash: l.events}}}
 	rd.getLarge = rd.takeLarge
-	rd.guard.init(rd.takeOver)
+	rd.guard.init(rd.takeOver, l.bus.cfg.quickTick)
+	l.reader = rd
 	go rd.serve()
 }
 

@@ -113,9 +113,10 @@ type handlerEntry struct {
 // without waking the listener's goroutine (BusStats.QuickDeliveries): a
 // hand-off between goroutines is most of a round trip's cost in the
 // client. Should the handlers run longer than QuickBudget, the listener's
-// next events go through its queue for a while; should they run past a
-// millisecond or two (waiting for another event of the Bus, say),
-// another goroutine goes on reading. With WithInlineDelivery the handlers
+// next events go through its queue for a while. Should they wait for a
+// RemoteServer's reply or a Reader's event, or run past 10-20 ms
+// (waiting for another listener's event, say), another goroutine goes
+// on reading. With WithInlineDelivery the handlers
 // always run on the delivering goroutine instead.
 type Listener struct {
 	r *receiver

@@ -20,11 +20,12 @@ import (
 // it only while nothing is queued.
 //
 // A handler must not hold up the connection for long, nor wait forever
-// for an event only the reader could deliver (a RemoteServer call's
-// reply, a Reader): one that runs over a tick of the guard's timer
-// (quickTick to twice that) hands the reading on to a new goroutine
-// (sockReader.takeOver), and the goroutine running the handler ends once
-// it returns. A participant whose handlers ran longer than QuickBudget
+// for an event only the reader could deliver. The waits the package knows
+// of (a RemoteServer call's reply, a Reader's next event) hand the reading
+// on to a new goroutine as they begin (Bus.handOnReading); any other
+// handler that runs over a tick of the guard's timer (quickTick to twice
+// that) hands it on then (sockReader.takeOver). The goroutine running the
+// handler ends once it returns. A participant whose handlers ran longer than QuickBudget
 // gets its next events through its queue, more of them the more often it
 // happens (quickTurn.ran), so that slow handlers hold up the connection's
 // other events only now and then.
@@ -48,12 +49,15 @@ type quickGuard struct {
 	ticking atomic.Bool // the timer is set
 	seen    uint64      // v at the last tick; the ticks' own
 	timer   *time.Timer // set before the reading starts, stopped
+	period  time.Duration
 }
 
-// init makes the guard's timer, which runs fn on a goroutine of its own.
-func (g *quickGuard) init(fn func()) {
+// init makes the guard's timer, ticking every period, which runs fn on a
+// goroutine of its own.
+func (g *quickGuard) init(fn func(), period time.Duration) {
 	g.timer = time.AfterFunc(time.Hour, fn)
 	g.timer.Stop()
+	g.period = period
 }
 
 // arm starts the watch of a handler run and returns the arming for
@@ -68,7 +72,7 @@ func (g *quickGuard) arm() uint64 {
 // start sets the timer unless it ticks.
 func (g *quickGuard) start() {
 	if !g.ticking.Load() && g.ticking.CompareAndSwap(false, true) {
-		g.timer.Reset(quickTick)
+		g.timer.Reset(g.period)
 	}
 }
 
@@ -90,7 +94,7 @@ func (g *quickGuard) tick() (took bool) {
 	}
 	used := g.used.Swap(false)
 	if !took && (used || v%2 == 1) {
-		g.timer.Reset(quickTick)
+		g.timer.Reset(g.period)
 		return false
 	}
 	g.ticking.Store(false)
@@ -99,6 +103,23 @@ func (g *quickGuard) tick() (took bool) {
 		g.start()
 	}
 	return took
+}
+
+// handOn ends the watch of the handler run in progress, if one is, and
+// reports whether it did: the reading is then the caller's to hand on.
+func (g *quickGuard) handOn() bool {
+	v := g.v.Load()
+	return v%2 == 1 && g.v.CompareAndSwap(v, v+1)
+}
+
+// handOnNow hands the reading on to a new goroutine if the reader is
+// running a handler: the caller is about to wait for something only the
+// reader delivers, and may be that handler.
+func (rd *sockReader) handOnNow() {
+	if rd.guard.handOn() {
+		rd.l.bus.quickHandOns.Add(1)
+		go rd.serve()
+	}
 }
 
 // takeOver runs on the guard's timer: a handler run that was still armed
@@ -110,6 +131,16 @@ func (rd *sockReader) takeOver() {
 	}
 	rd.l.bus.quickHandOns.Add(1)
 	rd.serve()
+}
+
+// handOnReading is called before a wait for something only the socket
+// link's reader delivers: if the reader is running a handler right now
+// (the caller may be that handler), a new goroutine takes the reading
+// over, so that the wait cannot hold it up until the guard's next tick.
+func (b *Bus) handOnReading() {
+	if sl, ok := b.link.(*socketLink); ok && sl.reader != nil {
+		sl.reader.handOnNow()
+	}
 }
 
 // quickTaker is a queued participant a socket link's reader may hand an

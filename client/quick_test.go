@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -266,5 +267,81 @@ func TestQuickServer(t *testing.T) {
 	}
 	if st := b.Stats(); st.QuickHandOns == 0 {
 		t.Fatalf("bus stats %+v: want the outer call's reading handed on", st)
+	}
+}
+
+// TestQuickWaitsHandOn: handlers the reader runs itself that wait for
+// what only the reader delivers, a RemoteServer call's reply and a
+// Reader's next event, hand the reading on when they start waiting: with
+// the guard's tick stretched to an hour both would hang without that.
+func TestQuickWaitsHandOn(t *testing.T) {
+	const sc = "/quick/waits/"
+	addr := clienttest.StartNodes(t, 1)[0].SocketAddr().String()
+	ctx, cancel := context.WithTimeout(bg(), 5*time.Second)
+	defer cancel()
+	sub, err := DialConfig(ctx, addr, Config{Logger: testLogger(), quickTick: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	pub := dialNode(t, addr)
+	route := awaitRouteReader(t, pub, sub, mustScope(sc))
+	routeBack := awaitRouteReader(t, sub, pub, mustScope(sc))
+	srv, err := pub.NewLocalServer(mustScope(sc + "srv/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddMethod("inc", func(_ context.Context, req *Event) (any, error) { return req.Payload.(int64) + 1, nil }); err != nil {
+		t.Fatal(err)
+	}
+	remote, _ := sub.NewRemoteServer(mustScope(sc + "srv/"))
+	later, err := sub.NewReader(mustScope(sc + "later/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := make(chan string, 2)
+	caller, _ := sub.NewListener(mustScope(sc + "call/"))
+	caller.AddHandler(func(ev *Event) error {
+		ctx, cancel := context.WithTimeout(bg(), 20*time.Second)
+		defer cancel()
+		got, err := remote.Call(ctx, "inc", ev.Payload)
+		results <- fmt.Sprintf("call: %v %v", got, err)
+		return nil
+	})
+	reader, _ := sub.NewListener(mustScope(sc + "read/"))
+	reader.AddHandler(func(*Event) error {
+		ctx, cancel := context.WithTimeout(bg(), 20*time.Second)
+		defer cancel()
+		ev, err := later.Read(ctx)
+		if err == nil {
+			results <- fmt.Sprintf("read: %v", ev.Payload)
+		} else {
+			results <- fmt.Sprintf("read: %v", err)
+		}
+		return nil
+	})
+	route.Close()
+	routeBack.Close()
+	callInf, _ := pub.NewInformer(mustScope(sc + "call/"))
+	if _, err := callInf.Publish(bg(), int64(41)); err != nil {
+		t.Fatal(err)
+	}
+	if got := receive(t, results); got != "call: 42 <nil>" {
+		t.Fatalf("the handler's call gave %q", got)
+	}
+	readInf, _ := pub.NewInformer(mustScope(sc + "read/"))
+	laterInf, _ := pub.NewInformer(mustScope(sc + "later/"))
+	if _, err := readInf.Publish(bg(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the reading handler to run", func() bool { return reader.Stats().Handled > 0 })
+	if _, err := laterInf.Publish(bg(), "later"); err != nil {
+		t.Fatal(err)
+	}
+	if got := receive(t, results); got != "read: later" {
+		t.Fatalf("the handler's read gave %q", got)
+	}
+	if st := sub.Stats(); st.QuickHandOns < 2 || st.QuickDeliveries < 2 {
+		t.Fatalf("bus stats %+v: want both handlers run quickly and handing on", st)
 	}
 }

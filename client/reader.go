@@ -54,6 +54,11 @@ func (rd *Reader) Scope() scope.Scope { return rd.r.info.scope }
 // context.DeadlineExceeded); after Close it is ErrClosed; when the
 // connection to the bus is lost and the queue is empty, ErrDisconnected.
 func (rd *Reader) Read(ctx context.Context) (*Event, error) {
+	if rd.r.q.len() == 0 {
+		// A handler the connection's reader runs itself may be reading:
+		// the next event comes through the reader.
+		rd.r.bus.handOnReading()
+	}
 	it, err := rd.r.q.pop(ctx, rd.r.bus.dead, rd.r.bus.deadError)
 	if err != nil {
 		return nil, err

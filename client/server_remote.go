@@ -129,13 +129,30 @@ func (r *RemoteServer) CallEvent(ctx context.Context, method string, arg any) (*
 
 // await waits for the reply on ch and interprets it.
 func (r *RemoteServer) await(ctx context.Context, msc scope.Scope, method string, ch chan *notification.Event) (*Event, error) {
+	ev, err := r.reply(ctx, msc, ch)
+	if err != nil {
+		return nil, err
+	}
+	rep := toEvent(r.bus.reg, item{ev: ev, recv: nowMicros()}, false)
+	if _, isErr := rep.MetaData.UserInfo(ErrorInfoKey); isErr {
+		return nil, &RemoteError{Scope: msc.String(), Method: method, Message: string(rep.Data)}
+	}
+	return rep, nil
+}
+
+// reply waits for the reply on ch. A call made by a handler the
+// connection's reader runs itself hands the reading on before it waits,
+// since the reply comes through the reader.
+func (r *RemoteServer) reply(ctx context.Context, msc scope.Scope, ch chan *notification.Event) (*notification.Event, error) {
 	select {
 	case ev := <-ch:
-		rep := toEvent(r.bus.reg, item{ev: ev, recv: nowMicros()}, false)
-		if _, isErr := rep.MetaData.UserInfo(ErrorInfoKey); isErr {
-			return nil, &RemoteError{Scope: msc.String(), Method: method, Message: string(rep.Data)}
-		}
-		return rep, nil
+		return ev, nil
+	default:
+		r.bus.handOnReading()
+	}
+	select {
+	case ev := <-ch:
+		return ev, nil
 	case <-r.life.done():
 		return nil, ErrClosed
 	case <-r.bus.dead:
