@@ -260,8 +260,6 @@ func (c *conn) settle(res pushResult, body []byte) bool {
 	s := c.srv
 	switch res {
 	case pushOK:
-		s.stats.queueFrames.Add(1)
-		s.stats.queueBytes.Add(int64(len(body)))
 		return true
 	case pushClosed:
 		s.stats.drop(DropClosed, 1)
@@ -283,11 +281,9 @@ func (c *conn) settle(res pushResult, body []byte) bool {
 	return false
 }
 
-// unqueued removes frames from the queue depth counters and counts them as
-// dropped for reason r.
-func (c *conn) unqueued(frames, bytes int, r DropReason) {
-	c.srv.stats.queueFrames.Add(-int64(frames))
-	c.srv.stats.queueBytes.Add(-int64(bytes))
+// unqueued counts frames taken out of the queue unwritten as dropped for
+// reason r.
+func (c *conn) unqueued(frames, _ int, r DropReason) {
 	c.srv.stats.drop(r, frames)
 }
 

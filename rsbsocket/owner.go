@@ -134,8 +134,6 @@ func (c *conn) writeBatch(w *batchWriter, batch [][]byte, started bool) error {
 func (c *conn) wrote(n, bytes int) {
 	s := c.srv
 	c.q.release(n, bytes)
-	s.stats.queueFrames.Add(-int64(n))
-	s.stats.queueBytes.Add(-int64(bytes))
 	s.stats.framesOut.Add(uint64(n))
 	s.stats.bytesOut.Add(uint64(bytes))
 }

@@ -373,12 +373,23 @@ func (s *Server) Connections() []ConnInfo {
 func (s *Server) Stats() Stats {
 	st := s.stats.snapshot()
 	st.LargeGrown = s.large.refused.Load()
+	f, b := s.QueueDepth()
+	st.QueueFrames, st.QueueBytes = uint64(f), uint64(b)
 	return st
 }
 
-// QueueDepth returns the frames and body bytes waiting in all send queues.
+// QueueDepth returns the frames and body bytes waiting in all send queues,
+// summed over the connections (no counter of its own: one shared by every
+// queue cost each forwarded frame two contended atomic updates).
 func (s *Server) QueueDepth() (frames, bytes int) {
-	return int(s.stats.queueFrames.Load()), int(s.stats.queueBytes.Load())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.conns {
+		f, b, _, _ := c.q.depth()
+		frames += f
+		bytes += b
+	}
+	return frames, bytes
 }
 
 // rebuildRoutesLocked republishes the Deliver snapshot; s.mu is held.

@@ -130,7 +130,6 @@ type counters struct {
 	connsRefused             atomic.Uint64
 	framesIn, bytesIn        atomic.Uint64
 	framesOut, bytesOut      atomic.Uint64
-	queueFrames, queueBytes  atomic.Int64
 	waits, stalls            atomic.Uint64
 	directWrites, writers    atomic.Uint64
 	spinWaits, spinHits      atomic.Uint64
@@ -148,8 +147,6 @@ func (c *counters) snapshot() Stats {
 		BytesIn:      c.bytesIn.Load(),
 		FramesOut:    c.framesOut.Load(),
 		BytesOut:     c.bytesOut.Load(),
-		QueueFrames:  uint64(max(c.queueFrames.Load(), 0)),
-		QueueBytes:   uint64(max(c.queueBytes.Load(), 0)),
 		Waits:        c.waits.Load(),
 		Stalls:       c.stalls.Load(),
 		DirectWrites: c.directWrites.Load(),
