@@ -51,6 +51,9 @@ func (c *conn) readLoop() (orderly bool) {
 		}
 		st.r.take()
 		if done, orderly := c.readRun(st); done {
+			// What this run forwarded before it failed (a malformed
+			// frame among buffered ones) is not left unwritten.
+			c.flushTargets()
 			return orderly
 		}
 	}

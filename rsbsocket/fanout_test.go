@@ -1,0 +1,104 @@
+package rsbsocket
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestForwardedBeforeMalformed: frames forwarded from the same read as a
+// malformed frame that ends the connection still reach their subscribers
+// (the reader flushes what it forwarded before it gives up).
+func TestForwardedBeforeMalformed(t *testing.T) {
+	s, addr := startServer(t, quietConfig(), nil)
+	pub, sub := dial(t, addr), dial(t, addr)
+	connOf(t, s, pub)
+	connOf(t, s, sub)
+	var wire []byte
+	var want [][]byte
+	for i := range 3 {
+		body := notification(t, "/fanout/", "utf-8-string", []byte{byte('a' + i)}, uint32(i+1))
+		want = append(want, body)
+		wire = AppendFrame(wire, body)
+	}
+	wire = AppendFrame(wire, []byte("GET / HTTP/1.1\r\n\r\n"))
+	if _, err := pub.nc.Write(wire); err != nil { // one write: one read of the server
+		t.Fatal(err)
+	}
+	for i, w := range want {
+		if got := recv(t, sub); !bytes.Equal(got, w) {
+			t.Fatalf("frame %d: % x, want % x", i, got, w)
+		}
+	}
+	waitFor(t, "the malformed frame to be counted", func() bool { return s.Stats().Drops[DropMalformed] == 1 })
+}
+
+// TestForwardManyTargetsInOrder: a publisher's frames spread over more
+// targets than a flush writes on the reader (their writer goroutines
+// write them) reach every subscriber complete and in order, as do all of
+// them a subscriber whose interest covers every scope.
+func TestForwardManyTargetsInOrder(t *testing.T) {
+	s, addr := startServer(t, quietConfig(), nil)
+	pub := dial(t, addr)
+	connOf(t, s, pub)
+	const targets, rounds = directTargetsMax + 4, 50
+	subs := make([]*ClientConn, targets)
+	for k := range subs {
+		subs[k] = dial(t, addr)
+		connOf(t, s, subs[k])
+		send(t, subs[k], helloFrame(t, uuid(byte(k+1)), "listener", fmt.Sprintf("/fanout/%02d/", k)))
+	}
+	all := dial(t, addr)
+	connOf(t, s, all)
+	send(t, all, helloFrame(t, uuid(200), "listener", "/fanout/"))
+	waitFor(t, "the interests", func() bool {
+		n := 0
+		for _, c := range s.Connections() {
+			if !c.Interest.All && len(c.Interest.Scopes) == 2 {
+				n++
+			}
+		}
+		return n == targets+1
+	})
+	var batch, every [][]byte
+	want := make([][][]byte, targets)
+	for r := range rounds {
+		for k := range targets {
+			body := notification(t, fmt.Sprintf("/fanout/%02d/", k), "utf-8-string", []byte(fmt.Sprint(r)), uint32(r*targets+k+1))
+			batch = append(batch, body)
+			want[k] = append(want[k], body)
+			every = append(every, body)
+		}
+	}
+	if err := pub.SendMany(batch); err != nil {
+		t.Fatal(err)
+	}
+	for k, sub := range subs {
+		for i, w := range want[k] {
+			if got := recvEvent(t, sub); !bytes.Equal(got, w) {
+				t.Fatalf("subscriber %d, frame %d: got % x", k, i, got)
+			}
+		}
+	}
+	for i, w := range every {
+		if got := recvEvent(t, all); !bytes.Equal(got, w) {
+			t.Fatalf("the subscriber of all, frame %d: got % x", i, got)
+		}
+	}
+}
+
+// recvEvent is recv skipping the introspection frames relayed to c.
+func recvEvent(t *testing.T, c *ClientConn) []byte {
+	t.Helper()
+	for {
+		body := recv(t, c)
+		f, err := ParseFrame(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(f.Scope.String(), "/__rsb/") {
+			return body
+		}
+	}
+}
