@@ -100,8 +100,9 @@ type BusStats struct {
 	// an idle listener itself, without waking its goroutine (socket mode;
 	// see Listener).
 	QuickDeliveries uint64
-	// QuickHandOns counts the quick deliveries whose handlers ran so long
-	// (a millisecond or two) that another goroutine went on reading
+	// QuickHandOns counts the quick deliveries whose handlers waited for a
+	// RemoteServer's reply or a Reader's event, or ran past a tick of the
+	// guard (10-20 ms), so that another goroutine went on reading
 	// meanwhile.
 	QuickHandOns uint64
 }
