@@ -115,9 +115,9 @@ type handlerEntry struct {
 // client. Should the handlers run longer than QuickBudget, the listener's
 // next events go through its queue for a while. Should they wait for a
 // RemoteServer's reply or a Reader's event, or run past 10-20 ms
-// (waiting for another listener's event, say), another goroutine goes
-// on reading. With WithInlineDelivery the handlers
-// always run on the delivering goroutine instead.
+// (waiting for another listener's event, say), another goroutine goes on
+// reading. With WithInlineDelivery the handlers always run on the
+// delivering goroutine instead.
 type Listener struct {
 	r *receiver
 

@@ -25,10 +25,10 @@ import (
 // on to a new goroutine as they begin (Bus.handOnReading); any other
 // handler that runs over a tick of the guard's timer (quickTick to twice
 // that) hands it on then (sockReader.takeOver). The goroutine running the
-// handler ends once it returns. A participant whose handlers ran longer than QuickBudget
-// gets its next events through its queue, more of them the more often it
-// happens (quickTurn.ran), so that slow handlers hold up the connection's
-// other events only now and then.
+// handler ends once it returns. A participant whose handlers ran longer
+// than QuickBudget gets its next events through its queue, more of them
+// the more often it happens (quickTurn.ran), so that slow handlers hold up
+// the connection's other events only now and then.
 
 // errHandedOn ends a reader's loop whose reading another goroutine took
 // over.
