@@ -57,6 +57,7 @@ func newFuzzModel(t *testing.T, class datagram.Class, bounds byte) *fuzzModel {
 		MaxGaps:          1 + int(bounds%8),
 		ReorderDatagrams: 1 + int(bounds/8%16),
 		NackTries:        1 + int(bounds/128)*3,
+		GiveUpAfter:      []time.Duration{time.Nanosecond, 50 * time.Millisecond, time.Second}[int(bounds)%3],
 		Rand:             rand.New(rand.NewPCG(uint64(bounds), 9)),
 	}
 	r, err := NewReceiver(testLocal, testKey(class), cfg)
