@@ -39,9 +39,10 @@ func (s *Server) forward(from *conn, body []byte, sc scope.Scope) {
 		// Frames without an owner are written first: a full target
 		// drains only once its writer runs.
 		from.flushTargets()
-		deadline := time.Now().Add(s.cfg.StallTimeout)
 		for _, c := range full {
-			if from.waitRoom(c, body, deadline) {
+			// Each target gets the whole timeout: one that stalls must
+			// not use up the wait of the next.
+			if from.waitRoom(c, body, time.Now().Add(s.cfg.StallTimeout)) {
 				from.flushing.add(c, len(body))
 			}
 		}

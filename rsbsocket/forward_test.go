@@ -356,3 +356,48 @@ func TestRelayLargeFramesInPieces(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// TestForwardStallOfOneSparesTheNext: a frame finds two subscribers full.
+// The first (listening on "/", so the reader waits for it first) never
+// reads and is marked stalled after StallTimeout; the second starts
+// reading only then. The second gets a StallTimeout of its own, not what
+// is left of the first's, so it is not marked stalled and receives every
+// frame.
+func TestForwardStallOfOneSparesTheNext(t *testing.T) {
+	cfg := quietConfig()
+	cfg.QueueFrames = 64
+	cfg.StallTimeout = 2 * time.Second // the late reader's whole margin
+	s, addr := startSmallBufServer(t, cfg, nil)
+	pub, stalled, late := dial(t, addr), dialSlow(t, addr), dialSlow(t, addr)
+	connOf(t, s, pub)
+	connOf(t, s, stalled)
+	connOf(t, s, late)
+	send(t, stalled, helloFrame(t, uuid(1), "listener", "/"))
+	send(t, late, helloFrame(t, uuid(2), "listener", "/bulk/"))
+	waitFor(t, "the interests", func() bool {
+		n := 0
+		for _, c := range s.Connections() {
+			if !c.Interest.All && len(c.Interest.Scopes) > 0 {
+				n++
+			}
+		}
+		return n == 2
+	})
+	bodies := bulkFrames(t, 2000, 1<<10)
+	published := publish(pub, bodies)
+	waitFor(t, "the first subscriber to stall", func() bool { return s.Stats().Stalls >= 1 })
+	got := 0
+	for got < len(bodies) {
+		body := recvEvent(t, late)
+		if !bytes.Equal(body, bodies[got]) {
+			t.Fatalf("frame %d differs (%d bytes)", got, len(body))
+		}
+		got++
+	}
+	if err := <-published; err != nil {
+		t.Fatalf("publisher: %v", err)
+	}
+	if st := s.Stats(); st.Stalls != 1 {
+		t.Fatalf("%d subscribers marked stalled, want 1: %+v", st.Stalls, st)
+	}
+}
