@@ -250,13 +250,13 @@ func (c *conn) enqueue(body []byte) bool {
 	if start {
 		go c.writeLoop(handoff{})
 	}
-	return c.settle(res, body)
+	return c.settle(res)
 }
 
-// settle accounts for the outcome of offering body to the send queue: it
-// counts a queued frame, counts a dropped one and applies the slow-client
-// policy to a full or stalled queue. It reports whether body was queued.
-func (c *conn) settle(res pushResult, body []byte) bool {
+// settle accounts for the outcome of offering a frame to the send queue:
+// it counts a dropped one and applies the slow-client policy to a full or
+// stalled queue. It reports whether the frame was queued.
+func (c *conn) settle(res pushResult) bool {
 	s := c.srv
 	switch res {
 	case pushOK:
@@ -283,7 +283,7 @@ func (c *conn) settle(res pushResult, body []byte) bool {
 
 // unqueued counts frames taken out of the queue unwritten as dropped for
 // reason r.
-func (c *conn) unqueued(frames, _ int, r DropReason) {
+func (c *conn) unqueued(frames int, r DropReason) {
 	c.srv.stats.drop(r, frames)
 }
 
@@ -307,8 +307,8 @@ func (c *conn) shutdown() {
 // goroutine may call it, any number of times.
 func (c *conn) abort(r DisconnectReason) {
 	c.setReason(r)
-	frames, bytes := c.q.close(false)
-	c.unqueued(frames, bytes, DropClosed)
+	frames, _ := c.q.close(false)
+	c.unqueued(frames, DropClosed)
 	_ = c.nc.Close()
 }
 

@@ -31,7 +31,7 @@ func (s *Server) forward(from *conn, body []byte, sc scope.Scope) {
 		}
 		if res, _ := c.q.offer(body); res == pushWait {
 			full = append(full, c)
-		} else if c.settle(res, body) {
+		} else if c.settle(res) {
 			from.flushing.add(c, len(body))
 		}
 	}
@@ -68,7 +68,7 @@ func (c *conn) waitRoom(dst *conn, body []byte, deadline time.Time) bool {
 	for {
 		res, room := dst.q.offer(body)
 		if res != pushWait {
-			return dst.settle(res, body)
+			return dst.settle(res)
 		}
 		if !c.sleep(room, deadline) {
 			break
@@ -76,7 +76,7 @@ func (c *conn) waitRoom(dst *conn, body []byte, deadline time.Time) bool {
 	}
 	select {
 	case <-s.done:
-		return dst.settle(pushClosed, body)
+		return dst.settle(pushClosed)
 	default:
 	}
 	res, newly := dst.q.stall(body)
@@ -84,7 +84,7 @@ func (c *conn) waitRoom(dst *conn, body []byte, deadline time.Time) bool {
 		s.stats.stalls.Add(1)
 		dst.logAt(slog.LevelDebug, "client stalled", "stall_timeout", s.cfg.StallTimeout)
 	}
-	return dst.settle(res, body)
+	return dst.settle(res)
 }
 
 // sleep waits until room is closed (it returns true), deadline passes or

@@ -63,7 +63,7 @@ func (c *conn) writeHandoff(w *batchWriter, h handoff) error {
 		}
 		if err != nil {
 			c.q.release(h.tailFrames, h.tailBytes)
-			c.unqueued(h.tailFrames, h.tailBytes, writeDropReason(err))
+			c.unqueued(h.tailFrames, writeDropReason(err))
 			return c.writeFailed(err, h.rest)
 		}
 		c.wrote(h.tailFrames, h.tailBytes)
@@ -149,7 +149,7 @@ func (c *conn) writeFailed(err error, rest [][]byte) error {
 		bytes += len(b)
 	}
 	c.q.release(len(rest), bytes)
-	c.unqueued(len(rest), bytes, writeDropReason(err))
+	c.unqueued(len(rest), writeDropReason(err))
 	clear(rest)
 	c.abort(reason)
 	return err

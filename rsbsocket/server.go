@@ -318,7 +318,7 @@ func (s *Server) DeliverTo(b *DeliverBatch, frame []byte, sc scope.Scope, except
 		if c.id == except {
 			continue
 		}
-		if c.settle(c.q.pushUnowned(frame), frame) {
+		if c.settle(c.q.pushUnowned(frame)) {
 			b.f.add(c, len(frame))
 			n++
 		}
