@@ -62,6 +62,7 @@ type sockReader struct {
 	l        *socketLink
 	st       readState
 	cur      *recvSlab // the current slab
+	lent     int32     // events lent out of cur (see readerRefs)
 	rest     []byte    // its unused rest
 	large    *recvSlab // the large slab of the current body, if any
 	getLarge func(n int) []byte
@@ -87,11 +88,25 @@ func (rd *sockReader) serve() {
 		return
 	}
 	rd.st.pushes.flush()
-	if rd.cur != nil {
-		rd.cur.release()
-	}
+	rd.leaveCur()
 	rd.l.bus.markDead(err)
 	close(rd.l.done)
+}
+
+// leaveCur lets the current slab go, if any.
+func (rd *sockReader) leaveCur() {
+	if rd.cur != nil {
+		rd.cur.leave(rd.lent)
+		rd.cur, rd.lent = nil, 0
+	}
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // loop receives frames until the connection ends and returns why, or
@@ -110,9 +125,7 @@ func (rd *sockReader) loop() error {
 	l, st := rd.l, &rd.st
 	for {
 		if cap(rd.rest) < recvSlabMin {
-			if rd.cur != nil {
-				rd.cur.release()
-			}
+			rd.leaveCur()
 			rd.cur = l.slabs.get()
 			rd.rest = rd.cur.buf[:0]
 		}
@@ -120,7 +133,7 @@ func (rd *sockReader) loop() error {
 		body, buffered, more, err := l.conn.RecvIntoSized(rd.rest, rd.getLarge)
 		if err != nil {
 			if rd.large != nil {
-				rd.large.release()
+				rd.large.leave(0)
 			}
 			if errors.Is(err, io.EOF) || errors.Is(err, rsbsocket.ErrClosed) || errors.Is(err, net.ErrClosed) {
 				return ErrClosed
@@ -139,9 +152,12 @@ func (rd *sockReader) loop() error {
 		case len(body) <= recvSlabBytes:
 			rd.rest = nil // a new slab would have held it: take one for the next
 		}
-		l.deliverFrame(st, body, owner, rd.recv)
-		if rd.large != nil {
-			rd.large.release() // the reader's reference
+		lent := l.deliverFrame(st, body, owner, rd.recv)
+		switch {
+		case rd.large != nil:
+			rd.large.leave(b2i(lent)) // the reader is done with it
+		case lent:
+			rd.lent++
 		}
 		if n := st.pushes.n; n > 0 && (n >= eventBatch || !more) {
 			// Before the reader may wait for the socket.
@@ -160,27 +176,27 @@ func (rd *sockReader) loop() error {
 
 // deliverFrame decodes body, which lies in owner (nil: memory of its own),
 // into an event from the pool and hands it to its sinks: lent to a lone
-// listener that gives it back, else marking owner as kept (the event then
-// leaves the pool for good). An event no sink wants goes back at once.
-func (l *socketLink) deliverFrame(st *readState, body []byte, owner *recvSlab, recv int64) {
+// listener that gives it back (lent is then true, and the reader counts
+// the lend against its reference to owner), else marking owner as kept
+// (the event then leaves the pool for good). An event no sink wants goes
+// back at once.
+func (l *socketLink) deliverFrame(st *readState, body []byte, owner *recvSlab, recv int64) (lent bool) {
 	l.bus.received.Add(1)
 	ev := st.events.get()
 	if err := st.dec.DecodeAliasInto(&ev.Event, body); err != nil {
 		st.events.put(ev)
 		l.skipMalformed(body, err)
-		return
+		return false
 	}
 	sinks := &st.sinks
 	*sinks = l.sinks.appendMatching((*sinks)[:0], ev.Scope)
 	if len(*sinks) == 0 {
 		st.events.put(ev)
 		l.bus.unwanted.Add(1) // an all-events connection gets much it does not need
-		return
+		return false
 	}
-	borrowed := lentTo(*sinks)
 	if owner != nil {
-		if borrowed {
-			owner.lend()
+		if lent = lentTo(*sinks); lent {
 			ev.slab = owner
 		} else {
 			owner.kept.Store(true)
@@ -188,6 +204,7 @@ func (l *socketLink) deliverFrame(st *readState, body []byte, owner *recvSlab, r
 	}
 	st.deliver(*sinks, item{ev: &ev.Event, own: ev, recv: recv})
 	clear(*sinks)
+	return lent
 }
 
 // deliver is deliverTo holding the events for queued participants in the

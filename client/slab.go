@@ -15,8 +15,9 @@ import (
 // collection cycle.
 type recvSlab struct {
 	buf []byte
-	// refs counts the reader's reference and one per event out that will
-	// be given back.
+	// refs counts the reader's reference, worth readerRefs, less what the
+	// reader settled for the events it lent out when it let go (leave),
+	// less the events given back.
 	refs atomic.Int32
 	// kept is set by the reader when an event of the slab went to a sink
 	// that keeps it: the slab is then left to the collector.
@@ -25,14 +26,25 @@ type recvSlab struct {
 	class int // the large size class, or -1 for a slab of recvSlabBytes
 }
 
-// lend takes a reference for an event given to a listener that gives it
-// back (giveBack releases it).
-func (s *recvSlab) lend() { s.refs.Add(1) }
+// readerRefs is what the reader's reference on a slab is worth. An event
+// lent out of the slab to a listener that gives it back takes one of them
+// without touching refs: the reader counts its lends and settles them when
+// it lets the slab go (leave). Lending then costs no atomic operation on
+// memory the listeners' goroutines, on other CPUs, write when they give
+// events back. A slab holds far fewer events than readerRefs.
+const readerRefs = 1 << 30
 
-// release drops a reference; the last one returns the slab to its pool
+// leave drops the reader's reference to s, of which lent events were lent
+// out (and will be given back, each releasing one).
+func (s *recvSlab) leave(lent int32) { s.drop(readerRefs - lent) }
+
+// release drops the reference of an event given back.
+func (s *recvSlab) release() { s.drop(1) }
+
+// drop drops n references; the last one returns the slab to its pool
 // unless an event of it was kept.
-func (s *recvSlab) release() {
-	if s.refs.Add(-1) == 0 && !s.kept.Load() {
+func (s *recvSlab) drop(n int32) {
+	if s.refs.Add(-n) == 0 && !s.kept.Load() {
 		s.pool.put(s)
 	}
 }
@@ -78,8 +90,8 @@ func largeClassBytes(c int) int {
 	return 1<<k + q<<(k-2)
 }
 
-// get returns a slab holding the caller's reference: a reused one, or a
-// new one.
+// get returns a slab holding the caller's (a reader's) reference: a
+// reused one, or a new one.
 func (p *slabPool) get() *recvSlab {
 	p.trim.used()
 	var s *recvSlab
@@ -90,12 +102,12 @@ func (p *slabPool) get() *recvSlab {
 		p.made.Add(1)
 		s = &recvSlab{buf: make([]byte, recvSlabBytes), pool: p, class: -1}
 	}
-	s.refs.Store(1)
+	s.refs.Store(readerRefs)
 	return s
 }
 
 // getLarge returns a large slab for a body of n bytes holding the caller's
-// reference, or nil when n has no size class.
+// (a reader's) reference, or nil when n has no size class.
 func (p *slabPool) getLarge(n int) *recvSlab {
 	c, ok := largeClass(n)
 	if !ok {
@@ -109,7 +121,7 @@ func (p *slabPool) getLarge(n int) *recvSlab {
 		p.made.Add(1)
 		s = &recvSlab{buf: make([]byte, largeClassBytes(c)), pool: p, class: c}
 	}
-	s.refs.Store(1)
+	s.refs.Store(readerRefs)
 	return s
 }
 

@@ -53,17 +53,17 @@ func TestLargeClassFits(t *testing.T) {
 func TestSlabPoolBounds(t *testing.T) {
 	p := newSlabPool()
 	s := p.get()
-	s.lend()
-	s.release()
+	s.release() // an event lent out and given back while the reader reads on
+	s.leave(2)  // the reader lent two
 	if got := p.get(); got == s {
 		t.Fatal("a slab with an event out was reused")
 	}
-	s.release() // the event given back
-	if got := p.get(); got != s || got.refs.Load() != 1 {
+	s.release() // the second event given back
+	if got := p.get(); got != s || got.refs.Load() != readerRefs {
 		t.Fatal("a slab given back was not reused")
 	}
 	s.kept.Store(true)
-	s.release()
+	s.leave(0)
 	if got := p.get(); got == s {
 		t.Fatal("a slab with a kept event was reused")
 	}
@@ -73,7 +73,7 @@ func TestSlabPoolBounds(t *testing.T) {
 		larges = append(larges, p.getLarge(1<<20)) // class of 1 MiB
 	}
 	for _, l := range larges {
-		l.release()
+		l.leave(0)
 	}
 	if got := p.large.bytes.Load(); got != recvLargePoolBytes {
 		t.Fatalf("the pool holds %d bytes of large slabs, want its bound %d", got, recvLargePoolBytes)
@@ -87,14 +87,14 @@ func TestSlabPoolBounds(t *testing.T) {
 	}
 
 	for range 2 * recvSlabPool {
-		p.get().release()
+		p.get().leave(0)
 	}
 	var small []*recvSlab
 	for range 2 * recvSlabPool {
 		small = append(small, p.get())
 	}
 	for _, s := range small {
-		s.release()
+		s.leave(0)
 	}
 	if len(p.free) != recvSlabPool {
 		t.Fatalf("the pool keeps %d slabs, want %d", len(p.free), recvSlabPool)
@@ -111,8 +111,8 @@ func TestPoolsEmptyWhenIdle(t *testing.T) {
 	b.trim.idle = idle
 	buf, _ := b.get(100 << 10)
 	b.put(buf)
-	p.get().release()
-	p.getLarge(100 << 10).release()
+	p.get().leave(0)
+	p.getLarge(100 << 10).leave(0)
 	if len(p.free) != 1 || p.large.bytes.Load() == 0 || b.lists.bytes.Load() == 0 {
 		t.Fatal("nothing pooled")
 	}
@@ -120,7 +120,7 @@ func TestPoolsEmptyWhenIdle(t *testing.T) {
 	// is made anew.
 	made := p.made.Load()
 	for deadline := time.Now().Add(2 * idle); time.Now().Before(deadline); {
-		p.get().release()
+		p.get().leave(0)
 	}
 	if p.made.Load() != made {
 		t.Fatalf("%d slabs made while the pool was in use", p.made.Load()-made)
@@ -129,7 +129,7 @@ func TestPoolsEmptyWhenIdle(t *testing.T) {
 		return len(p.free) == 0 && p.large.bytes.Load() == 0 && b.lists.bytes.Load() == 0
 	})
 	// Used again, a pool keeps and trims as before.
-	p.get().release()
+	p.get().leave(0)
 	if len(p.free) != 1 {
 		t.Fatal("nothing pooled after the trim")
 	}
