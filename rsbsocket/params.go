@@ -183,6 +183,13 @@ const (
 	// lists, left from a burst, are let go.
 	keepBatchCap = 1024
 
+	// queueBlock is the number of frames per block of a send queue's
+	// backlog (24 bytes each): enough small frames for several writes of
+	// maxBatchBytes, so that a writer taking one block at a time still
+	// writes full batches, and within keepBatchCap, so that a block goes
+	// back to the pool of frame lists once written.
+	queueBlock = keepBatchCap
+
 	// keepIdleCap is the capacity of the frame list an idle queue keeps
 	// (24 bytes an entry): a longer one, grown by a burst, is let go when
 	// the last owner lets go.

@@ -44,8 +44,15 @@ const (
 // once, without a channel, until the writer has drained the queue to the
 // low watermark.
 type sendQueue struct {
-	mu      sync.Mutex
+	mu sync.Mutex
+	// The frames not yet taken by the owner, oldest first, in blocks of
+	// queueBlock (from the frameLists pool): full blocks in blocks[head:],
+	// then the block being filled, pending. A backlog of any depth is
+	// thus a list of equal blocks, never one long list grown by copying,
+	// and its blocks go back to the pool as the owner takes them.
 	pending [][]byte
+	blocks  [][][]byte
+	head    int
 	frames  int // queued + being written
 	bytes   int // their body bytes; the byte bounds apply to chargeLocked
 	lim     queueLimits
@@ -114,13 +121,34 @@ func (q *sendQueue) belowHighLocked() bool {
 
 // addLocked appends body.
 func (q *sendQueue) addLocked(body []byte) {
-	if q.pending == nil {
+	switch {
+	case q.pending == nil:
 		q.pending = takeFrameList()
+	case len(q.pending) >= queueBlock:
+		q.blocks = append(q.blocks, q.pending)
+		q.pending = takeBlock()
 	}
 	q.pending = append(q.pending, body)
 	q.frames++
 	q.bytes += len(body)
 	q.noteLocked()
+}
+
+// emptyLocked reports whether no frame waits to be taken.
+func (q *sendQueue) emptyLocked() bool { return len(q.pending) == 0 && q.head == len(q.blocks) }
+
+// nextBlockLocked removes and returns the oldest full block, or nil when
+// there is none.
+func (q *sendQueue) nextBlockLocked() [][]byte {
+	if q.head == len(q.blocks) {
+		return nil
+	}
+	b := q.blocks[q.head]
+	q.blocks[q.head] = nil
+	if q.head++; q.head == len(q.blocks) {
+		q.blocks, q.head = q.blocks[:0], 0
+	}
+	return b
 }
 
 // backlogFloorLocked reports whether the queue is at or above the lowest
@@ -236,7 +264,7 @@ func (q *sendQueue) stall(body []byte) (res pushResult, newly bool) {
 func (q *sendQueue) claim() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.owned || q.closed || len(q.pending) == 0 {
+	if q.owned || q.closed || q.emptyLocked() {
 		return false
 	}
 	q.owned = true
@@ -253,7 +281,7 @@ func (q *sendQueue) letGo() (done, final bool) {
 	case q.closed && q.flush && !q.final:
 		q.final = true
 		return false, true
-	case !q.closed && len(q.pending) > 0:
+	case !q.closed && !q.emptyLocked():
 		return false, false
 	}
 	q.disownLocked()
@@ -281,13 +309,17 @@ func (q *sendQueue) endFinal() {
 }
 
 // disownLocked leaves the queue without owner and ends waitIdle's waits.
-// The queue is empty then: the frame list a burst grew is let go, so an
-// idle connection keeps only a small one.
+// The queue is empty then: the frame list a burst grew is let go, and so
+// is the list of blocks of a past backlog, so an idle connection keeps
+// only a small one.
 func (q *sendQueue) disownLocked() {
 	q.owned = false
 	if len(q.pending) == 0 && cap(q.pending) > keepIdleCap {
 		giveFrameList(q.pending)
 		q.pending = nil
+	}
+	if q.emptyLocked() && cap(q.blocks) > 0 {
+		q.blocks, q.head = nil, 0
 	}
 	if q.idle != nil {
 		close(q.idle)
@@ -311,14 +343,20 @@ func (q *sendQueue) waitIdle() {
 	<-idle
 }
 
-// take hands the pending frames to the owner, which gives its emptied
-// previous batch in exchange for reuse. closed and flush report how the
-// queue is closed (the final drain takes until nothing is left). When the
-// queue has run dry, the memory of a past burst is let go instead of kept
-// for reuse.
+// take hands the oldest pending frames to the owner, a block or what the
+// block being filled holds; the owner gives its emptied previous batch in
+// exchange, for reuse. closed and flush report how the queue is closed
+// (the final drain takes until nothing is left). When the queue has run
+// dry, the memory of a past burst is let go instead of kept for reuse.
 func (q *sendQueue) take(spare [][]byte) (batch [][]byte, closed, flush bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if batch = q.nextBlockLocked(); batch != nil {
+		if cap(spare) > 0 {
+			giveFrameList(spare[:0])
+		}
+		return batch, q.closed, q.flush
+	}
 	if len(q.pending) == 0 && cap(spare) > keepBatchCap {
 		spare = nil
 	}
@@ -326,11 +364,17 @@ func (q *sendQueue) take(spare [][]byte) (batch [][]byte, closed, flush bool) {
 	return batch, q.closed, q.flush
 }
 
-// takeInto appends the pending frames to dst for the owner and empties the
-// queue, keeping its frame list for reuse unless a burst grew it.
+// takeInto appends the oldest pending frames (a block, or what the block
+// being filled holds) to dst for the owner, keeping the frame list for
+// reuse unless a burst grew it.
 func (q *sendQueue) takeInto(dst [][]byte) [][]byte {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if b := q.nextBlockLocked(); b != nil {
+		dst = append(dst, b...)
+		giveFrameList(b)
+		return dst
+	}
 	dst = append(dst, q.pending...)
 	clear(q.pending)
 	if cap(q.pending) > keepBatchCap {
@@ -371,10 +415,13 @@ func (q *sendQueue) close(flush bool) (discarded, discardedBytes int) {
 		q.room = nil
 	}
 	if !q.flush {
-		for _, b := range q.pending {
-			discardedBytes += len(b)
+		for b := q.nextBlockLocked(); b != nil; b = q.nextBlockLocked() {
+			discarded += len(b)
+			discardedBytes += bodyBytes(b)
+			giveFrameList(b)
 		}
-		discarded = len(q.pending)
+		discarded += len(q.pending)
+		discardedBytes += bodyBytes(q.pending)
 		clear(q.pending)
 		q.pending = q.pending[:0]
 		q.frames -= discarded
@@ -383,6 +430,14 @@ func (q *sendQueue) close(flush bool) (discarded, discardedBytes int) {
 	}
 	q.mu.Unlock()
 	return discarded, discardedBytes
+}
+
+// bodyBytes sums the lengths of frames.
+func bodyBytes(frames [][]byte) (n int) {
+	for _, b := range frames {
+		n += len(b)
+	}
+	return n
 }
 
 // depth returns the frames and body bytes in the queue, including those
@@ -408,11 +463,24 @@ func takeFrameList() [][]byte {
 	return l[:0]
 }
 
-// giveFrameList hands the empty list l to frameLists unless a burst grew it
-// past keepBatchCap.
+// frameBlocks holds the blocks of past backlogs (frame lists of
+// queueBlock frames), for the next backlog.
+var frameBlocks = sync.Pool{New: func() any { return new([queueBlock][]byte) }}
+
+// takeBlock returns an empty block of queueBlock frames.
+func takeBlock() [][]byte { return frameBlocks.Get().(*[queueBlock][]byte)[:0] }
+
+// giveFrameList hands the list l, whose frames are no longer needed, to
+// frameBlocks when it is a block, else to frameLists unless a burst grew
+// it past keepBatchCap.
 func giveFrameList(l [][]byte) {
-	if cap(l) <= keepBatchCap {
-		clear(l[:cap(l)])
+	switch c := cap(l); {
+	case c == queueBlock:
+		b := (*[queueBlock][]byte)(l[:queueBlock])
+		clear(b[:])
+		frameBlocks.Put(b)
+	case c <= keepBatchCap:
+		clear(l[:c])
 		p := new([][]byte)
 		*p = l[:0]
 		frameLists.Put(p)

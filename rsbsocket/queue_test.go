@@ -268,3 +268,63 @@ func TestQueueChargesOverhead(t *testing.T) {
 		t.Fatalf("charge %d after release", c)
 	}
 }
+
+// TestSendQueueBlocks: a backlog longer than a block is taken a block at a
+// time, oldest first, by take and takeInto alike; no frame is lost, none
+// repeats, and an abort discards and counts every block.
+func TestSendQueueBlocks(t *testing.T) {
+	const n = 2*queueBlock + 5
+	frame := func(i int) []byte { return []byte{byte(i), byte(i >> 8), byte(i >> 16)} }
+	fill := func() *sendQueue {
+		q := bareQueue(4*queueBlock, 1<<30)
+		for i := range n {
+			if pushRes(q.push(frame(i))) != pushOK {
+				t.Fatalf("push %d refused", i)
+			}
+		}
+		return q
+	}
+	q := fill()
+	var got [][]byte
+	var spare [][]byte
+	for round := 0; ; round++ {
+		var batch [][]byte
+		if round%2 == 0 {
+			batch, _, _ = q.take(spare)
+		} else {
+			batch = q.takeInto(nil)
+		}
+		if len(batch) == 0 {
+			break
+		}
+		if len(batch) > queueBlock {
+			t.Fatalf("take %d handed out %d frames, more than a block", round, len(batch))
+		}
+		got = append(got, batch...)
+		q.release(len(batch), 3*len(batch))
+		clear(batch)
+		spare = batch[:0]
+	}
+	if len(got) != n {
+		t.Fatalf("took %d frames, want %d", len(got), n)
+	}
+	for i, f := range got {
+		if string(f) != string(frame(i)) {
+			t.Fatalf("frame %d out of order: %v", i, f)
+		}
+	}
+	if f, b, _, _ := q.depth(); f != 0 || b != 0 {
+		t.Fatalf("depth after draining = %d frames, %d bytes", f, b)
+	}
+
+	q = fill()
+	if frames, bytes := q.close(false); frames != n || bytes != 3*n {
+		t.Fatalf("abort discarded %d frames, %d bytes; want %d, %d", frames, bytes, n, 3*n)
+	}
+	if f, b, _, _ := q.depth(); f != 0 || b != 0 {
+		t.Fatalf("depth after the abort = %d frames, %d bytes", f, b)
+	}
+	if batch, closed, _ := q.take(nil); len(batch) != 0 || !closed {
+		t.Fatalf("take after the abort = %d frames, closed %v", len(batch), closed)
+	}
+}
