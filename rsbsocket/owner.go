@@ -31,6 +31,9 @@ func (c *conn) writeLoop(h handoff) {
 		batch, _, _ = c.q.take(batch)
 		if len(batch) == 0 {
 			if c.letGo() {
+				if cap(batch) > 0 {
+					giveFrameList(batch) // for the next queue or writer
+				}
 				return
 			}
 			continue

@@ -45,11 +45,12 @@ const (
 // low watermark.
 type sendQueue struct {
 	mu sync.Mutex
-	// The frames not yet taken by the owner, oldest first, in blocks of
-	// queueBlock (from the frameLists pool): full blocks in blocks[head:],
-	// then the block being filled, pending. A backlog of any depth is
-	// thus a list of equal blocks, never one long list grown by copying,
-	// and its blocks go back to the pool as the owner takes them.
+	// The frames not yet taken by the owner, oldest first: full blocks of
+	// queueBlock frames in blocks[head:], then pending, the list being
+	// filled (the first of a backlog from frameLists, the later ones
+	// blocks from frameBlocks). A backlog of any depth is thus a list of
+	// equal blocks, never one long list grown by copying, and its blocks
+	// go back to the pool once the owner has written them.
 	pending [][]byte
 	blocks  [][][]byte
 	head    int
