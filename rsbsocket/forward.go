@@ -21,11 +21,7 @@ import (
 // target goes away.
 func (s *Server) forward(from *conn, body []byte, sc scope.Scope) {
 	full := from.full[:0]
-	var sup [8]scope.Scope
-	var targets []*conn
-	targets, _ = s.index.Load().appendTargets(from.targets[:0], sup[:0], sc)
-	from.targets = reuse(targets)
-	for _, c := range targets {
+	for _, c := range from.route(s.index.Load(), sc) {
 		if c == from {
 			continue
 		}
@@ -49,6 +45,28 @@ func (s *Server) forward(from *conn, body []byte, sc scope.Scope) {
 		clear(full)
 	}
 	from.full = reuse(full)
+}
+
+// route returns the connections whose interest in ix matches sc: the
+// targets of the frame before when it had the same scope and the index
+// has not changed since (a publisher's stream on one scope looks its
+// targets up once), else looked up and remembered for the next frame. A
+// wide fan-out or a long scope is not remembered: an idle connection keeps
+// no memory of it.
+func (c *conn) route(ix *routeIndex, sc scope.Scope) []*conn {
+	s := sc.String()
+	if ix.gen == c.routeGen && string(c.routeScope) == s {
+		return c.targets
+	}
+	var sup [8]scope.Scope
+	targets, _ := ix.appendTargets(c.targets[:0], sup[:0], sc)
+	if cap(targets) > keepTargetsCap || len(s) > routeScopeMax {
+		c.targets, c.routeGen = nil, 0
+		return targets
+	}
+	c.targets, c.routeGen = targets, ix.gen
+	c.routeScope = append(c.routeScope[:0], s...)
+	return targets
 }
 
 // reuse returns list emptied for reuse, or nil when a wide fan-out grew it

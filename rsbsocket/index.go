@@ -12,6 +12,9 @@ import (
 // the event scope's super-scopes. It is immutable; the server swaps a new
 // one in whenever a connection comes, goes or changes its interest.
 type routeIndex struct {
+	// gen numbers the server's indexes, from 1: a reader remembers the
+	// targets of its last scope for one gen (conn.route).
+	gen uint64
 	all []*conn
 	by  map[scope.Scope]routeEntry
 	// depths has bit d set when an indexed scope has d components (bit
@@ -44,9 +47,9 @@ const maxDepthBit = 63
 // depthBit returns the depths bit of a scope with d components.
 func depthBit(d int) uint64 { return 1 << min(d, maxDepthBit) }
 
-// buildIndex indexes routes by their current interest.
-func buildIndex(routes []*conn) *routeIndex {
-	ix := &routeIndex{by: map[scope.Scope]routeEntry{}}
+// buildIndex indexes routes by their current interest as index gen.
+func buildIndex(gen uint64, routes []*conn) *routeIndex {
+	ix := &routeIndex{gen: gen, by: map[scope.Scope]routeEntry{}}
 	for _, c := range routes {
 		in := c.match.Load().interest
 		if in.All {

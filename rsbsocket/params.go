@@ -210,6 +210,10 @@ const (
 	// every connection of a thousand does not keep a thousand pointers.
 	keepTargetsCap = 64
 
+	// routeScopeMax is the longest scope whose targets a reader remembers
+	// for the next frame (conn.route): longer ones are looked up anew.
+	routeScopeMax = 256
+
 	// maxParticipantIDLen and maxParticipantScopeLen bound what one tracked
 	// participant may hold (RSB ids are 16-byte UUIDs; scopes are short), so
 	// MaxParticipants bounds the memory of interest learning.

@@ -102,6 +102,8 @@ type Server struct {
 	large  largeBudget
 	routes atomic.Pointer[[]*conn]    // routed connections (from before their greeting), for Deliver
 	index  atomic.Pointer[routeIndex] // routes by interest, rebuilt with routes and on interest changes
+	// indexGen numbers the indexes built (routeIndex.gen).
+	indexGen atomic.Uint64
 	addr   atomic.Pointer[net.Addr]
 	done   chan struct{} // closed by Close or Shutdown
 
@@ -132,7 +134,7 @@ func NewServer(cfg Config, handler Handler) (*Server, error) {
 	s.connObs, _ = handler.(ConnObserver)
 	s.interObs, _ = handler.(InterestObserver)
 	s.routes.Store(new([]*conn))
-	s.index.Store(buildIndex(nil))
+	s.index.Store(buildIndex(s.indexGen.Add(1), nil))
 	return s, nil
 }
 
@@ -401,7 +403,7 @@ func (s *Server) rebuildRoutesLocked() {
 		}
 	}
 	// The index first: a connection listed by Connections is a target.
-	s.index.Store(buildIndex(routes))
+	s.index.Store(buildIndex(s.indexGen.Add(1), routes))
 	s.routes.Store(&routes)
 }
 
@@ -409,7 +411,7 @@ func (s *Server) rebuildRoutesLocked() {
 func (s *Server) reindex() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.index.Store(buildIndex(*s.routes.Load()))
+	s.index.Store(buildIndex(s.indexGen.Add(1), *s.routes.Load()))
 }
 
 // interestChanged counts the change and tells the observer, if any.

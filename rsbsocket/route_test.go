@@ -1,0 +1,74 @@
+package rsbsocket
+
+import (
+	"bytes"
+	"testing"
+)
+
+// TestForwardRouteFollowsInterest: a publisher's frames on one scope are
+// looked up once and their targets remembered (conn.route); a subscriber
+// that announces a listener on that scope, and one that moves its listener
+// elsewhere, change where the next frame goes.
+func TestForwardRouteFollowsInterest(t *testing.T) {
+	s, addr := startServer(t, quietConfig(), nil)
+	pub, a, b := dial(t, addr), dial(t, addr), dial(t, addr)
+	connOf(t, s, pub)
+	connOf(t, s, a)
+	connOf(t, s, b)
+	// listening waits until c listens on exactly scopes (sorted) besides
+	// introspection, which a client that announced participants wants.
+	listening := func(c *ClientConn, scopes ...string) {
+		t.Helper()
+		id := connOf(t, s, c)
+		scopes = append([]string{IntrospectionScope.String()}, scopes...)
+		waitFor(t, "the interest", func() bool {
+			for _, info := range s.Connections() {
+				if info.ID != id || info.Interest.All || len(info.Interest.Scopes) != len(scopes) {
+					continue
+				}
+				for i, sc := range info.Interest.Scopes {
+					if sc.String() != scopes[i] {
+						return false
+					}
+				}
+				return true
+			}
+			return false
+		})
+	}
+	frame := func(sc string, seq uint32) []byte {
+		return notification(t, sc, "bytes", []byte{byte(seq)}, seq)
+	}
+	expect := func(c *ClientConn, who string, want []byte) {
+		t.Helper()
+		if got := recvEvent(t, c); !bytes.Equal(got, want) {
+			t.Fatalf("%s got the wrong frame (% x), want % x", who, got, want)
+		}
+	}
+
+	send(t, a, helloFrame(t, uuid(1), "listener", "/x/"))
+	send(t, b, helloFrame(t, uuid(2), "listener", "/z/"))
+	listening(a, "/x/")
+	listening(b, "/z/")
+	for seq := range uint32(3) { // remembered after the first
+		f := frame("/x/", seq)
+		send(t, pub, f)
+		expect(a, "a", f)
+	}
+
+	send(t, b, helloFrame(t, uuid(3), "listener", "/x/"))
+	listening(b, "/x/", "/z/")
+	f := frame("/x/", 3)
+	send(t, pub, f)
+	expect(a, "a", f)
+	expect(b, "b, which listens since the last frame,", f)
+
+	send(t, a, helloFrame(t, uuid(4), "listener", "/y/"))
+	send(t, a, byeFrame(t, uuid(1)))
+	listening(a, "/y/")
+	fx, fy := frame("/x/", 4), frame("/y/", 5)
+	send(t, pub, fx)
+	send(t, pub, fy)
+	expect(b, "b", fx)
+	expect(a, "a, which no longer listens on /x/,", fy)
+}
