@@ -104,8 +104,8 @@ type Server struct {
 	index  atomic.Pointer[routeIndex] // routes by interest, rebuilt with routes and on interest changes
 	// indexGen numbers the indexes built (routeIndex.gen).
 	indexGen atomic.Uint64
-	addr   atomic.Pointer[net.Addr]
-	done   chan struct{} // closed by Close or Shutdown
+	addr     atomic.Pointer[net.Addr]
+	done     chan struct{} // closed by Close or Shutdown
 
 	mu        sync.Mutex
 	closed    bool
