@@ -30,13 +30,7 @@ type conn struct {
 	reason     atomic.Int32    // first DisconnectReason + 1; 0 while none
 	routed     bool            // in the Deliver snapshot; guarded by srv.mu
 	warnedFull atomic.Bool
-	full       []*conn // forward's targets without room; owned by the reader
-	targets    []*conn // forward's matching connections; owned by the reader
-	// routeGen and routeScope: targets are those of scope routeScope in
-	// index routeGen (0: none), for the next frame on the same scope; owned
-	// by the reader.
-	routeGen   uint64
-	routeScope []byte
+	fw         *forwarding  // forward's state, nil until the client publishes; owned by the reader
 	timer      *time.Timer  // bounds forward's waits; owned by the reader
 	flushing   flushState   // targets to flush before reading on; owned by the reader
 	held       []Frame      // introspection frames learnt, not yet handed on; owned by the reader

@@ -20,8 +20,12 @@ import (
 // its low watermark. The wait ends early when the server closes or the
 // target goes away.
 func (s *Server) forward(from *conn, body []byte, sc scope.Scope) {
-	full := from.full[:0]
-	for _, c := range from.route(s.index.Load(), sc) {
+	if from.fw == nil {
+		from.fw = new(forwarding)
+	}
+	fw := from.fw
+	full := fw.full[:0]
+	for _, c := range fw.route(s.index.Load(), sc) {
 		if c == from {
 			continue
 		}
@@ -44,7 +48,19 @@ func (s *Server) forward(from *conn, body []byte, sc scope.Scope) {
 		}
 		clear(full)
 	}
-	from.full = reuse(full)
+	fw.full = reuse(full)
+}
+
+// forwarding is what the reader of a connection whose client publishes
+// keeps from frame to frame for forward; a connection that only listens
+// has none.
+type forwarding struct {
+	targets []*conn // the matching connections of the last frame
+	full    []*conn // those of them without room
+	// targets are those of scope in index gen (0: none), for the next
+	// frame on the same scope.
+	gen   uint64
+	scope []byte
 }
 
 // route returns the connections whose interest in ix matches sc: the
@@ -53,19 +69,19 @@ func (s *Server) forward(from *conn, body []byte, sc scope.Scope) {
 // targets up once), else looked up and remembered for the next frame. A
 // wide fan-out or a long scope is not remembered: an idle connection keeps
 // no memory of it.
-func (c *conn) route(ix *routeIndex, sc scope.Scope) []*conn {
+func (fw *forwarding) route(ix *routeIndex, sc scope.Scope) []*conn {
 	s := sc.String()
-	if ix.gen == c.routeGen && string(c.routeScope) == s {
-		return c.targets
+	if ix.gen == fw.gen && string(fw.scope) == s {
+		return fw.targets
 	}
 	var sup [8]scope.Scope
-	targets, _ := ix.appendTargets(c.targets[:0], sup[:0], sc)
+	targets, _ := ix.appendTargets(fw.targets[:0], sup[:0], sc)
 	if cap(targets) > keepTargetsCap || len(s) > routeScopeMax {
-		c.targets, c.routeGen = nil, 0
+		fw.targets, fw.gen = nil, 0
 		return targets
 	}
-	c.targets, c.routeGen = targets, ix.gen
-	c.routeScope = append(c.routeScope[:0], s...)
+	fw.targets, fw.gen = targets, ix.gen
+	fw.scope = append(fw.scope[:0], s...)
 	return targets
 }
 

@@ -13,7 +13,7 @@ import (
 // one in whenever a connection comes, goes or changes its interest.
 type routeIndex struct {
 	// gen numbers the server's indexes, from 1: a reader remembers the
-	// targets of its last scope for one gen (conn.route).
+	// targets of its last scope for one gen (forwarding.route).
 	gen uint64
 	all []*conn
 	by  map[scope.Scope]routeEntry

@@ -211,7 +211,8 @@ const (
 	keepTargetsCap = 64
 
 	// routeScopeMax is the longest scope whose targets a reader remembers
-	// for the next frame (conn.route): longer ones are looked up anew.
+	// for the next frame (forwarding.route): longer ones are looked up
+	// anew.
 	routeScopeMax = 256
 
 	// maxParticipantIDLen and maxParticipantScopeLen bound what one tracked

@@ -6,9 +6,9 @@ import (
 )
 
 // TestForwardRouteFollowsInterest: a publisher's frames on one scope are
-// looked up once and their targets remembered (conn.route); a subscriber
-// that announces a listener on that scope, and one that moves its listener
-// elsewhere, change where the next frame goes.
+// looked up once and their targets remembered (forwarding.route); a
+// subscriber that announces a listener on that scope, and one that moves
+// its listener elsewhere, change where the next frame goes.
 func TestForwardRouteFollowsInterest(t *testing.T) {
 	s, addr := startServer(t, quietConfig(), nil)
 	pub, a, b := dial(t, addr), dial(t, addr), dial(t, addr)
