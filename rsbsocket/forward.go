@@ -48,7 +48,9 @@ func (s *Server) forward(from *conn, body []byte, sc scope.Scope) {
 		}
 		clear(full)
 	}
-	fw.full = reuse(full)
+	if fw.full = reuse(full); fw.gen == 0 && cap(fw.targets) == 0 && cap(fw.full) == 0 {
+		from.fw = nil // a one-off frame (a Hello): a listening connection keeps nothing
+	}
 }
 
 // forwarding is what the reader of a connection whose client publishes
@@ -67,8 +69,9 @@ type forwarding struct {
 // targets of the frame before when it had the same scope and the index
 // has not changed since (a publisher's stream on one scope looks its
 // targets up once), else looked up and remembered for the next frame. A
-// wide fan-out or a long scope is not remembered: an idle connection keeps
-// no memory of it.
+// wide fan-out, a long scope or an introspection event (a participant's
+// one-off Hello or Bye) is not remembered: an idle connection keeps no
+// memory of it.
 func (fw *forwarding) route(ix *routeIndex, sc scope.Scope) []*conn {
 	s := sc.String()
 	if ix.gen == fw.gen && string(fw.scope) == s {
@@ -76,7 +79,7 @@ func (fw *forwarding) route(ix *routeIndex, sc scope.Scope) []*conn {
 	}
 	var sup [8]scope.Scope
 	targets, _ := ix.appendTargets(fw.targets[:0], sup[:0], sc)
-	if cap(targets) > keepTargetsCap || len(s) > routeScopeMax {
+	if cap(targets) > keepTargetsCap || len(s) > routeScopeMax || IntrospectionScope.Contains(sc) {
 		fw.targets, fw.gen = nil, 0
 		return targets
 	}

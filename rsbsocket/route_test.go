@@ -72,3 +72,60 @@ func TestForwardRouteFollowsInterest(t *testing.T) {
 	expect(b, "b", fx)
 	expect(a, "a, which no longer listens on /x/,", fy)
 }
+
+// TestListenerKeepsNoRoute: a connection whose client announced its
+// listener (a Hello forwarded to the other clients) and publishes nothing
+// else keeps no forwarding state; one that publishes a stream keeps its
+// route.
+func TestListenerKeepsNoRoute(t *testing.T) {
+	s, addr := startServer(t, quietConfig(), nil)
+	pub, a, b := dial(t, addr), dial(t, addr), dial(t, addr)
+	send(t, a, helloFrame(t, uuid(1), "listener", "/x/"))
+	send(t, b, helloFrame(t, uuid(2), "listener", "/x/"))
+	expect := func(c *ClientConn, want []byte) {
+		t.Helper()
+		if got := recvEvent(t, c); !bytes.Equal(got, want) {
+			t.Fatalf("got % x, want % x", got, want)
+		}
+	}
+	// Once both Hellos were forwarded (each to the other listener), a
+	// frame on /x/ reaches both.
+	waitFor(t, "both listeners", func() bool {
+		n := 0
+		for _, c := range s.Connections() {
+			if !c.Interest.All && len(c.Interest.Scopes) == 2 {
+				n++
+			}
+		}
+		return n == 2
+	})
+	f := notification(t, "/x/", "bytes", []byte{1}, 1)
+	send(t, pub, f)
+	expect(a, f)
+	expect(b, f)
+	connsOf := func(cs ...*ClientConn) []*conn {
+		var out []*conn
+		for _, c := range cs {
+			id := connOf(t, s, c)
+			s.mu.Lock()
+			out = append(out, s.conns[id])
+			s.mu.Unlock()
+		}
+		return out
+	}
+	cs := connsOf(a, b, pub)
+	// Each reader's state is read once it has ended: a reader ends by
+	// taking its connection out of the server's table under the lock.
+	for _, c := range []*ClientConn{a, b, pub} {
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the connections to end", func() bool { return len(s.Connections()) == 0 })
+	if cs[0].fw != nil || cs[1].fw != nil {
+		t.Fatal("a listener that only announced itself keeps forwarding state")
+	}
+	if fw := cs[2].fw; fw == nil || fw.gen == 0 || string(fw.scope) != "/x/" {
+		t.Fatalf("the publisher's route is not remembered: %+v", fw)
+	}
+}
