@@ -2,6 +2,7 @@ package rsbsocket
 
 import (
 	"strings"
+	"sync/atomic"
 
 	"github.com/rsbd/rsbd/scope"
 )
@@ -12,8 +13,9 @@ import (
 // the event scope's super-scopes. It is immutable; the server swaps a new
 // one in whenever a connection comes, goes or changes its interest.
 type routeIndex struct {
-	// gen numbers the server's indexes, from 1: a reader remembers the
-	// targets of its last scope for one gen (forwarding.route).
+	// gen numbers the indexes of every server of the process, from 1
+	// (indexGens): a reader remembers the targets of its last scope for
+	// one gen (forwarding.route).
 	gen uint64
 	all []*conn
 	by  map[scope.Scope]routeEntry
@@ -40,6 +42,9 @@ func (e *routeEntry) add(c *conn) {
 		e.rest = append(e.rest, c)
 	}
 }
+
+// indexGens counts the route indexes built by the process's servers.
+var indexGens atomic.Uint64
 
 // maxDepthBit is the depth bit shared by all deeper scopes.
 const maxDepthBit = 63

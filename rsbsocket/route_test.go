@@ -3,6 +3,8 @@ package rsbsocket
 import (
 	"bytes"
 	"testing"
+
+	"github.com/rsbd/rsbd/scope"
 )
 
 // TestForwardRouteFollowsInterest: a publisher's frames on one scope are
@@ -128,4 +130,66 @@ func TestListenerKeepsNoRoute(t *testing.T) {
 	if fw := cs[2].fw; fw == nil || fw.gen == 0 || string(fw.scope) != "/x/" {
 		t.Fatalf("the publisher's route is not remembered: %+v", fw)
 	}
+}
+
+// TestDeliverToRouteFollowsInterest: a DeliverBatch remembers the targets
+// of its last scope too, for the same index only: a listener that comes
+// between two frames on one scope gets the second, and two servers, whose
+// indexes are numbered apart, never take each other's targets.
+func TestDeliverToRouteFollowsInterest(t *testing.T) {
+	s1, addr1 := startServer(t, quietConfig(), nil)
+	s2, addr2 := startServer(t, quietConfig(), nil)
+	// The two servers see the same changes, so that numbers of their own
+	// would be equal.
+	a, b, c, d := dial(t, addr1), dial(t, addr1), dial(t, addr2), dial(t, addr2)
+	send(t, a, helloFrame(t, uuid(1), "listener", "/x/"))
+	send(t, b, helloFrame(t, uuid(2), "listener", "/z/"))
+	send(t, c, helloFrame(t, uuid(3), "listener", "/x/"))
+	send(t, d, helloFrame(t, uuid(5), "listener", "/z/"))
+	interested := func(s *Server, n int) {
+		t.Helper()
+		waitFor(t, "the interests", func() bool {
+			k := 0
+			for _, info := range s.Connections() {
+				if !info.Interest.All && len(info.Interest.Scopes) > 0 {
+					k++
+				}
+			}
+			return k == n
+		})
+	}
+	interested(s1, 2)
+	interested(s2, 2)
+	var batch DeliverBatch
+	deliver := func(s *Server, f []byte, want int) {
+		t.Helper()
+		if n := s.DeliverTo(&batch, f, scope.MustParse("/x/"), 0); n != want {
+			t.Fatalf("DeliverTo queued to %d connections, want %d", n, want)
+		}
+		batch.Flush()
+	}
+	expect := func(c *ClientConn, who string, want []byte) {
+		t.Helper()
+		if got := recvEvent(t, c); !bytes.Equal(got, want) {
+			t.Fatalf("%s got % x, want % x", who, got, want)
+		}
+	}
+	f0, f1, f2 := notification(t, "/x/", "bytes", []byte{0}, 0), notification(t, "/x/", "bytes", []byte{1}, 1), notification(t, "/x/", "bytes", []byte{2}, 2)
+	deliver(s1, f0, 1)
+	deliver(s2, f1, 1) // the other server's index, with the same scope
+	expect(a, "a", f0)
+	expect(c, "c, on the other server,", f1)
+
+	send(t, b, helloFrame(t, uuid(4), "listener", "/x/"))
+	waitFor(t, "b to listen on /x/", func() bool {
+		for _, info := range s1.Connections() {
+			if len(info.Interest.Scopes) == 3 {
+				return true
+			}
+		}
+		return false
+	})
+	deliver(s1, f2, 2)
+	expect(a, "a", f2)
+	expect(b, "b, which listens since the last frame,", f2)
 }

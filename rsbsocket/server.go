@@ -102,10 +102,8 @@ type Server struct {
 	large  largeBudget
 	routes atomic.Pointer[[]*conn]    // routed connections (from before their greeting), for Deliver
 	index  atomic.Pointer[routeIndex] // routes by interest, rebuilt with routes and on interest changes
-	// indexGen numbers the indexes built (routeIndex.gen).
-	indexGen atomic.Uint64
-	addr     atomic.Pointer[net.Addr]
-	done     chan struct{} // closed by Close or Shutdown
+	addr   atomic.Pointer[net.Addr]
+	done   chan struct{} // closed by Close or Shutdown
 
 	mu        sync.Mutex
 	closed    bool
@@ -134,7 +132,7 @@ func NewServer(cfg Config, handler Handler) (*Server, error) {
 	s.connObs, _ = handler.(ConnObserver)
 	s.interObs, _ = handler.(InterestObserver)
 	s.routes.Store(new([]*conn))
-	s.index.Store(buildIndex(s.indexGen.Add(1), nil))
+	s.index.Store(buildIndex(indexGens.Add(1), nil))
 	return s, nil
 }
 
@@ -301,10 +299,13 @@ func (s *Server) Deliver(frame []byte, sc scope.Scope, except ConnID) int {
 
 // DeliverBatch collects the connections DeliverTo queued frames to, so
 // that Flush writes each of them once for a whole batch of frames, on the
-// caller's goroutine when they are few and idle. A DeliverBatch belongs to
-// one goroutine at a time; its zero value is ready for use.
+// caller's goroutine when they are few and idle, and remembers the targets
+// of the last frame's scope, as a publishing connection's reader does. A
+// DeliverBatch belongs to one goroutine at a time; its zero value is ready
+// for use.
 type DeliverBatch struct {
-	f flushState
+	f  flushState
+	fw forwarding
 }
 
 // DeliverTo is Deliver for a batch: the frame is queued to the matching
@@ -312,11 +313,8 @@ type DeliverBatch struct {
 // written by b.Flush, which the caller must call before it waits for
 // anything (at the end of its batch).
 func (s *Server) DeliverTo(b *DeliverBatch, frame []byte, sc scope.Scope, except ConnID) int {
-	var buf [16]*conn
-	var sup [8]scope.Scope
-	targets, _ := s.index.Load().appendTargets(buf[:0], sup[:0], sc)
 	n := 0
-	for _, c := range targets {
+	for _, c := range b.fw.route(s.index.Load(), sc) {
 		if c.id == except {
 			continue
 		}
@@ -403,7 +401,7 @@ func (s *Server) rebuildRoutesLocked() {
 		}
 	}
 	// The index first: a connection listed by Connections is a target.
-	s.index.Store(buildIndex(s.indexGen.Add(1), routes))
+	s.index.Store(buildIndex(indexGens.Add(1), routes))
 	s.routes.Store(&routes)
 }
 
@@ -411,7 +409,7 @@ func (s *Server) rebuildRoutesLocked() {
 func (s *Server) reindex() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.index.Store(buildIndex(s.indexGen.Add(1), *s.routes.Load()))
+	s.index.Store(buildIndex(indexGens.Add(1), *s.routes.Load()))
 }
 
 // interestChanged counts the change and tells the observer, if any.
