@@ -127,7 +127,7 @@ func TestFramesWithin(t *testing.T) {
 func TestDeliverBatch(t *testing.T) {
 	s, addr := startServer(t, quietConfig(), nil)
 	sub := dial(t, addr)
-	connOf(t, s, sub)
+	connIdle(t, s, sub)
 	bodies := bulkFrames(t, 50, 100)
 	var b DeliverBatch
 	for _, body := range bodies {
@@ -155,7 +155,7 @@ func TestDeliverBatchManyTargets(t *testing.T) {
 	subs := make([]*ClientConn, directTargetsMax+2)
 	for i := range subs {
 		subs[i] = dial(t, addr)
-		connOf(t, s, subs[i])
+		connIdle(t, s, subs[i])
 	}
 	body := bulkFrames(t, 1, 100)[0]
 	var b DeliverBatch

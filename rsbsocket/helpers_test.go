@@ -285,6 +285,26 @@ func connOf(t testing.TB, s *Server, c *ClientConn) ConnID {
 	return id
 }
 
+// connIdle returns c's connection id once the server has let go of its
+// queue after the handshake: until then a frame queued to it is written by
+// the writer the handshake starts, not by the one who queued it.
+func connIdle(t testing.TB, s *Server, c *ClientConn) ConnID {
+	t.Helper()
+	id := connOf(t, s, c)
+	waitFor(t, "the handshake's writer to let go", func() bool {
+		s.mu.Lock()
+		sc := s.conns[id]
+		s.mu.Unlock()
+		if sc == nil {
+			return false
+		}
+		sc.q.mu.Lock()
+		defer sc.q.mu.Unlock()
+		return !sc.q.owned
+	})
+	return id
+}
+
 // bufioReader wraps r for ReadFrame.
 func bufioReader(r io.Reader) *bufio.Reader { return bufio.NewReader(r) }
 
