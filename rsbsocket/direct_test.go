@@ -82,7 +82,7 @@ func TestForwardLargeFrameNoWriter(t *testing.T) {
 	s, addr := startServer(t, quietConfig(), nil)
 	pub, sub := dial(t, addr), dial(t, addr)
 	connOf(t, s, pub)
-	connOf(t, s, sub)
+	connIdle(t, s, sub)
 	for i := range 20 {
 		body := notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, copyMax+100), uint32(i))
 		send(t, pub, body)

@@ -342,7 +342,7 @@ func sendAll(pub *ClientConn, bodies [][]byte) error {
 func relayEach(t *testing.T, s *Server, pub, sub *ClientConn, n int) {
 	t.Helper()
 	connOf(t, s, pub)
-	connOf(t, s, sub)
+	connIdle(t, s, sub)
 	for i, body := range bulkFrames(t, n, 64) {
 		send(t, pub, body)
 		if got := recv(t, sub); !bytes.Equal(got, body) {
