@@ -218,13 +218,7 @@ func TestQuickServer(t *testing.T) {
 	const sc = "/quick/rpc/"
 	a, b, routeB := quickPair(t, sc)
 	routeA := awaitRouteReader(t, b, a, mustScope(sc))
-	inner, err := a.NewLocalServer(mustScope(sc + "a/"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := inner.AddMethod("inner", func(_ context.Context, req *Event) (any, error) { return req.Payload.(int64) + 1, nil }); err != nil {
-		t.Fatal(err)
-	}
+	incServer(t, a, sc+"a/", "inner")
 	outer, err := b.NewLocalServer(mustScope(sc + "b/"))
 	if err != nil {
 		t.Fatal(err)
@@ -287,13 +281,7 @@ func TestQuickWaitsHandOn(t *testing.T) {
 	pub := dialNode(t, addr)
 	route := awaitRouteReader(t, pub, sub, mustScope(sc))
 	routeBack := awaitRouteReader(t, sub, pub, mustScope(sc))
-	srv, err := pub.NewLocalServer(mustScope(sc + "srv/"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.AddMethod("inc", func(_ context.Context, req *Event) (any, error) { return req.Payload.(int64) + 1, nil }); err != nil {
-		t.Fatal(err)
-	}
+	incServer(t, pub, sc+"srv/", "inc")
 	remote, _ := sub.NewRemoteServer(mustScope(sc + "srv/"))
 	later, err := sub.NewReader(mustScope(sc + "later/"))
 	if err != nil {
@@ -343,5 +331,18 @@ func TestQuickWaitsHandOn(t *testing.T) {
 	}
 	if st := sub.Stats(); st.QuickHandOns < 2 || st.QuickDeliveries < 2 {
 		t.Fatalf("bus stats %+v: want both handlers run quickly and handing on", st)
+	}
+}
+
+// incServer serves method on a LocalServer of b on sc: it answers an int64
+// request with the next integer.
+func incServer(t *testing.T, b *Bus, sc, method string) {
+	t.Helper()
+	srv, err := b.NewLocalServer(mustScope(sc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddMethod(method, func(_ context.Context, req *Event) (any, error) { return req.Payload.(int64) + 1, nil }); err != nil {
+		t.Fatal(err)
 	}
 }
