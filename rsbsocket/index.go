@@ -52,9 +52,10 @@ const maxDepthBit = 63
 // depthBit returns the depths bit of a scope with d components.
 func depthBit(d int) uint64 { return 1 << min(d, maxDepthBit) }
 
-// buildIndex indexes routes by their current interest as index gen.
-func buildIndex(gen uint64, routes []*conn) *routeIndex {
-	ix := &routeIndex{gen: gen, by: map[scope.Scope]routeEntry{}}
+// buildIndex indexes routes by their current interest, numbered after
+// every index built before it.
+func buildIndex(routes []*conn) *routeIndex {
+	ix := &routeIndex{gen: indexGens.Add(1), by: map[scope.Scope]routeEntry{}}
 	for _, c := range routes {
 		in := c.match.Load().interest
 		if in.All {

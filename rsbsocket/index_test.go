@@ -45,7 +45,7 @@ func TestRouteIndexMatchesLinearScan(t *testing.T) {
 			c.match.Store(newMatcher(in))
 			conns[i] = c
 		}
-		ix := buildIndex(1, conns)
+		ix := buildIndex(conns)
 		for range 50 {
 			sc := randScope()
 			got, _ := ix.appendTargets(nil, nil, sc)

@@ -132,7 +132,7 @@ func NewServer(cfg Config, handler Handler) (*Server, error) {
 	s.connObs, _ = handler.(ConnObserver)
 	s.interObs, _ = handler.(InterestObserver)
 	s.routes.Store(new([]*conn))
-	s.index.Store(buildIndex(indexGens.Add(1), nil))
+	s.index.Store(buildIndex(nil))
 	return s, nil
 }
 
@@ -401,7 +401,7 @@ func (s *Server) rebuildRoutesLocked() {
 		}
 	}
 	// The index first: a connection listed by Connections is a target.
-	s.index.Store(buildIndex(indexGens.Add(1), routes))
+	s.index.Store(buildIndex(routes))
 	s.routes.Store(&routes)
 }
 
@@ -409,7 +409,7 @@ func (s *Server) rebuildRoutesLocked() {
 func (s *Server) reindex() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.index.Store(buildIndex(indexGens.Add(1), *s.routes.Load()))
+	s.index.Store(buildIndex(*s.routes.Load()))
 }
 
 // interestChanged counts the change and tells the observer, if any.
