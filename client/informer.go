@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -24,9 +25,13 @@ type partInfo struct {
 // start at 0 and grow by one per event. An Informer is safe for concurrent
 // use.
 type Informer struct {
-	bus    *Bus
-	info   partInfo
-	conv   notification.Converter // explicit converter, or nil
+	bus  *Bus
+	info partInfo
+	conv notification.Converter // explicit converter, or nil
+	// last is the converter of the last payload type the bus's registry
+	// served (nil before the first): an informer's payloads are mostly of
+	// one type, and a type's converter in a registry never changes.
+	last   atomic.Pointer[typeConverter]
 	seq    atomic.Uint32
 	closed atomic.Bool
 
@@ -159,11 +164,34 @@ func (i *Informer) serialize(ev *Event) (string, []byte, error) {
 		}
 		return i.conv.WireSchema(), data, nil
 	}
-	schema, data, err := i.bus.reg.Serialize(ev.Payload)
-	if err != nil {
-		return "", nil, fmt.Errorf("client: publish on %s: %w", i.info.scope, err)
+	c, err := i.converterFor(ev.Payload)
+	if err == nil {
+		var data []byte
+		if data, err = c.Serialize(ev.Payload); err == nil {
+			return c.WireSchema(), data, nil
+		}
 	}
-	return schema, data, nil
+	return "", nil, fmt.Errorf("client: publish on %s: %w", i.info.scope, err)
+}
+
+// typeConverter is a payload type and its converter in a registry.
+type typeConverter struct {
+	t reflect.Type
+	c notification.Converter
+}
+
+// converterFor returns the registry's converter for v's type (nil for
+// void), from the informer's memory of the last type when v is of it.
+func (i *Informer) converterFor(v any) (notification.Converter, error) {
+	t := reflect.TypeOf(v)
+	if last := i.last.Load(); last != nil && last.t == t {
+		return last.c, nil
+	}
+	c, err := i.bus.reg.ForValue(v)
+	if err == nil {
+		i.last.Store(&typeConverter{t: t, c: c})
+	}
+	return c, err
 }
 
 // transmit publishes ne, stamped by prepare, and reports the result in ev;

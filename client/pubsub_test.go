@@ -26,10 +26,16 @@ func TestPublishListenAcrossNodes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		values := []any{"hello", int64(-7), true, 2.5, []byte{0, 1, 2}, nil}
+		// Types change and come back: the informer remembers the
+		// converter of the last type, and must switch with the payload.
+		values := []any{"hello", "again", int64(-7), true, 2.5, "back", []byte{0, 1, 2}, []byte{3}, nil, nil, "end"}
 		for _, v := range values {
 			if _, err := inf.Publish(bg(), v); err != nil {
 				t.Fatal(err)
+			}
+			// A type without a converter fails and changes nothing.
+			if _, err := inf.Publish(bg(), struct{ X int }{1}); !errors.Is(err, notification.ErrNoConverter) {
+				t.Fatalf("publishing a type without converter: %v", err)
 			}
 		}
 		for i, want := range values {

@@ -74,6 +74,18 @@ func checkReencode(t *testing.T, e *Event, want []byte) {
 	if got := AppendNotification(prefix, e); !bytes.Equal(got[:3], prefix) || !bytes.Equal(got[3:], want) {
 		t.Errorf("AppendNotification to a prefix = % x", got)
 	}
+	for _, size := range []int{len(want) - 1, len(want) + 1} {
+		if !panics(func() { AppendNotificationSized(nil, e, size) }) {
+			t.Errorf("AppendNotificationSized with size %d of %d did not panic", size, len(want))
+		}
+	}
+}
+
+// panics reports whether fn panics.
+func panics(fn func()) (did bool) {
+	defer func() { did = recover() != nil }()
+	fn()
+	return false
 }
 
 const idHex = `e2 06 14 0a 10 55 86 fd 91 90 1f 46 58 90 e1 25 a8 bf ac 52 1a 10 07`

@@ -65,29 +65,17 @@ func AppendNotification(dst []byte, e *Event) []byte {
 }
 
 // AppendNotificationSized is AppendNotification for a caller that already
-// has size, NotificationSize(e): the event is not walked twice.
+// has size, NotificationSize(e): the event is not walked twice. It panics
+// when size is not NotificationSize(e), a caller's error.
 func AppendNotificationSized(dst []byte, e *Event, size int) []byte {
-	dst = slices.Grow(dst, size)
-	if !e.Scope.IsZero() {
-		dst = appendString(dst, fieldScope, e.Scope.String())
+	start := len(dst)
+	dst = slices.Grow(dst, size)[:start+size]
+	p := putter{b: dst[start:]}
+	p.notification(e)
+	if p.i != size {
+		panic(fmt.Sprintf("notification: encoded %d bytes, size said %d", p.i, size))
 	}
-	if e.hasWireSchema() {
-		dst = appendString(dst, fieldWireSchema, e.WireSchema)
-	}
-	if e.hasData() {
-		dst = protowire.AppendTag(dst, fieldData, protowire.BytesType)
-		dst = protowire.AppendBytes(dst, e.Data)
-	}
-	for _, c := range e.Causes {
-		dst = appendEventID(dst, fieldCauses, c)
-	}
-	if e.hasMethod() {
-		dst = appendString(dst, fieldMethod, e.Method)
-	}
-	if e.hasMetaData() {
-		dst = appendMetaData(dst, e)
-	}
-	return appendEventID(dst, fieldEventID, e.ID)
+	return dst
 }
 
 // NotificationSize returns the length of the Notification encoding of e.
@@ -114,18 +102,8 @@ func NotificationSize(e *Event) int {
 	return n + protowire.SizeTag(fieldEventID) + protowire.SizeBytes(eventIDSize(e.ID))
 }
 
-func appendString(b []byte, num protowire.Number, s string) []byte {
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendString(b, s)
-}
-
 func stringSize(num protowire.Number, s string) int {
 	return protowire.SizeTag(num) + protowire.SizeBytes(len(s))
-}
-
-func appendVarintField(b []byte, num protowire.Number, v uint64) []byte {
-	b = protowire.AppendTag(b, num, protowire.VarintType)
-	return protowire.AppendVarint(b, v)
 }
 
 func varintFieldSize(num protowire.Number, v uint64) int {
@@ -135,14 +113,6 @@ func varintFieldSize(num protowire.Number, v uint64) int {
 func eventIDSize(id EventID) int {
 	return protowire.SizeTag(fieldSenderID) + protowire.SizeBytes(len(id.SenderID)) +
 		varintFieldSize(fieldSequenceNumber, uint64(id.SequenceNumber))
-}
-
-func appendEventID(b []byte, num protowire.Number, id EventID) []byte {
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	b = protowire.AppendVarint(b, uint64(eventIDSize(id)))
-	b = protowire.AppendTag(b, fieldSenderID, protowire.BytesType)
-	b = protowire.AppendBytes(b, id.SenderID[:])
-	return appendVarintField(b, fieldSequenceNumber, uint64(id.SequenceNumber))
 }
 
 func metaDataSize(e *Event) int {
@@ -170,31 +140,4 @@ func userTimeSize(t UserTime) int {
 
 func userInfoSize(u UserInfo) int {
 	return stringSize(fieldKey, u.Key) + stringSize(fieldValue, u.Value)
-}
-
-func appendMetaData(b []byte, e *Event) []byte {
-	m := &e.MetaData
-	b = protowire.AppendTag(b, fieldMetaData, protowire.BytesType)
-	b = protowire.AppendVarint(b, uint64(metaDataSize(e)))
-	b = appendVarintField(b, fieldCreateTime, uint64(m.CreateTime))
-	b = appendVarintField(b, fieldSendTime, uint64(m.SendTime))
-	if e.hasReceiveTime() {
-		b = appendVarintField(b, fieldReceiveTime, uint64(m.ReceiveTime))
-	}
-	if e.hasDeliverTime() {
-		b = appendVarintField(b, fieldDeliverTime, uint64(m.DeliverTime))
-	}
-	for _, t := range m.UserTimes {
-		b = protowire.AppendTag(b, fieldUserTimes, protowire.BytesType)
-		b = protowire.AppendVarint(b, uint64(userTimeSize(t)))
-		b = appendString(b, fieldKey, t.Key)
-		b = appendVarintField(b, fieldTimestamp, t.Time)
-	}
-	for _, u := range m.UserInfos {
-		b = protowire.AppendTag(b, fieldUserInfos, protowire.BytesType)
-		b = protowire.AppendVarint(b, uint64(userInfoSize(u)))
-		b = appendString(b, fieldKey, u.Key)
-		b = appendString(b, fieldValue, u.Value)
-	}
-	return b
 }
