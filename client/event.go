@@ -80,8 +80,9 @@ type item struct {
 // toEvent builds the participant's view of a received event: the event
 // given to it alone, or a copy of the shared wire view (from the pool of
 // reusable events when borrow is set), with receive and deliver times and
-// the converted payload.
-func toEvent(reg *notification.Registry, it item, borrow bool) *Event {
+// the payload converted by reg (through the participant's memory of its
+// last schema, or none when schemas is nil).
+func toEvent(reg *notification.Registry, schemas *schemaMemo, it item, borrow bool) *Event {
 	out := it.own
 	if out == nil {
 		if borrow {
@@ -94,7 +95,7 @@ func toEvent(reg *notification.Registry, it item, borrow bool) *Event {
 	out.MetaData.ReceiveTime = it.recv
 	out.MetaData.DeliverTime = nowMicros()
 	out.Present |= notification.HasReceiveTime | notification.HasDeliverTime
-	out.Payload, out.PayloadErr = reg.Deserialize(out.WireSchema, out.Data)
+	out.Payload, out.PayloadErr = schemas.deserialize(reg, out.WireSchema, out.Data)
 	if out.PayloadErr != nil {
 		out.Payload = nil
 	}

@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -28,10 +27,8 @@ type Informer struct {
 	bus  *Bus
 	info partInfo
 	conv notification.Converter // explicit converter, or nil
-	// last is the converter of the last payload type the bus's registry
-	// served (nil before the first): an informer's payloads are mostly of
-	// one type, and a type's converter in a registry never changes.
-	last   atomic.Pointer[typeConverter]
+	// types remembers the converter of the last payload type.
+	types  typeMemo
 	seq    atomic.Uint32
 	closed atomic.Bool
 
@@ -164,7 +161,7 @@ func (i *Informer) serialize(ev *Event) (string, []byte, error) {
 		}
 		return i.conv.WireSchema(), data, nil
 	}
-	c, err := i.converterFor(ev.Payload)
+	c, err := i.types.converter(i.bus.reg, ev.Payload)
 	if err == nil {
 		var data []byte
 		if data, err = c.Serialize(ev.Payload); err == nil {
@@ -172,26 +169,6 @@ func (i *Informer) serialize(ev *Event) (string, []byte, error) {
 		}
 	}
 	return "", nil, fmt.Errorf("client: publish on %s: %w", i.info.scope, err)
-}
-
-// typeConverter is a payload type and its converter in a registry.
-type typeConverter struct {
-	t reflect.Type
-	c notification.Converter
-}
-
-// converterFor returns the registry's converter for v's type (nil for
-// void), from the informer's memory of the last type when v is of it.
-func (i *Informer) converterFor(v any) (notification.Converter, error) {
-	t := reflect.TypeOf(v)
-	if last := i.last.Load(); last != nil && last.t == t {
-		return last.c, nil
-	}
-	c, err := i.bus.reg.ForValue(v)
-	if err == nil {
-		i.last.Store(&typeConverter{t: t, c: c})
-	}
-	return c, err
 }
 
 // transmit publishes ne, stamped by prepare, and reports the result in ev;

@@ -49,6 +49,8 @@ type receiver struct {
 	quick quickTaker
 	// borrow: the participant gives its events back (WithoutRetention).
 	borrow bool
+	// schemas remembers the converter of the last wire schema received.
+	schemas schemaMemo
 }
 
 func (r *receiver) sinkScope() scope.Scope { return r.info.scope }
@@ -217,7 +219,7 @@ func (l *Listener) run() {
 				}
 				continue
 			}
-			ev := toEvent(l.r.bus.reg, it, l.r.borrow)
+			ev := toEvent(l.r.bus.reg, &l.r.schemas, it, l.r.borrow)
 			l.handle(ev)
 			if l.r.borrow {
 				back.add(ev)
@@ -235,7 +237,7 @@ func (l *Listener) handleInline(it item) {
 		return
 	}
 	l.r.q.pushed.Add(1)
-	ev := toEvent(l.r.bus.reg, it, l.r.borrow)
+	ev := toEvent(l.r.bus.reg, &l.r.schemas, it, l.r.borrow)
 	l.handle(ev)
 	if l.r.borrow {
 		giveBack(ev)

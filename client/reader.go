@@ -63,7 +63,7 @@ func (rd *Reader) Read(ctx context.Context) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	return toEvent(rd.r.bus.reg, it, false), nil
+	return toEvent(rd.r.bus.reg, &rd.r.schemas, it, false), nil
 }
 
 // Stats returns the reader's counters.

@@ -193,7 +193,7 @@ func (m *serverMethod) run() {
 
 // serve answers one request.
 func (m *serverMethod) serve(it item) {
-	req := toEvent(m.srv.bus.reg, it, false)
+	req := toEvent(m.srv.bus.reg, nil, it, false)
 	result, cerr := m.invoke(req)
 	if m.q.isClosed() {
 		return

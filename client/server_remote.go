@@ -133,7 +133,7 @@ func (r *RemoteServer) await(ctx context.Context, msc scope.Scope, method string
 	if err != nil {
 		return nil, err
 	}
-	rep := toEvent(r.bus.reg, item{ev: ev, recv: nowMicros()}, false)
+	rep := toEvent(r.bus.reg, nil, item{ev: ev, recv: nowMicros()}, false)
 	if _, isErr := rep.MetaData.UserInfo(ErrorInfoKey); isErr {
 		return nil, &RemoteError{Scope: msc.String(), Method: method, Message: string(rep.Data)}
 	}
