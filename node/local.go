@@ -33,13 +33,9 @@ func (h socketHandler) OnFrame(_ rsbsocket.ConnID, f rsbsocket.Frame) {
 			n.helloGen.Store(g)
 		}
 	}
-	// A frame body is a buffer of its own that nobody modifies: events
-	// decoded from it may alias it.
-	dec := frameDecoders.Get().(*bodyDecoder)
-	dec.dec.Hint(f.Scope)
-	n.deliverSinks(f.Body, f.Scope, dec, nil, nil)
-	dec.scratch = notification.Event{} // pin no frame body while pooled
-	frameDecoders.Put(dec)
+	if !n.sinks.empty() {
+		n.deliverFrameSinks(f)
+	}
 	if n.interest().Len() == 0 {
 		return // no peer: nothing goes to the network
 	}
@@ -48,6 +44,17 @@ func (h socketHandler) OnFrame(_ rsbsocket.ConnID, f rsbsocket.Frame) {
 		p.record = wrapFrame(&f) // the engine's record without a copy of the body
 	}
 	n.enqueue(p)
+}
+
+// deliverFrameSinks hands a socket frame to the embedded subscriptions.
+// A frame body is a buffer of its own that nobody modifies: events decoded
+// from it may alias it.
+func (n *Node) deliverFrameSinks(f rsbsocket.Frame) {
+	dec := frameDecoders.Get().(*bodyDecoder)
+	dec.dec.Hint(f.Scope)
+	n.deliverSinks(f.Body, f.Scope, dec, nil, nil)
+	dec.scratch = notification.Event{} // pin no frame body while pooled
+	frameDecoders.Put(dec)
 }
 
 // OnInterestChanged re-derives the groups this host wants.

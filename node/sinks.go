@@ -78,6 +78,9 @@ type sinkTable struct {
 	gen atomic.Uint64
 	// retainers counts the subscriptions without WithoutRetention.
 	retainers atomic.Int64
+	// count counts the subscriptions, so that a delivery to a table with
+	// none (a daemon's) takes neither the lock nor a decoder.
+	count atomic.Int64
 }
 
 func newSinkTable() *sinkTable {
@@ -98,6 +101,7 @@ func (t *sinkTable) add(sc scope.Scope, fn Handler, opts []SubscribeOption) uint
 	if !s.borrow {
 		t.retainers.Add(1)
 	}
+	t.count.Add(1)
 	t.gen.Add(1)
 	return s.id
 }
@@ -113,6 +117,7 @@ func (t *sinkTable) remove(sc scope.Scope, id uint64) bool {
 	if !s.borrow {
 		t.retainers.Add(-1)
 	}
+	t.count.Add(-1)
 	t.gen.Add(1)
 	return true
 }
@@ -129,6 +134,9 @@ func (t *sinkTable) scopes() []scope.Scope {
 	}
 	return out
 }
+
+// empty reports whether the table holds no subscription.
+func (t *sinkTable) empty() bool { return t.count.Load() == 0 }
 
 // borrowing reports whether every subscription of the table borrows its
 // events (WithoutRetention), so that no delivery needs a copy of its own.
