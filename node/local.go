@@ -111,7 +111,7 @@ func (n *Node) submit(ctx context.Context, p pubReq) error {
 // change ev or its Data afterwards, and must not publish an event a
 // WithoutRetention handler was given (its memory is reused).
 func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
-	if err := checkEvent(ev); err != nil {
+	if err := notification.CheckEncodable(ev); err != nil {
 		return fmt.Errorf("node: publish: %w", err)
 	}
 	select {
@@ -130,10 +130,7 @@ func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
 		}
 		p.frags, p.owner = frags, owner
 	} else if network || sockWants {
-		record, body, owner, err := marshalSized(&n.slabs, ev, size)
-		if err != nil {
-			return fmt.Errorf("node: publish: %w", err)
-		}
+		record, body, owner := marshalSized(&n.slabs, ev, size)
 		p.record, p.body = record, body
 		if sockWants {
 			// Socket clients' queues share the record: its slab keeps

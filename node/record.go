@@ -2,7 +2,6 @@ package node
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -49,40 +48,25 @@ var wholeTrailerBytes = appendWholeTrailer(nil)
 // record is the wrapper, body the Notification within it. It saves the
 // copy appendWhole would make on the publish path.
 func marshalWhole(ev *notification.Event) (record, body []byte, err error) {
-	if err := checkEvent(ev); err != nil {
+	if err := notification.CheckEncodable(ev); err != nil {
 		return nil, nil, err
 	}
-	record, body, _, err = marshalSized(nil, ev, notification.NotificationSize(ev))
-	return record, body, err
+	record, body, _ = marshalSized(nil, ev, notification.NotificationSize(ev))
+	return record, body, nil
 }
 
-// marshalSized is marshalWhole for a checked event of the given size, in a
-// record carved from slabs (nil: allocated alone). A record carved from a
-// slab comes with the slab's buffer and a hold on it (recordSlabs.alloc),
-// which the caller drops once nothing reads the record any more, or keeps,
-// and the buffer is never reused.
-func marshalSized(slabs *recordSlabs, ev *notification.Event, size int) (record, body []byte, owner *fragBuf, err error) {
+// marshalSized is marshalWhole for a checked event of size
+// notification.NotificationSize(ev), in a record carved from slabs (nil:
+// allocated alone). A record carved from a slab comes with the slab's
+// buffer and a hold on it (recordSlabs.alloc), which the caller drops once
+// nothing reads the record any more, or keeps, and the buffer is never
+// reused.
+func marshalSized(slabs *recordSlabs, ev *notification.Event, size int) (record, body []byte, owner *fragBuf) {
 	pre := protowire.SizeTag(1) + protowire.SizeVarint(uint64(size))
 	buf, owner := slabs.alloc(pre + size + wholeTrailer)
 	buf = notification.AppendNotificationSized(appendWholePrefix(buf, size), ev, size)
-	if len(buf) != pre+size {
-		return nil, nil, nil, fmt.Errorf("node: notification of %d bytes, sized %d", len(buf)-pre, size)
-	}
 	body = buf[pre:len(buf):len(buf)]
-	return appendWholeTrailer(buf), body, owner, nil
-}
-
-// checkEvent checks ev as notification.Marshal does.
-func checkEvent(ev *notification.Event) error {
-	switch md := &ev.MetaData; {
-	case ev.Scope.IsZero():
-		return fmt.Errorf("%w: event has no scope", notification.ErrBadScope)
-	case len(ev.Causes) > notification.MaxCauses || len(md.UserTimes) > notification.MaxUserTimes ||
-		len(md.UserInfos) > notification.MaxUserInfos:
-		return fmt.Errorf("%w: %d causes, %d user times, %d user infos", notification.ErrTooMany,
-			len(ev.Causes), len(md.UserTimes), len(md.UserInfos))
-	}
-	return nil
+	return appendWholeTrailer(buf), body, owner
 }
 
 // wholeTrailer is the size of num_data_parts = 1 and data_part = 0 with
