@@ -82,7 +82,7 @@ type item struct {
 // reusable events when borrow is set), with receive and deliver times and
 // the payload converted by reg (through the participant's memory of its
 // last schema, or none when schemas is nil).
-func toEvent(reg *notification.Registry, schemas *schemaMemo, it item, borrow bool) *Event {
+func toEvent(reg *notification.Registry, schemas *lastConverter[string], it item, borrow bool) *Event {
 	out := it.own
 	if out == nil {
 		if borrow {
@@ -95,7 +95,7 @@ func toEvent(reg *notification.Registry, schemas *schemaMemo, it item, borrow bo
 	out.MetaData.ReceiveTime = it.recv
 	out.MetaData.DeliverTime = nowMicros()
 	out.Present |= notification.HasReceiveTime | notification.HasDeliverTime
-	out.Payload, out.PayloadErr = schemas.deserialize(reg, out.WireSchema, out.Data)
+	out.Payload, out.PayloadErr = deserialize(schemas, reg, out.WireSchema, out.Data)
 	if out.PayloadErr != nil {
 		out.Payload = nil
 	}

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -28,7 +29,7 @@ type Informer struct {
 	info partInfo
 	conv notification.Converter // explicit converter, or nil
 	// types remembers the converter of the last payload type.
-	types  typeMemo
+	types  lastConverter[reflect.Type]
 	seq    atomic.Uint32
 	closed atomic.Bool
 
@@ -161,7 +162,7 @@ func (i *Informer) serialize(ev *Event) (string, []byte, error) {
 		}
 		return i.conv.WireSchema(), data, nil
 	}
-	c, err := i.types.converter(i.bus.reg, ev.Payload)
+	c, err := converterFor(&i.types, i.bus.reg, ev.Payload)
 	if err == nil {
 		var data []byte
 		if data, err = c.Serialize(ev.Payload); err == nil {

@@ -50,7 +50,7 @@ type receiver struct {
 	// borrow: the participant gives its events back (WithoutRetention).
 	borrow bool
 	// schemas remembers the converter of the last wire schema received.
-	schemas schemaMemo
+	schemas lastConverter[string]
 }
 
 func (r *receiver) sinkScope() scope.Scope { return r.info.scope }
