@@ -33,7 +33,7 @@ func (h socketHandler) OnFrame(_ rsbsocket.ConnID, f rsbsocket.Frame) {
 			n.helloGen.Store(g)
 		}
 	}
-	if !n.sinks.empty() {
+	if !n.sinks.empty() { // else no decoder from the pool either
 		n.deliverFrameSinks(f)
 	}
 	if n.interest().Len() == 0 {
@@ -175,8 +175,12 @@ func (n *Node) Subscribe(sc scope.Scope, fn Handler, opts ...SubscribeOption) (c
 // decoded event when the caller has it; otherwise body is decoded once, and
 // only if some subscription matches: by the delivering goroutine's decoder
 // when dec is set (see bodyDecoder), else into a fresh copy. cache, when
-// set, is the delivering goroutine's cache of the last scope's matches.
+// set, is the delivering goroutine's cache of the last scope's matches. A
+// node without subscriptions (a daemon) returns at once, on every path.
 func (n *Node) deliverSinks(body []byte, sc scope.Scope, dec *bodyDecoder, ev *notification.Event, cache *matchCache) int {
+	if n.sinks.empty() {
+		return 0
+	}
 	var found [8]*subscription
 	var subs []*subscription
 	if cache != nil {
