@@ -127,7 +127,9 @@ func BenchmarkInformerListener(b *testing.B) {
 // listens to (the daemon drops them), converted by the registry as any
 // payload is. One op is one Publish; the sender's writer runs beside it.
 func BenchmarkPublish(b *testing.B) {
-	pub, _ := benchBuses(b, modeDaemon, 1)
+	// One bus on the daemon: a second one, with no listener announced,
+	// would want every scope and decode every event in this process.
+	pub := dialNode(b, clienttest.StartDaemons(b, 1)[0].URI())
 	inf, err := pub.NewInformer(mustScope("/bench/publish/"))
 	if err != nil {
 		b.Fatal(err)
