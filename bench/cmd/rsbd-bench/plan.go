@@ -31,9 +31,15 @@ type plan struct {
 	// scaleSize bytes are measured at each (scaleCount/10 warm-up).
 	scopes, listeners     []int
 	scaleCount, scaleSize int
-	// scaleReps is how many times each rsbd scaling step runs (the scope
-	// steps interleaved); its figure is the median run.
+	// scaleReps is how many times each rsbd listener layout runs, back to
+	// back; its figure is the median run.
 	scaleReps int
+	// scopeRounds is how many interleaved rounds the rsbd scope steps run
+	// (after one not counted); a step's figure is its median run. A round
+	// takes about 3 s, so the steps get more runs than the listener
+	// layouts, whose largest takes 17 s a run: one run's rate swings by
+	// up to ±15 % on this kind of host, and a median of five is steadier.
+	scopeRounds int
 	// sharedListeners are the steps of listeners multiplexed over one
 	// socket connection (RSB clients put all of a process's participants
 	// on one); spreadConns carries the largest listener step over that
@@ -49,19 +55,20 @@ type plan struct {
 
 func fullPlan() plan {
 	return plan{
-		count:      map[int]int{64: 2_000_000, 1 << 10: 1_000_000, 64 << 10: 30_000, 1 << 20: 2_000},
-		warm:       map[int]int{64: 1_000_000, 1 << 10: 100_000, 64 << 10: 3_000, 1 << 20: 200},
-		pings:      20_000,
-		pingWarm:   2_000,
-		ddsThr:     6 * time.Second,
-		ddsLat:     5 * time.Second,
-		limit:      60 * time.Second,
-		scopes:     []int{1, 100, 10_000},
-		listeners:  []int{1, 100, 1_000},
-		scaleCount: 1_000_000,
-		scaleSize:  64,
-		scaleReps:  3,
-		idleSubs:   10_000,
+		count:       map[int]int{64: 2_000_000, 1 << 10: 1_000_000, 64 << 10: 30_000, 1 << 20: 2_000},
+		warm:        map[int]int{64: 1_000_000, 1 << 10: 100_000, 64 << 10: 3_000, 1 << 20: 200},
+		pings:       20_000,
+		pingWarm:    2_000,
+		ddsThr:      6 * time.Second,
+		ddsLat:      5 * time.Second,
+		limit:       60 * time.Second,
+		scopes:      []int{1, 100, 10_000},
+		listeners:   []int{1, 100, 1_000},
+		scaleCount:  1_000_000,
+		scaleSize:   64,
+		scaleReps:   3,
+		scopeRounds: 5,
+		idleSubs:    10_000,
 
 		sharedListeners: []int{100, 1_000},
 		spreadConns:     10,
@@ -80,6 +87,6 @@ func quickPlan() plan {
 	p.ddsThr, p.ddsLat = 3*time.Second, 3*time.Second
 	p.limit = 20 * time.Second
 	p.scaleCount = 50_000
-	p.scaleReps = 1
+	p.scaleReps, p.scopeRounds = 1, 1
 	return p
 }

@@ -130,12 +130,12 @@ func (r *runner) stageScaling() error {
 		return err
 	}
 	r.idleMemory(d)
-	// The scope steps run interleaved, scaleReps rounds, so that a slow
+	// The scope steps run interleaved, scopeRounds rounds, so that a slow
 	// moment of the machine spoils one run of one step, not a ratio. A
 	// first round is not counted: the freshly started daemon grows its
 	// heap and buffers in it, which would weigh on the first step only.
 	runs := map[int][]report.Figure{}
-	for rep := -1; rep < r.p.scaleReps; rep++ {
+	for rep := -1; rep < r.p.scopeRounds; rep++ {
 		for _, k := range r.p.scopes {
 			fig, ok := r.throughput(thrRun{
 				label: fmt.Sprintf("scopes %d", k), send: p, recv: d, procs: []*agent.Process{d},
@@ -147,7 +147,7 @@ func (r *runner) stageScaling() error {
 				r.logThr(fmt.Sprintf("%d scopes (warm-up round, not counted)", k), r.p.scaleSize, fig)
 			} else {
 				runs[k] = append(runs[k], fig)
-				r.logThr(fmt.Sprintf("%d scopes (round %d of %d)", k, rep+1, r.p.scaleReps), r.p.scaleSize, fig)
+				r.logThr(fmt.Sprintf("%d scopes (round %d of %d)", k, rep+1, r.p.scopeRounds), r.p.scaleSize, fig)
 			}
 			if !ok {
 				err := errors.New("skipped: an earlier run left the sender stuck")
