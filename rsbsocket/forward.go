@@ -77,8 +77,7 @@ func (fw *forwarding) route(ix *routeIndex, sc scope.Scope) []*conn {
 	if ix.gen == fw.gen && string(fw.scope) == s {
 		return fw.targets
 	}
-	var sup [8]scope.Scope
-	targets, _ := ix.appendTargets(fw.targets[:0], sup[:0], sc)
+	targets := ix.appendTargets(fw.targets[:0], sc)
 	if cap(targets) > keepTargetsCap || len(s) > routeScopeMax || IntrospectionScope.Contains(sc) {
 		fw.targets, fw.gen = nil, 0
 		return targets

@@ -18,7 +18,9 @@ type routeIndex struct {
 	// one gen (forwarding.route).
 	gen uint64
 	all []*conn
-	by  map[scope.Scope]routeEntry
+	// by holds the entries keyed by scope string, so that a lookup probes
+	// a prefix of the event's scope as it stands.
+	by map[string]routeEntry
 	// depths has bit d set when an indexed scope has d components (bit
 	// maxDepthBit: that many or more): a lookup skips the super-scopes at
 	// depths nobody listens on, which with listeners at one depth leaves
@@ -55,7 +57,7 @@ func depthBit(d int) uint64 { return 1 << min(d, maxDepthBit) }
 // buildIndex indexes routes by their current interest, numbered after
 // every index built before it.
 func buildIndex(routes []*conn) *routeIndex {
-	ix := &routeIndex{gen: indexGens.Add(1), by: map[scope.Scope]routeEntry{}}
+	ix := &routeIndex{gen: indexGens.Add(1), by: map[string]routeEntry{}}
 	for _, c := range routes {
 		in := c.match.Load().interest
 		if in.All {
@@ -63,31 +65,45 @@ func buildIndex(routes []*conn) *routeIndex {
 			continue
 		}
 		for _, s := range in.Scopes {
-			e := ix.by[s]
+			e := ix.by[s.String()]
 			e.add(c)
-			ix.by[s] = e
+			ix.by[s.String()] = e
 			ix.depths |= depthBit(strings.Count(s.String(), "/") - 1)
 		}
 	}
 	return ix
 }
 
-// appendTargets appends to dst the connections whose interest matches sc;
-// supers is scratch space. A connection appears once: its interest scopes
-// never contain one another, so at most one lies on sc's super-scope chain.
-func (ix *routeIndex) appendTargets(dst []*conn, supers []scope.Scope, sc scope.Scope) ([]*conn, []scope.Scope) {
-	dst = append(dst, ix.all...)
-	if len(ix.by) == 0 {
-		return dst, supers
+// appendTargets appends to dst the connections whose interest matches sc.
+// A connection appears once: its interest scopes never contain one
+// another, so at most one lies on sc's super-scope chain. It walks sc's
+// string and probes the super-scope ending at each slash only at the
+// depths somebody listens on, and stops past the deepest of them.
+func (ix *routeIndex) appendTargets(dst []*conn, sc scope.Scope) []*conn {
+	for _, c := range ix.all { // usually none or one: no bulk copy
+		dst = append(dst, c)
 	}
-	supers = sc.AppendSuperScopes(supers[:0], true)
-	for d, s := range supers { // supers[d] has d components
-		if ix.depths&depthBit(d) != 0 {
-			if e, ok := ix.by[s]; ok {
+	if len(ix.by) == 0 {
+		return dst
+	}
+	s := sc.String()
+	depths := ix.depths
+	for i, d := 0, 0; i < len(s) && depths != 0; i++ {
+		if s[i] != '/' {
+			continue
+		}
+		// The prefix s[:i+1] has d components.
+		bit := depthBit(d)
+		if depths&bit != 0 {
+			if e, ok := ix.by[s[:i+1]]; ok {
 				dst = append(dst, e.first)
 				dst = append(dst, e.rest...)
 			}
+			if d < maxDepthBit {
+				depths &^= bit // the shared deepest bit stays for deeper prefixes
+			}
 		}
+		d++
 	}
-	return dst, supers
+	return dst
 }

@@ -48,7 +48,7 @@ func TestRouteIndexMatchesLinearScan(t *testing.T) {
 		ix := buildIndex(conns)
 		for range 50 {
 			sc := randScope()
-			got, _ := ix.appendTargets(nil, nil, sc)
+			got := ix.appendTargets(nil, sc)
 			var want []*conn
 			for _, c := range conns {
 				if c.match.Load().interest.Matches(sc) {
@@ -61,5 +61,38 @@ func TestRouteIndexMatchesLinearScan(t *testing.T) {
 				t.Fatalf("round %d, scope %s: index found %d connections, a scan %d", round, sc, len(got), len(want))
 			}
 		}
+	}
+}
+
+// BenchmarkRouteLookup looks up the targets of events round-robin over k
+// scopes, each the interest of one of the connections (k listeners over
+// one connection, or one each), as a publisher's reader does when its
+// memory of the last scope misses. One op is one lookup.
+func BenchmarkRouteLookup(b *testing.B) {
+	for _, c := range []struct{ k, conns int }{{1, 1}, {1000, 1}, {1000, 1000}} {
+		b.Run(fmt.Sprintf("scopes=%d/conns=%d", c.k, c.conns), func(b *testing.B) {
+			scopes := make([]scope.Scope, c.k)
+			interest := make([][]scope.Scope, c.conns)
+			for i := range scopes {
+				scopes[i] = scope.MustParse(fmt.Sprintf("/bench/li/%05d/%05d/", c.k, i))
+				interest[i%c.conns] = append(interest[i%c.conns], scopes[i])
+			}
+			conns := []*conn{{id: 0}} // the publisher, which wants everything
+			conns[0].match.Store(newMatcher(Interest{All: true}))
+			for i, in := range interest {
+				cn := &conn{id: ConnID(i + 1)}
+				cn.match.Store(newMatcher(Interest{Scopes: minimalScopes(in)}))
+				conns = append(conns, cn)
+			}
+			ix := buildIndex(conns)
+			var dst []*conn
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				dst = ix.appendTargets(dst[:0], scopes[i%c.k])
+				if len(dst) != 2 {
+					b.Fatalf("%d targets, want 2", len(dst))
+				}
+			}
+		})
 	}
 }

@@ -286,8 +286,7 @@ func (s *Server) Close() error {
 // queues and must not be modified afterwards.
 func (s *Server) Deliver(frame []byte, sc scope.Scope, except ConnID) int {
 	var buf [16]*conn
-	var sup [8]scope.Scope
-	targets, _ := s.index.Load().appendTargets(buf[:0], sup[:0], sc)
+	targets := s.index.Load().appendTargets(buf[:0], sc)
 	n := 0
 	for _, c := range targets {
 		if c.id != except && c.enqueue(frame) {
@@ -455,7 +454,6 @@ func (s *Server) BackloggedWithin(reserve int) bool {
 // Deliver would queue a frame on sc anywhere.
 func (s *Server) Wanted(sc scope.Scope) bool {
 	var buf [4]*conn
-	var sup [8]scope.Scope
-	targets, _ := s.index.Load().appendTargets(buf[:0], sup[:0], sc)
+	targets := s.index.Load().appendTargets(buf[:0], sc)
 	return len(targets) > 0
 }

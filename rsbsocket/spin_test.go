@@ -222,8 +222,8 @@ func newPair(t *testing.T, s *Server, addr string, k int) *rrPair {
 	// its connection alone.
 	waitFor(t, "both scopes routed", func() bool {
 		ix := s.index.Load()
-		_, ping := ix.by[scope.MustParse(pingSc)]
-		_, pong := ix.by[scope.MustParse(pongSc)]
+		_, ping := ix.by[scope.MustParse(pingSc).String()]
+		_, pong := ix.by[scope.MustParse(pongSc).String()]
 		return ping && pong // the two connections, and so out of ix.all
 	})
 	p.req = notification(t, pingSc, "bytes", []byte("request"), 0)
