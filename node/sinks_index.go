@@ -22,6 +22,9 @@ type sinkIndex struct {
 	// the last entry those at maxIndexDepth or deeper: a lookup skips the
 	// super-scopes at depths nobody subscribed.
 	depths [maxIndexDepth + 1]int32
+	// mask has bit d set while depths[d] is not zero: a lookup stops past
+	// the deepest subscribed depth.
+	mask uint32
 }
 
 // sinkSlot is one scope of the index; head is nil in an empty slot.
@@ -82,7 +85,9 @@ func (x *sinkIndex) add(s *subscription) {
 	}
 	x.slots[i] = sinkSlot{hash: h, head: s}
 	x.used++
-	x.depths[depthOf(s.scope)]++
+	d := depthOf(s.scope)
+	x.depths[d]++
+	x.mask |= 1 << d
 }
 
 // remove unlinks the subscription id of scope sc and frees the scope's
@@ -107,7 +112,10 @@ func (x *sinkIndex) remove(sc scope.Scope, id uint64) *subscription {
 		if x.slots[i].head == nil {
 			x.deleteSlot(i)
 			x.used--
-			x.depths[depthOf(sc)]--
+			d := depthOf(sc)
+			if x.depths[d]--; x.depths[d] == 0 {
+				x.mask &^= 1 << d
+			}
 			if len(x.slots) > minIndexSlots && x.used*8 < len(x.slots) {
 				x.resize(len(x.slots) / 2)
 			}
@@ -156,26 +164,28 @@ func (x *sinkIndex) resize(n int) {
 }
 
 // matching appends the subscriptions of sc and its super-scopes, root
-// first: one probe per super-scope at a subscribed depth.
+// first: one probe per super-scope at a subscribed depth, none past the
+// deepest.
 func (x *sinkIndex) matching(dst []*subscription, sc scope.Scope) []*subscription {
-	if x.used == 0 {
-		return dst
-	}
 	s := sc.String()
-	for i, d := 0, 0; i < len(s); d++ {
-		k := strings.IndexByte(s[i:], '/')
-		if k < 0 {
-			break
-		}
-		i += k + 1 // s[:i] is the super-scope at depth d
-		if x.depths[min(d, maxIndexDepth)] == 0 {
+	mask := x.mask
+	for i, d := 0, 0; i < len(s) && mask != 0; i++ {
+		if s[i] != '/' {
 			continue
 		}
-		if j, ok := x.find(s[:i], x.hash(s[:i])); ok {
-			for sub := x.slots[j].head; sub != nil; sub = sub.next {
-				dst = append(dst, sub)
+		// s[:i+1] is the super-scope at depth d.
+		bit := uint32(1) << min(d, maxIndexDepth)
+		if mask&bit != 0 {
+			if j, ok := x.find(s[:i+1], x.hash(s[:i+1])); ok {
+				for sub := x.slots[j].head; sub != nil; sub = sub.next {
+					dst = append(dst, sub)
+				}
+			}
+			if d < maxIndexDepth {
+				mask &^= bit // the shared deepest bit stays for deeper prefixes
 			}
 		}
+		d++
 	}
 	return dst
 }

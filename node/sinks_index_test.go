@@ -119,6 +119,9 @@ func TestSinkTableCancelFrees(t *testing.T) {
 			t.Fatalf("depth %d still counts %d scopes", d, n)
 		}
 	}
+	if tab.idx.mask != 0 {
+		t.Fatalf("depth mask %#x after cancelling all, want 0", tab.idx.mask)
+	}
 	for _, sl := range tab.idx.slots {
 		if sl.head != nil {
 			t.Fatalf("slot still holds %s", sl.head.scope)
@@ -130,7 +133,8 @@ func TestSinkTableCancelFrees(t *testing.T) {
 }
 
 // TestSinkTableDeepScopes: scopes deeper than maxIndexDepth share a depth
-// count and still match exactly.
+// count and still match exactly, however many of them lie on one event
+// scope's chain.
 func TestSinkTableDeepScopes(t *testing.T) {
 	tab := newSinkTable()
 	fn := func(*notification.Event) {}
@@ -140,8 +144,13 @@ func TestSinkTableDeepScopes(t *testing.T) {
 	if got := tab.matching(nil, scope.MustParse(deeper)); len(got) != 1 {
 		t.Fatalf("%d matches below the deep scope, want 1", len(got))
 	}
-	if got := tab.matching(nil, scope.MustParse("/"+strings.Repeat("d/", maxIndexDepth+1))); len(got) != 0 {
-		t.Fatalf("%d matches above the deep scope, want 0", len(got))
+	tab.add(scope.MustParse(deep+"e/"), fn, nil)
+	tab.add(scope.MustParse("/d/"), fn, nil)
+	if got := tab.matching(nil, scope.MustParse(deeper)); len(got) != 3 {
+		t.Fatalf("%d matches below three scopes of its chain, want 3", len(got))
+	}
+	if got := tab.matching(nil, scope.MustParse("/"+strings.Repeat("d/", maxIndexDepth+1))); len(got) != 1 {
+		t.Fatalf("%d matches above the deep scopes, want only /d/'s", len(got))
 	}
 }
 
@@ -168,5 +177,28 @@ func TestMinimalScopes(t *testing.T) {
 				t.Fatalf("%v: %s not covered by %v", orig, s, got)
 			}
 		}
+	}
+}
+
+// BenchmarkSinkMatching looks up the subscriptions of events round-robin
+// over k subscribed scopes of one depth, as the delivery path does when its
+// memory of the last scope misses. One op is one lookup.
+func BenchmarkSinkMatching(b *testing.B) {
+	for _, k := range []int{1, 10000} {
+		b.Run(fmt.Sprintf("scopes=%d", k), func(b *testing.B) {
+			tab := newSinkTable()
+			scopes := make([]scope.Scope, k)
+			for i := range scopes {
+				scopes[i] = scope.MustParse(fmt.Sprintf("/bench/sc/%05d/%05d/", k, i))
+				tab.add(scopes[i], func(*notification.Event) {}, nil)
+			}
+			var dst []*subscription
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if dst = tab.matching(dst[:0], scopes[i%k]); len(dst) != 1 {
+					b.Fatalf("%d matches, want 1", len(dst))
+				}
+			}
+		})
 	}
 }

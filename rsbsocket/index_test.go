@@ -64,6 +64,26 @@ func TestRouteIndexMatchesLinearScan(t *testing.T) {
 	}
 }
 
+// TestRouteIndexDeepChain: connections listening at two depths past the
+// shared deepest depth bit, and one near the root, on one event scope's
+// chain are all found.
+func TestRouteIndexDeepChain(t *testing.T) {
+	deep := "/" + strings.Repeat("d/", maxDepthBit+1)
+	var conns []*conn
+	for i, s := range []string{deep, deep + "e/", "/d/"} {
+		c := &conn{id: ConnID(i)}
+		c.match.Store(newMatcher(Interest{Scopes: []scope.Scope{scope.MustParse(s)}}))
+		conns = append(conns, c)
+	}
+	ix := buildIndex(conns)
+	if got := ix.appendTargets(nil, scope.MustParse(deep+"e/f/")); len(got) != 3 {
+		t.Fatalf("%d connections found below three scopes of the chain, want 3", len(got))
+	}
+	if got := ix.appendTargets(nil, scope.MustParse(deep)); len(got) != 2 {
+		t.Fatalf("%d connections found on the deep scope, want 2", len(got))
+	}
+}
+
 // BenchmarkRouteLookup looks up the targets of events round-robin over k
 // scopes, each the interest of one of the connections (k listeners over
 // one connection, or one each), as a publisher's reader does when its
