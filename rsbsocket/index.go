@@ -80,9 +80,7 @@ func buildIndex(routes []*conn) *routeIndex {
 // string and probes the super-scope ending at each slash only at the
 // depths somebody listens on, and stops past the deepest of them.
 func (ix *routeIndex) appendTargets(dst []*conn, sc scope.Scope) []*conn {
-	for _, c := range ix.all { // usually none or one: no bulk copy
-		dst = append(dst, c)
-	}
+	dst = append(dst, ix.all...)
 	if len(ix.by) == 0 {
 		return dst
 	}
