@@ -263,13 +263,24 @@ const (
 	// the two clients. How soon a client answers is mostly how soon its
 	// own CPU wakes: 25-60 us on the 2-core VM of docs/BENCHMARKS.md, where
 	// polling for 30 us left a request/reply round trip through the daemon
-	// at 80 us and 100 us brought it to 50 us; when that VM ran slower,
-	// 100 us caught the answer in only 52-77 % of the polls and 250 us in
-	// 87-95 %, taking the round trip from 128-218 us to 112-161 us. A relay
-	// that is not answered costs at most this much CPU, and a connection
-	// that once answers later than this is not polled for again until it
-	// has answered in time twice (answersMin).
-	DefaultSpinWait = 250 * time.Microsecond
+	// at 80 us and 100 us brought it to 50 us. A relay that is not
+	// answered costs at most this much CPU, and a connection that once
+	// answers later than this is not polled for again until it has
+	// answered in time twice (answersMin).
+	//
+	// A poll also holds a CPU that the answering client may have been woken
+	// onto (a socket write wakes its reader as if the writer were about to
+	// sleep); that client then runs only once the poll gives up, so the
+	// slowest round trips take the whole poll. Polls of 250 us put the 99th
+	// percentile of a round trip through the daemon at 336-415 us against
+	// NATS's 265-370, and 100 us at 230-279 us, with the median at 61-86 us
+	// against 66-77 (a 4 Dec host of docs/BENCHMARKS.md, 7 and 3 runs of
+	// `--only daemon,nats`, both sizes). On the slower host of 1-2 Dec,
+	// 100 us caught the answer in 52-77 % of the polls and 250 us in
+	// 87-95 %, with the median round trip at 128-218 us against 112-161,
+	// and the 99th percentile at 646-658 us with 250 us against NATS's
+	// 484-507. The tail counts for a bus that carries control loops: 100 us.
+	DefaultSpinWait = 100 * time.Microsecond
 
 	// MaxSpinWait bounds Config.SpinWait.
 	MaxSpinWait = 10 * time.Millisecond
