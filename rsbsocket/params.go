@@ -274,7 +274,7 @@ const (
 	// slowest round trips take the whole poll. Polls of 250 us put the 99th
 	// percentile of a round trip through the daemon at 336-415 us against
 	// NATS's 263-370, and 100 us at 230-279 us, with the median at 61-86 us
-	// against 66-77 (a 4 Dec host of docs/BENCHMARKS.md, 7 and 3 runs of
+	// against 66-77 (a 4 Dec host of docs/BENCHMARKS.md, 10 and 3 runs of
 	// `--only daemon,nats`, both sizes). On the slower host of 1-2 Dec,
 	// 100 us caught the answer in 52-77 % of the polls and 250 us in
 	// 87-95 %, with the median round trip at 128-218 us against 112-161,
