@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/leakcheck"
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // TestCloseLeavesNoGoroutines: buses that ran a listener, a reader, an
@@ -45,7 +46,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		if _, err := rd.Read(ctx); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 10*time.Second, "the listener's event", func() bool { return heard.Load() >= 1 })
+		testutil.WaitFor(t, 10*time.Second, "the listener's event", func() bool { return heard.Load() >= 1 })
 		_ = sa.Close()
 		_ = sb.Close()
 		leakcheck.Wait(t, before, 15*time.Second)

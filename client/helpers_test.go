@@ -83,12 +83,6 @@ func dialNode(t testing.TB, target string) *Bus {
 	return b
 }
 
-// waitFor polls cond until it holds or the timeout passes.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	clienttest.WaitFor(t, timeout, what, cond)
-}
-
 // awaitRoute makes sure events on sc published on from reach to: it keeps
 // a reader on sc open on to (so the interest stays) and publishes probes
 // until one arrives. Create the participants under test afterwards.

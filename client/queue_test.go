@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 )
 
@@ -95,7 +96,7 @@ func TestQueueConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	waitFor(t, 10*time.Second, "drained", func() bool { return len(seen) == producers*each })
+	testutil.WaitFor(t, 10*time.Second, "drained", func() bool { return len(seen) == producers*each })
 	cancel()
 	cons.Wait()
 	got := make(map[uint32]bool)
@@ -175,7 +176,7 @@ func TestQueuePopInto(t *testing.T) {
 	for i := range uint32(total) {
 		q.push(seqItem(i))
 	}
-	waitFor(t, 30*time.Second, "the consumers to take everything", func() bool { return q.len() == 0 })
+	testutil.WaitFor(t, 30*time.Second, "the consumers to take everything", func() bool { return q.len() == 0 })
 	q.close()
 	wg.Wait()
 	close(errs)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/client/clienttest"
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // quickPair connects two Buses to one in-process node over the socket
@@ -88,7 +89,7 @@ func TestQuickHandOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Once the reader runs the waiting handler, the waking event follows.
-	waitFor(t, 10*time.Second, "the waiting handler to run", func() bool { return waiter.Stats().Handled > 0 })
+	testutil.WaitFor(t, 10*time.Second, "the waiting handler to run", func() bool { return waiter.Stats().Handled > 0 })
 	if _, err := w2.Publish(bg(), "wake"); err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestQuickOrder(t *testing.T) {
 				t.Logf("bus %+v", sub.Stats())
 			}
 		}()
-		waitFor(t, 10*time.Second, "the listeners to catch up", func() bool {
+		testutil.WaitFor(t, 10*time.Second, "the listeners to catch up", func() bool {
 			for _, k := range ks {
 				if all[k].next.Load() <= i {
 					return false
@@ -322,7 +323,7 @@ func TestQuickWaitsHandOn(t *testing.T) {
 	if _, err := readInf.Publish(bg(), "go"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the reading handler to run", func() bool { return reader.Stats().Handled > 0 })
+	testutil.WaitFor(t, 10*time.Second, "the reading handler to run", func() bool { return reader.Stats().Handled > 0 })
 	if _, err := laterInf.Publish(bg(), "later"); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/client/clienttest"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 )
 
@@ -133,7 +134,7 @@ func TestHandlerFailures(t *testing.T) {
 		}
 		remove()
 		inf.Publish(bg(), "after")
-		waitFor(t, 10*time.Second, "handled", func() bool { return l.Stats().Handled == 7 })
+		testutil.WaitFor(t, 10*time.Second, "handled", func() bool { return l.Stats().Handled == 7 })
 		if len(got) != 0 {
 			t.Fatal("removed handler still called")
 		}
@@ -201,7 +202,7 @@ func TestReaderQueueBytes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		waitFor(t, 10*time.Second, "every event queued or dropped", func() bool {
+		testutil.WaitFor(t, 10*time.Second, "every event queued or dropped", func() bool {
 			st := rd.Stats()
 			return st.Queued+st.Dropped == n
 		})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/client/clienttest"
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // TestEventStash: the stash keeps at most eventStashMax events, hands
@@ -38,7 +39,7 @@ func TestEventStash(t *testing.T) {
 		t.Fatalf("an empty stash: %d misses", s.misses.Load())
 	}
 	s.put(evs[:5])
-	waitFor(t, 10*time.Second, "the idle stash to empty", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the idle stash to empty", func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return len(s.evs) == 0

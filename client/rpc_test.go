@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // addEcho registers the test methods on s: echo (returns its argument),
@@ -140,7 +142,7 @@ func TestRPCSeveralServers(t *testing.T) {
 				t.Fatalf("call %d: %v %v", i, got, err)
 			}
 		}
-		waitFor(t, 10*time.Second, "both servers answered every call", func() bool { return calls.Load() == 10 })
+		testutil.WaitFor(t, 10*time.Second, "both servers answered every call", func() bool { return calls.Load() == 10 })
 		rs.mu.Lock()
 		pending := len(rs.pending)
 		rs.mu.Unlock()

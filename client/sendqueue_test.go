@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/client/clienttest"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/rsbsocket"
 )
 
@@ -122,7 +123,7 @@ func TestPublishToAStuckServer(t *testing.T) {
 	// Reset the connection: the write under way fails.
 	_ = srv.(*net.TCPConn).SetLinger(0)
 	_ = srv.Close()
-	waitFor(t, 10*time.Second, "the failed write", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the failed write", func() bool {
 		_, err := inf.Publish(bg(), payload)
 		return errors.Is(err, ErrDisconnected)
 	})

@@ -3,6 +3,8 @@ package client
 import (
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 func TestLargeClass(t *testing.T) {
@@ -125,7 +127,7 @@ func TestPoolsEmptyWhenIdle(t *testing.T) {
 	if p.made.Load() != made {
 		t.Fatalf("%d slabs made while the pool was in use", p.made.Load()-made)
 	}
-	waitFor(t, 10*time.Second, "the idle pools to empty", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the idle pools to empty", func() bool {
 		return len(p.free) == 0 && p.large.bytes.Load() == 0 && b.lists.bytes.Load() == 0
 	})
 	// Used again, a pool keeps and trims as before.
@@ -133,5 +135,5 @@ func TestPoolsEmptyWhenIdle(t *testing.T) {
 	if len(p.free) != 1 {
 		t.Fatal("nothing pooled after the trim")
 	}
-	waitFor(t, 10*time.Second, "the pool to empty again", func() bool { return len(p.free) == 0 })
+	testutil.WaitFor(t, 10*time.Second, "the pool to empty again", func() bool { return len(p.free) == 0 })
 }

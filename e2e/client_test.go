@@ -15,6 +15,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/proto/rsbpb/introspection"
 	"github.com/rsbd/rsbd/proto/rsbpb/operatingsystem"
@@ -173,7 +174,7 @@ func (c *client) listen(scopes ...string) {
 			return ev.WireSchema == rsbsocket.HelloWireSchema && ev.Scope.String() == participant
 		}
 		next := time.Now().Add(200 * time.Millisecond)
-		waitFor(c.t, 10*time.Second, c.name+"'s Hello taken into account", func() bool {
+		testutil.WaitFor(c.t, 10*time.Second, c.name+"'s Hello taken into account", func() bool {
 			if w.count(hello) > 0 {
 				return true
 			}
@@ -271,7 +272,7 @@ func waitRoute(t *testing.T, timeout time.Duration, pub *client, sc string, list
 		return ev.WireSchema == schemaProbe && strings.HasPrefix(string(ev.Data), token)
 	}
 	next, i := time.Now(), 0
-	return waitFor(t, timeout, fmt.Sprintf("probes on %s from %s", sc, pub.name), func() bool {
+	return testutil.WaitFor(t, timeout, fmt.Sprintf("probes on %s from %s", sc, pub.name), func() bool {
 		all := true
 		for _, l := range listeners {
 			all = all && l.count(got) > 0

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 )
 
@@ -120,11 +121,11 @@ func checkRouting(t *testing.T, td *threeDaemons) {
 	td.pub.publish("/a/b/c/", schemaText, []byte("routed"))
 	td.pub.publish("/x/", schemaText, []byte("x-marker"))
 	for _, l := range td.routed {
-		waitFor(t, 10*time.Second, l.name+" receiving the /a/b/c/ event", func() bool {
+		testutil.WaitFor(t, 10*time.Second, l.name+" receiving the /a/b/c/ event", func() bool {
 			return l.count(onScope("/a/b/c/", schemaText)) == 1
 		})
 	}
-	waitFor(t, 10*time.Second, "B/x receiving its marker", func() bool { return td.bX.count(onScope("/x/", schemaText)) == 1 })
+	testutil.WaitFor(t, 10*time.Second, "B/x receiving its marker", func() bool { return td.bX.count(onScope("/x/", schemaText)) == 1 })
 	if n := td.bX.count(onScope("/a/", schemaText)) + td.bX.count(onScope("/a/", schemaProbe)); n != 0 {
 		t.Fatalf("the listener on /x/ received %d events on /a/...", n)
 	}
@@ -143,7 +144,7 @@ func checkBigEvent(t *testing.T, td *threeDaemons) {
 	start := time.Now()
 	td.pub.publish("/a/b/c/", schemaBytes, big)
 	for _, l := range td.routed {
-		waitFor(t, 30*time.Second, l.name+" receiving the 5 MiB event", func() bool {
+		testutil.WaitFor(t, 30*time.Second, l.name+" receiving the 5 MiB event", func() bool {
 			return l.count(onScope("/a/b/c/", schemaBytes)) == 1
 		})
 		if got := l.received(onScope("/a/b/c/", schemaBytes))[0]; !bytes.Equal(got.Data, big) {
@@ -166,7 +167,7 @@ func checkQoS(t *testing.T, td *threeDaemons) {
 	}
 	for _, q := range qosClasses {
 		keep := onScope(q.scope, schemaText)
-		waitFor(t, 30*time.Second, fmt.Sprintf("%d events on %s", qosEvents, q.scope), func() bool {
+		testutil.WaitFor(t, 30*time.Second, fmt.Sprintf("%d events on %s", qosEvents, q.scope), func() bool {
 			return td.bQ.count(keep) >= qosEvents
 		})
 		got := td.bQ.received(keep)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/syncbuf"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
 )
@@ -354,7 +355,7 @@ func (d *daemon) logged(parts ...string) bool {
 func (c *cluster) waitPeers(timeout time.Duration) time.Duration {
 	c.t.Helper()
 	want := float64(len(c.daemons) - 1)
-	return waitFor(c.t, timeout, "cluster formed", func() bool {
+	return testutil.WaitFor(c.t, timeout, "cluster formed", func() bool {
 		for _, d := range c.daemons {
 			if d.metric("rsbd_peers") != want {
 				return false
@@ -362,18 +363,4 @@ func (c *cluster) waitPeers(timeout time.Duration) time.Duration {
 		}
 		return true
 	})
-}
-
-// waitFor polls cond until it holds, failing the test after timeout; it
-// returns how long it took.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > timeout {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		<-time.After(pollEvery)
-	}
-	return time.Since(start)
 }

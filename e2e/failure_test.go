@@ -3,6 +3,8 @@ package e2e
 import (
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // TestKillAndRejoin: after kill -9 of daemon C, A and B notice (their peer
@@ -23,11 +25,11 @@ func TestKillAndRejoin(t *testing.T) {
 	waitRoute(t, 20*time.Second, pub, "/k/", lB, lC)
 
 	cc.kill()
-	detect := waitFor(t, 30*time.Second, "A and B noticing C's death", func() bool {
+	detect := testutil.WaitFor(t, 30*time.Second, "A and B noticing C's death", func() bool {
 		return a.metric("rsbd_peers") == 1 && b.metric("rsbd_peers") == 1
 	})
 	for _, d := range []*daemon{a, b} {
-		waitFor(t, 10*time.Second, d.name+" logging C's failure", func() bool {
+		testutil.WaitFor(t, 10*time.Second, d.name+" logging C's failure", func() bool {
 			return d.logged(`"msg":"peer gone"`, `"name":"C"`, `"kind":"fail"`)
 		})
 	}

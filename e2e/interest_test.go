@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/group"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/scope"
@@ -44,7 +45,7 @@ func TestUninterestedDaemonReceivesNothing(t *testing.T) {
 	// C's connections wanted everything until their Hellos; C keeps
 	// receiving what it gave up until the peers confirmed the narrower
 	// interest (and a short settle time). Measure once that is over.
-	waitFor(t, 20*time.Second, "C's given-up scopes to stop lingering", func() bool {
+	testutil.WaitFor(t, 20*time.Second, "C's given-up scopes to stop lingering", func() bool {
 		return cc.metric("rsbd_lingering_scopes") == 0
 	})
 	before, sentBefore := cc.metrics(), a.metric(`rsbd_sent_datagrams_total{kind="data"}`)
@@ -54,7 +55,7 @@ func TestUninterestedDaemonReceivesNothing(t *testing.T) {
 		evs[i] = p.event(sub, schemaText, fmt.Appendf(nil, "%d", i))
 	}
 	p.publishAll(evs)
-	waitFor(t, 20*time.Second, "B receiving the events", func() bool { return lB.count(onScope(sub, schemaText)) == n })
+	testutil.WaitFor(t, 20*time.Second, "B receiving the events", func() bool { return lB.count(onScope(sub, schemaText)) == n })
 	after := cc.metrics()
 	for _, series := range []string{`rsbd_received_datagrams_total{kind="data"}`, `rsbd_drops_total{reason="not_interested"}`} {
 		if after[series] != before[series] {

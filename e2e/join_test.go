@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/testport"
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // TestStartInAnyOrder: a daemon whose --join member comes up after it
@@ -16,7 +17,7 @@ func TestStartInAnyOrder(t *testing.T) {
 	c := newCluster(t)
 	seed, _, release := testport.Hold(t)
 	early := c.start("early", opts{solo: true, args: []string{"--join", seed}})
-	waitFor(t, 20*time.Second, "a failed join attempt", func() bool {
+	testutil.WaitFor(t, 20*time.Second, "a failed join attempt", func() bool {
 		return early.metric(`rsbd_membership_joins_total{result="failed"}`) >= 1
 	})
 	release()

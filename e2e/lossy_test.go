@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 )
 
@@ -68,7 +69,7 @@ func TestLargeEventsOverALossyLink(t *testing.T) {
 		ordered bool
 	}{{"/qos/ro/", true}, {"/qos/ru/", false}} {
 		keep := onScope(q.scope, schemaBytes)
-		waitFor(t, 60*time.Second, fmt.Sprintf("%d events on %s", n, q.scope), func() bool { return sub.count(keep) >= n })
+		testutil.WaitFor(t, 60*time.Second, fmt.Sprintf("%d events on %s", n, q.scope), func() bool { return sub.count(keep) >= n })
 		seen := map[int]bool{}
 		last := -1
 		for _, ev := range sub.received(keep) {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // families are the metric families the daemon must expose, with their type.
@@ -112,7 +114,7 @@ func TestSIGTERM(t *testing.T) {
 	if stopped, err := cl.stopped(10 * time.Second); !stopped || err != io.EOF {
 		t.Errorf("client connection not closed in order: stopped=%v err=%v", stopped, err)
 	}
-	waitFor(t, 10*time.Second, "A seeing B leave", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "A seeing B leave", func() bool {
 		return a.metric("rsbd_peers") == 0 && a.logged(`"msg":"peer gone"`, `"name":"B"`, `"kind":"leave"`)
 	})
 	t.Logf("SIGTERM to exit 0 in %v", took.Round(time.Millisecond))

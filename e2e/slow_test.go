@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 )
 
@@ -43,7 +44,7 @@ func TestStalledClientDoesNotDelayOthers(t *testing.T) {
 			evs[i] = pub.event("/s/", schemaBytes, bytes.Repeat([]byte{byte(sent + i)}, size))
 		}
 		pub.publishAll(evs)
-		worst = max(worst, waitFor(t, 10*time.Second, "the reading client receiving a chunk", func() bool {
+		worst = max(worst, testutil.WaitFor(t, 10*time.Second, "the reading client receiving a chunk", func() bool {
 			return fast.count(onScope("/s/", schemaBytes)) == sent+chunk
 		}))
 	}
@@ -56,7 +57,7 @@ func TestStalledClientDoesNotDelayOthers(t *testing.T) {
 		seen[ev.ID.SequenceNumber] = true
 	}
 	var drops float64
-	waitFor(t, 10*time.Second, "drops counted for the stalled client", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "drops counted for the stalled client", func() bool {
 		drops = b.metric(`rsbd_drops_total{reason="slow_client"}`)
 		return drops > 0
 	})

@@ -10,6 +10,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // le32 is a socket frame header announcing n bytes.
@@ -46,7 +48,7 @@ func TestSocketRefusesBadInput(t *testing.T) {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
 		conn.Close()
-		waitFor(t, 10*time.Second, tt.name+": warning "+tt.log, func() bool {
+		testutil.WaitFor(t, 10*time.Second, tt.name+": warning "+tt.log, func() bool {
 			return d.logged(`"level":"WARN"`, tt.log)
 		})
 	}
@@ -59,7 +61,7 @@ func TestSocketRefusesBadInput(t *testing.T) {
 	conn.Close()
 
 	want := map[string]float64{`rsbd_drops_total{reason="frame_too_large"}`: 2, `rsbd_drops_total{reason="decode_error"}`: 2}
-	waitFor(t, 10*time.Second, "the refusals counted", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the refusals counted", func() bool {
 		m := d.metrics()
 		for series, n := range want {
 			if m[series]-before[series] != n {
@@ -75,7 +77,7 @@ func TestSocketRefusesBadInput(t *testing.T) {
 	if code, _, err := d.get("/readyz"); err != nil || code != http.StatusOK {
 		t.Fatalf("/readyz after bad input: %d %v", code, err)
 	}
-	waitFor(t, 10*time.Second, "only the good connections left (listener, publisher, witness)", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "only the good connections left (listener, publisher, witness)", func() bool {
 		return d.metric("rsbd_socket_connections") == 3
 	})
 }

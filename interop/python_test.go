@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/group"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/node"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
@@ -63,7 +64,7 @@ func startNodes(t *testing.T, k int) []*node.Node {
 		t.Cleanup(func() { n.Close() })
 		nodes = append(nodes, n)
 	}
-	waitFor(t, "cluster", func() bool {
+	testutil.WaitFor(t, 20*time.Second, "cluster", func() bool {
 		for _, n := range nodes {
 			if len(n.Members()) != k-1 {
 				return false
@@ -72,18 +73,6 @@ func startNodes(t *testing.T, k int) []*node.Node {
 		return true
 	})
 	return nodes
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		tm := time.NewTimer(10 * time.Millisecond)
-		<-tm.C
-	}
 }
 
 // pyProc is a running python client whose stdout lines are collected.
@@ -176,13 +165,13 @@ func TestPythonInformerToRemoteListener(t *testing.T) {
 			nodes := startNodes(t, 2)
 			a, b := nodes[0], nodes[1]
 			lst := runPython(t, dir, pyListener, b.SocketAddr(), server, "/example/", "3")
-			waitFor(t, "listener interest at B", func() bool { return interested(b, "/example/") })
-			waitFor(t, "B's interest known at A", func() bool { return a.Wants(scope.MustParse("/example/sub/")) })
+			testutil.WaitFor(t, 20*time.Second, "listener interest at B", func() bool { return interested(b, "/example/") })
+			testutil.WaitFor(t, 20*time.Second, "B's interest known at A", func() bool { return a.Wants(scope.MustParse("/example/sub/")) })
 			inf := runPython(t, dir, pyInformer, a.SocketAddr(), server, "/example/sub/", "3")
-			waitFor(t, "three events at the python listener", func() bool {
+			testutil.WaitFor(t, 20*time.Second, "three events at the python listener", func() bool {
 				return lst.has("/example/sub/ hello0") && lst.has("/example/sub/ hello1") && lst.has("/example/sub/ hello2")
 			})
-			waitFor(t, "informer done", func() bool { return inf.has("SENT 3") })
+			testutil.WaitFor(t, 20*time.Second, "informer done", func() bool { return inf.has("SENT 3") })
 		})
 	}
 }
@@ -196,7 +185,7 @@ func TestGoToPythonAndBack(t *testing.T) {
 	a, b := nodes[0], nodes[1]
 	got := make(chan *notification.Event, 4)
 	defer a.Subscribe(scope.MustParse("/py/"), func(ev *notification.Event) { got <- ev })()
-	waitFor(t, "A's interest known at B", func() bool { return b.Wants(scope.MustParse("/py/")) })
+	testutil.WaitFor(t, 20*time.Second, "A's interest known at B", func() bool { return b.Wants(scope.MustParse("/py/")) })
 	runPython(t, dir, pyInformer, b.SocketAddr(), "0", "/py/", "1")
 	select {
 	case ev := <-got:
@@ -207,8 +196,8 @@ func TestGoToPythonAndBack(t *testing.T) {
 		t.Fatal("no event from the python informer")
 	}
 	lst := runPython(t, dir, pyListener, a.SocketAddr(), "0", "/go/", "1")
-	waitFor(t, "listener interest at A", func() bool { return interested(a, "/go/") })
-	waitFor(t, "A's interest known at B", func() bool { return b.Wants(scope.MustParse("/go/")) })
+	testutil.WaitFor(t, 20*time.Second, "listener interest at A", func() bool { return interested(a, "/go/") })
+	testutil.WaitFor(t, 20*time.Second, "A's interest known at B", func() bool { return b.Wants(scope.MustParse("/go/")) })
 	ev := &notification.Event{Scope: scope.MustParse("/go/x/"), WireSchema: "utf-8-string", Data: []byte("from go"),
 		ID: notification.EventID{SenderID: notification.NewParticipantID()}}
 	ev.MetaData.CreateTime = time.Now().UnixMicro()
@@ -216,7 +205,7 @@ func TestGoToPythonAndBack(t *testing.T) {
 	if err := b.Publish(context.Background(), ev); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "python listener got the Go event", func() bool { return lst.has("/go/x/ from go") })
+	testutil.WaitFor(t, 20*time.Second, "python listener got the Go event", func() bool { return lst.has("/go/x/ from go") })
 }
 
 // TestPythonRPCAcrossNodes: an rsb-python LocalServer behind node A answers
@@ -226,8 +215,8 @@ func TestPythonRPCAcrossNodes(t *testing.T) {
 	nodes := startNodes(t, 2)
 	a, b := nodes[0], nodes[1]
 	runPython(t, dir, pyServer, a.SocketAddr(), "0", "/rpc/svc/")
-	waitFor(t, "server interest at A", func() bool { return interested(a, "/rpc/svc/") })
-	waitFor(t, "A's interest known at B", func() bool { return b.Wants(scope.MustParse("/rpc/svc/echo/")) })
+	testutil.WaitFor(t, 20*time.Second, "server interest at A", func() bool { return interested(a, "/rpc/svc/") })
+	testutil.WaitFor(t, 20*time.Second, "A's interest known at B", func() bool { return b.Wants(scope.MustParse("/rpc/svc/echo/")) })
 	cl := runPython(t, dir, pyClient, b.SocketAddr(), "0", "/rpc/svc/")
-	waitFor(t, "client results", func() bool { return cl.has("RESULT hi") && cl.has("ERROR boom") })
+	testutil.WaitFor(t, 20*time.Second, "client results", func() bool { return cl.has("RESULT hi") && cl.has("ERROR boom") })
 }

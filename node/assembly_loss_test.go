@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/faultnet"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/qos"
 	"github.com/rsbd/rsbd/scope"
 )
@@ -43,7 +44,7 @@ func largeEventsOnManyStreams(t *testing.T, ordered bool) {
 	for i := 0; i < scopes; i++ {
 		sc := scopeOf(i)
 		defer b.Subscribe(scope.MustParse(sc), got.handle)()
-		waitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID(sc)) })
+		testutil.WaitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID(sc)) })
 	}
 	const n = scopes * perScope
 	for i := 0; i < n; i++ {
@@ -51,7 +52,7 @@ func largeEventsOnManyStreams(t *testing.T, ordered bool) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 30*time.Second, fmt.Sprintf("%d events", n), func() bool { return got.len() >= n })
+	testutil.WaitFor(t, 30*time.Second, fmt.Sprintf("%d events", n), func() bool { return got.len() >= n })
 	seen := map[uint32]bool{}
 	for i := 0; i < got.len(); i++ {
 		d := got.get(i).Data
@@ -93,7 +94,7 @@ func TestReassemblyEvictionIsReported(t *testing.T) {
 			mu.Unlock()
 		}
 	}))()
-	waitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/evict/")) })
+	testutil.WaitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/evict/")) })
 	const n = 40
 	for i := 0; i < n; i++ {
 		if err := a.Publish(context.Background(), seqEvent("/evict/", uint32(i), 100<<10)); err != nil {
@@ -105,7 +106,7 @@ func TestReassemblyEvictionIsReported(t *testing.T) {
 		defer mu.Unlock()
 		return got.len() + evicted
 	}
-	waitFor(t, 30*time.Second, "every event delivered or reported", func() bool { return accounted() >= n })
+	testutil.WaitFor(t, 30*time.Second, "every event delivered or reported", func() bool { return accounted() >= n })
 	mu.Lock()
 	defer mu.Unlock()
 	if evicted == 0 || got.len()+evicted != n {

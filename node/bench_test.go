@@ -10,6 +10,7 @@ import (
 
 	"github.com/rsbd/rsbd/internal/rttstat"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
 	"github.com/rsbd/rsbd/transport"
@@ -44,7 +45,7 @@ func BenchmarkNetworkThroughput(b *testing.B) {
 			a, r := nodes[0], nodes[1]
 			var got atomic.Int64
 			defer r.Subscribe(scope.MustParse("/bench/"), func(*notification.Event) { got.Add(1) })()
-			waitFor(b, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/bench/")) })
+			testutil.WaitFor(b, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/bench/")) })
 			ev := &notification.Event{Scope: scope.MustParse("/bench/"), WireSchema: "bytes", Data: make([]byte, size)}
 			b.SetBytes(int64(size))
 			b.ResetTimer()
@@ -55,7 +56,7 @@ func BenchmarkNetworkThroughput(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			waitFor(b, time.Minute, "all events", func() bool { return got.Load() >= int64(b.N) })
+			testutil.WaitFor(b, time.Minute, "all events", func() bool { return got.Load() >= int64(b.N) })
 			el := time.Since(start)
 			b.ReportMetric(float64(b.N)/el.Seconds(), "msgs/s")
 		})
@@ -106,7 +107,7 @@ func benchLatency(b *testing.B, loss float64, size int, inline bool) {
 		go r.Publish(context.Background(), reply.Clone())
 	})()
 	defer a.Subscribe(pongScope, func(*notification.Event) { pong <- struct{}{} })()
-	waitFor(b, 10*time.Second, "interest", func() bool {
+	testutil.WaitFor(b, 10*time.Second, "interest", func() bool {
 		return a.interest().Wanted(groupID("/ping/")) && r.interest().Wanted(groupID("/pong/"))
 	})
 	ev := &notification.Event{Scope: ping, WireSchema: "bytes", Data: make([]byte, size)}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/leakcheck"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
 )
@@ -32,7 +33,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer b.Close()
-		waitFor(t, 10*time.Second, "cluster formed", func() bool { return len(a.Members()) == 1 })
+		testutil.WaitFor(t, 10*time.Second, "cluster formed", func() bool { return len(a.Members()) == 1 })
 
 		var got collector
 		cancel := b.Subscribe(scope.MustParse("/leak/"), got.handle)
@@ -41,7 +42,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 			t.Fatal(err)
 		}
 		pub := dialSocket(t, a)
-		waitFor(t, 10*time.Second, "interest gossiped", func() bool { return a.interest().Wanted(groupID("/leak/")) })
+		testutil.WaitFor(t, 10*time.Second, "interest gossiped", func() bool { return a.interest().Wanted(groupID("/leak/")) })
 		big := bytes.Repeat([]byte("x"), 3<<20)
 		for i, data := range [][]byte{[]byte("small"), big} {
 			body, err := notification.Marshal(testEvent("/leak/x/", uint32(i), data))
@@ -52,7 +53,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		waitFor(t, 10*time.Second, "both events at b", func() bool { return got.len() == 2 })
+		testutil.WaitFor(t, 10*time.Second, "both events at b", func() bool { return got.len() == 2 })
 		cancel()
 		_ = sub.Close()
 		_ = pub.Close()

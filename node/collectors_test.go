@@ -8,6 +8,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
 	"github.com/rsbd/rsbd/transport"
@@ -70,13 +71,13 @@ func TestMembershipMetrics(t *testing.T) {
 			}
 		}
 	}
-	waitFor(t, 10*time.Second, "the peer's state applied", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the peer's state applied", func() bool {
 		v := membershipValues(t, a)
 		return v["rsbd_membership_states_total"]["applied"]+v["rsbd_membership_deltas_total"]["applied"] > 0
 	})
 	// A push is counted once its send returned, which may be after the
 	// peer applied and confirmed it.
-	waitFor(t, 10*time.Second, "the subscriber's push counted", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the subscriber's push counted", func() bool {
 		return membershipValues(t, b)["rsbd_membership_pushes_total"]["sent"] > 0
 	})
 }
@@ -100,7 +101,7 @@ func TestOversizeDatagramCounted(t *testing.T) {
 	if _, err := conn.Write(make([]byte, 3000)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the oversize datagram counted", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the oversize datagram counted", func() bool {
 		return metricValue(t, n, "rsbd_drops_total", "reason", "datagram_too_large") == 1
 	})
 }

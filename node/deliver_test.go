@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/scope"
@@ -76,7 +77,7 @@ func TestDeliveryQueueOrder(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	waitFor(t, 10*time.Second, "every delivery", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "every delivery", func() bool {
 		emu.Lock()
 		defer emu.Unlock()
 		q.mu.Lock()
@@ -159,7 +160,7 @@ func pingPong(t *testing.T, mod func(i int, c *Config), replies func(*Node, *not
 	cancelB := b.Subscribe(scope.MustParse("/req/"), func(ev *notification.Event) { replies(b, ev) })
 	t.Cleanup(cancelB)
 	t.Cleanup(a.Subscribe(scope.MustParse("/resp/"), got.handle))
-	waitFor(t, 10*time.Second, "interest", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "interest", func() bool {
 		return a.interest().Wanted(groupID("/req/")) && b.interest().Wanted(groupID("/resp/"))
 	})
 	return a, b, got
@@ -173,7 +174,7 @@ func seqEvent(sc string, seq uint32, size int) *notification.Event {
 // checkSeqs checks that got holds events 0..n-1 in order.
 func checkSeqs(t *testing.T, got *collector, n int) {
 	t.Helper()
-	waitFor(t, 30*time.Second, "every reply", func() bool { return got.len() >= n })
+	testutil.WaitFor(t, 30*time.Second, "every reply", func() bool { return got.len() >= n })
 	if got.len() != n {
 		t.Fatalf("%d replies, want %d", got.len(), n)
 	}
@@ -247,12 +248,12 @@ func TestHandlerSubscribesAndCancels(t *testing.T) {
 		mu.Unlock()
 	})
 	mu.Unlock()
-	waitFor(t, 10*time.Second, "interest in /s/", func() bool { return a.interest().Wanted(groupID("/s/")) })
+	testutil.WaitFor(t, 10*time.Second, "interest in /s/", func() bool { return a.interest().Wanted(groupID("/s/")) })
 	if err := a.Publish(context.Background(), testEvent("/s/", 0, nil)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "interest in /t/", func() bool { return a.interest().Wanted(groupID("/t/")) })
-	waitFor(t, 10*time.Second, "event on /t/", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "interest in /t/", func() bool { return a.interest().Wanted(groupID("/t/")) })
+	testutil.WaitFor(t, 10*time.Second, "event on /t/", func() bool {
 		if err := a.Publish(context.Background(), testEvent("/t/", 1, nil)); err != nil {
 			t.Fatal(err)
 		}
@@ -267,7 +268,7 @@ func TestHandlerSubscribesAndCancels(t *testing.T) {
 	// (The last /t/ event travels after them on another stream, so wait
 	// for the /s/ ones through a marker on /t/.)
 	n := sub.len()
-	waitFor(t, 10*time.Second, "marker on /t/", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "marker on /t/", func() bool {
 		if sub.len() == n {
 			if err := a.Publish(context.Background(), testEvent("/t/", 100, nil)); err != nil {
 				t.Fatal(err)
@@ -292,7 +293,7 @@ func TestOrderedUnderLoad(t *testing.T) {
 	a, b := nodes[0], nodes[1]
 	var got collector
 	defer b.Subscribe(scope.MustParse("/q/"), got.handle)()
-	waitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/q/")) })
+	testutil.WaitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/q/")) })
 	for i := 0; i < n; i++ {
 		size := 200
 		if i%100 == 0 {

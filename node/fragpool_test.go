@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/faultnet"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
 	"github.com/rsbd/rsbd/transport/datagram"
@@ -107,7 +108,7 @@ func TestRecycledFragmentsOverALossyNetwork(t *testing.T) {
 	if retained := retainedDatagrams(a); tracked > retained {
 		t.Fatalf("%d datagrams tracked for their buffers, %d retained", tracked, retained)
 	}
-	waitFor(t, 10*time.Second, "recycled buffers in the metrics", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "recycled buffers in the metrics", func() bool {
 		return gatherCounter(t, a, "rsbd_fragment_buffers_recycled_total") > 0
 	})
 	if s := net.Stats(); s.Lost == 0 {
@@ -130,7 +131,7 @@ func lossyPair(t *testing.T, seed uint64, sc string) (net *faultnet.Network, a *
 		})
 	a, got = nodes[0], new(collector)
 	t.Cleanup(nodes[1].Subscribe(scope.MustParse(sc), got.handle))
-	waitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID(sc)) })
+	testutil.WaitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID(sc)) })
 	return net, a, got
 }
 
@@ -138,7 +139,7 @@ func lossyPair(t *testing.T, seed uint64, sc string) (net *faultnet.Network, a *
 // order, carries data(i) (whose first four bytes are i).
 func checkIntact(t *testing.T, got *collector, n int, data func(int) []byte) {
 	t.Helper()
-	waitFor(t, 60*time.Second, "every event", func() bool { return got.len() >= n })
+	testutil.WaitFor(t, 60*time.Second, "every event", func() bool { return got.len() >= n })
 	for i := 0; i < got.len(); i++ {
 		d := got.get(i).Data
 		if k := int(binary.BigEndian.Uint32(d)); k != i || !bytes.Equal(d, data(k)) {

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/proto/rsbpb/introspection"
 	"github.com/rsbd/rsbd/rsbsocket"
@@ -72,7 +73,7 @@ func TestManyHellosAcrossNodes(t *testing.T) {
 		bodies = bodies[k:]
 	}
 	last := scope.MustParse(fmt.Sprintf("/hello/%d/", n-1))
-	waitFor(t, 10*time.Second, "the last listener known to the peer", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the last listener known to the peer", func() bool {
 		return b.interest().Wanted(groupID(last.String())) && a.SocketInterest().Matches(last)
 	})
 	if err := b.Publish(ctx, testEvent(last.String(), 1, []byte("x"))); err != nil {
@@ -113,7 +114,7 @@ func TestSocketEventsRetained(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 10*time.Second, "every event", func() bool { return got.len() == n })
+	testutil.WaitFor(t, 10*time.Second, "every event", func() bool { return got.len() == n })
 	for i := range n {
 		if ev := got.get(i); !bytes.Equal(ev.Data, want[i]) {
 			t.Fatalf("event %d changed after delivery", i)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rsbd/rsbd/group"
 	"github.com/rsbd/rsbd/internal/faultnet"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/scope"
@@ -65,7 +66,7 @@ func startNodes(t testing.TB, k int, mod func(i int, c *Config)) []*Node {
 		t.Cleanup(func() { n.Close() })
 		nodes = append(nodes, n)
 	}
-	waitFor(t, 10*time.Second, "cluster formed", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "cluster formed", func() bool {
 		for _, n := range nodes {
 			if len(n.Members()) != k-1 {
 				return false
@@ -74,19 +75,6 @@ func startNodes(t testing.TB, k int, mod func(i int, c *Config)) []*Node {
 		return true
 	})
 	return nodes
-}
-
-// waitFor polls cond until it holds or the timeout passes.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		tm := time.NewTimer(5 * time.Millisecond)
-		<-tm.C
-	}
 }
 
 func groupID(s string) [16]byte { return group.ID(scope.MustParse(s)) }
@@ -132,7 +120,7 @@ func remoteListener(tb testing.TB, sc string) (a, b *Node, sub *rsbsocket.Client
 	if err := sub.Send(helloBody(tb, 0, sc)); err != nil {
 		tb.Fatal(err)
 	}
-	waitFor(tb, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID(sc)) })
+	testutil.WaitFor(tb, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID(sc)) })
 	return a, b, sub
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rsbd/rsbd/group"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
 	"github.com/rsbd/rsbd/transport/datagram"
@@ -99,7 +100,7 @@ func TestAddInterestMatchesFullDerivation(t *testing.T) {
 			subs[k].cancel()
 			subs = slices.Delete(subs, k, k+1)
 			// A cancel reaches the interest through the interest loop.
-			waitFor(t, 10e9, "the cancel applied", func() bool {
+			testutil.WaitFor(t, 10e9, "the cancel applied", func() bool {
 				n.interestMu.Lock()
 				defer n.interestMu.Unlock()
 				return sameScopes(n.localScopes(), n.lastScopes)
@@ -131,7 +132,7 @@ func TestAddInterestLeavesSocketChangesToFullDerivation(t *testing.T) {
 	}
 	fn := func(*notification.Event) {}
 	defer n.Subscribe(scope.MustParse("/emb/a/"), fn)()
-	waitFor(t, 10e9, "the socket listener known", func() bool {
+	testutil.WaitFor(t, 10e9, "the socket listener known", func() bool {
 		in := n.SocketInterest()
 		return !in.All && in.Matches(scope.MustParse("/sock/a/"))
 	})
@@ -168,7 +169,7 @@ func TestTryAddFallsBackOnOtherChanges(t *testing.T) {
 		n.interestMu.Unlock()
 		t.Fatal(err)
 	}
-	waitFor(t, 10e9, "the Hello learnt", func() bool { return n.sockGeneration() != gen })
+	testutil.WaitFor(t, 10e9, "the Hello learnt", func() bool { return n.sockGeneration() != gen })
 	sc := scope.MustParse("/three/")
 	n.sinks.add(sc, fn, nil)
 	r = n.tryAdd(sc)
@@ -197,7 +198,7 @@ func TestSubscribeBarrierWithDeltas(t *testing.T) {
 		if err := b.Publish(context.Background(), testEvent(sc, uint32(i), []byte("x"))); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 10e9, "event "+sc, func() bool { return got.len() == 1 })
+		testutil.WaitFor(t, 10e9, "event "+sc, func() bool { return got.len() == 1 })
 	}
 	// Any push may go out whole instead (a failed push is retried by the
 	// push loop with the whole state; one of 30 did on a loaded machine):

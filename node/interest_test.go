@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
 )
@@ -23,7 +24,7 @@ func TestSubscribeIsABarrier(t *testing.T) {
 		if err := b.Publish(context.Background(), testEvent(sc, uint32(i), []byte("x"))); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 10*time.Second, "event "+sc, func() bool { return got.len() == 1 })
+		testutil.WaitFor(t, 10*time.Second, "event "+sc, func() bool { return got.len() == 1 })
 		cancel()
 	}
 }
@@ -50,11 +51,11 @@ func TestNarrowingLingers(t *testing.T) {
 	if err := b.Publish(context.Background(), testEvent("/n/x/", 1, []byte("x"))); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "event during the linger", func() bool { return got.len() == 1 })
+	testutil.WaitFor(t, 10*time.Second, "event during the linger", func() bool { return got.len() == 1 })
 	if !a.mayRepeat(scope.MustParse("/n/x/")) || !a.mayRepeat(scope.MustParse("/n/")) {
 		t.Fatal("events under the lingering root are not checked for repeats")
 	}
-	waitFor(t, 10*time.Second, "linger over", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "linger over", func() bool {
 		return !a.wantsGroup(groupID("/")) && a.wantsGroup(groupID("/n/"))
 	})
 	// The copy sent to the lingering root group, if any, was dropped.

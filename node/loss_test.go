@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/faultnet"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/scope"
 	"github.com/rsbd/rsbd/transport"
 )
@@ -48,7 +49,7 @@ func TestBlackoutLongerThanRetention(t *testing.T) {
 	seq := uint32(1)
 	start := time.Now()
 	// Publish through the blackout and past it until events flow again.
-	waitFor(t, 20*time.Second, "stream resumes after the blackout", func() bool {
+	testutil.WaitFor(t, 20*time.Second, "stream resumes after the blackout", func() bool {
 		publishSeq(t, a, seq)
 		seq++
 		return time.Since(start) > 600*time.Millisecond && got.len() > base &&

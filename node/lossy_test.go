@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/faultnet"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
 )
@@ -72,7 +73,7 @@ func twoSendersOverALossyNetwork(t *testing.T, c lossyCase) {
 	a, b, r := nodes[0], nodes[1], nodes[2]
 	var got collector
 	defer r.Subscribe(scope.MustParse("/lossy/"), got.handle)()
-	waitFor(t, 10*time.Second, "interest", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "interest", func() bool {
 		return a.interest().Wanted(groupID("/lossy/")) && b.interest().Wanted(groupID("/lossy/"))
 	})
 	pub := dialSocket(t, b)
@@ -106,7 +107,7 @@ func twoSendersOverALossyNetwork(t *testing.T, c lossyCase) {
 		}
 	}()
 	wg.Wait()
-	waitFor(t, 30*time.Second, "every event", func() bool { return got.len() >= 2*perSender })
+	testutil.WaitFor(t, 30*time.Second, "every event", func() bool { return got.len() >= 2*perSender })
 	last := [2]int{-1, -1}
 	seen := map[[2]int]bool{}
 	for i := 0; i < got.len(); i++ {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
 )
@@ -51,7 +52,7 @@ func TestTwoNodesEmbedded(t *testing.T) {
 	defer b.Subscribe(scope.MustParse("/a/"), onB.handle)()
 	defer b.Subscribe(scope.MustParse("/x/"), onX.handle)()
 	defer a.Subscribe(scope.MustParse("/a/b/"), onA.handle)()
-	waitFor(t, 10*time.Second, "interest gossiped", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "interest gossiped", func() bool {
 		return a.interest().Wanted(groupID("/a/"))
 	})
 	big := bytes.Repeat([]byte("0123456789abcdef"), 5<<16) // 5 MiB
@@ -60,7 +61,7 @@ func TestTwoNodesEmbedded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 10*time.Second, "two events at B", func() bool { return onB.len() == 2 })
+	testutil.WaitFor(t, 10*time.Second, "two events at B", func() bool { return onB.len() == 2 })
 	if got := onB.get(1); !bytes.Equal(got.Data, big) || got.Scope.String() != "/a/b/c/" {
 		t.Fatalf("5 MiB event damaged: %d bytes on %s", len(got.Data), got.Scope)
 	}

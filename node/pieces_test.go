@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/faultnet"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
 )
@@ -25,7 +26,7 @@ func TestSocketEventsSplitInPieces(t *testing.T) {
 	a, b := nodes[0], nodes[1]
 	var got collector
 	defer b.Subscribe(scope.MustParse("/pieces/"), got.handle)()
-	waitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/pieces/")) })
+	testutil.WaitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/pieces/")) })
 	pub := dialSocket(t, a)
 	sizes := []int{100, 20 << 10, 3000, 1400, 64 << 10, 50, 1 << 20, 10, 5000, 200 << 10}
 	var want [][]byte
@@ -50,7 +51,7 @@ func TestSocketEventsSplitInPieces(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 30*time.Second, "every event", func() bool { return got.len() >= len(want) })
+	testutil.WaitFor(t, 30*time.Second, "every event", func() bool { return got.len() >= len(want) })
 	if got.len() != len(want) {
 		t.Fatalf("%d events, want %d", got.len(), len(want))
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/scope"
 	"github.com/rsbd/rsbd/transport"
 	"github.com/rsbd/rsbd/transport/datagram"
@@ -181,7 +182,7 @@ func TestPublishWaitingForRoom(t *testing.T) {
 	a, b := nodes[0], nodes[1]
 	var got collector
 	defer b.Subscribe(scope.MustParse("/room/"), got.handle)()
-	waitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/room/")) })
+	testutil.WaitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/room/")) })
 
 	a.eng.mu.Lock() // the engine, and publishes on the caller's goroutine, wait
 	held := true
@@ -199,7 +200,7 @@ func TestPublishWaitingForRoom(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { errc <- a.Publish(ctx, testEvent("/room/", 1, nil)) }()
-	waitFor(t, 10*time.Second, "a publish waiting for room", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "a publish waiting for room", func() bool {
 		a.eng.pubs.mu.Lock()
 		defer a.eng.pubs.mu.Unlock()
 		return a.eng.pubs.room != nil
@@ -210,7 +211,7 @@ func TestPublishWaitingForRoom(t *testing.T) {
 	}
 	a.eng.mu.Unlock()
 	held = false
-	waitFor(t, 10*time.Second, "the queued event", func() bool { return got.len() == 1 })
+	testutil.WaitFor(t, 10*time.Second, "the queued event", func() bool { return got.len() == 1 })
 	if n := a.eng.pubsPending.Load(); n != 0 {
 		t.Fatalf("%d publishes still counted as pending", n)
 	}
@@ -226,7 +227,7 @@ func TestPublishWaitsAtByteBound(t *testing.T) {
 	a, b := nodes[0], nodes[1]
 	var got collector
 	defer b.Subscribe(scope.MustParse("/bytes/"), got.handle)()
-	waitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/bytes/")) })
+	testutil.WaitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/bytes/")) })
 	a.eng.mu.Lock()
 	held := true
 	defer func() {
@@ -241,7 +242,7 @@ func TestPublishWaitsAtByteBound(t *testing.T) {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- a.Publish(context.Background(), testEvent("/bytes/", 1, make([]byte, 3<<10))) }()
-	waitFor(t, 10*time.Second, "a publish waiting for room", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "a publish waiting for room", func() bool {
 		a.eng.pubs.mu.Lock()
 		defer a.eng.pubs.mu.Unlock()
 		return a.eng.pubs.room != nil && len(a.eng.pubs.items) == 1
@@ -251,7 +252,7 @@ func TestPublishWaitsAtByteBound(t *testing.T) {
 	if err := <-errc; err != nil {
 		t.Fatalf("waiting publish: %v", err)
 	}
-	waitFor(t, 10*time.Second, "both events", func() bool { return got.len() == 2 })
+	testutil.WaitFor(t, 10*time.Second, "both events", func() bool { return got.len() == 2 })
 }
 
 // TestPublishQueueDepthMetric: rsbd_queue_depth{queue="socket_in"} counts
@@ -262,7 +263,7 @@ func TestPublishQueueDepthMetric(t *testing.T) {
 	a, b := nodes[0], nodes[1]
 	var got collector
 	defer b.Subscribe(scope.MustParse("/depth/"), got.handle)()
-	waitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/depth/")) })
+	testutil.WaitFor(t, 10*time.Second, "interest", func() bool { return a.interest().Wanted(groupID("/depth/")) })
 	depth := func() float64 { return metricValue(t, a, "rsbd_queue_depth", "queue", "socket_in") }
 	a.eng.mu.Lock()
 	held := true
@@ -282,7 +283,7 @@ func TestPublishQueueDepthMetric(t *testing.T) {
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- a.Publish(ctx, testEvent("/depth/", 2, nil)) }()
-	waitFor(t, 10*time.Second, "a publish waiting for room", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "a publish waiting for room", func() bool {
 		a.eng.pubs.mu.Lock()
 		defer a.eng.pubs.mu.Unlock()
 		return a.eng.pubs.room != nil
@@ -295,8 +296,8 @@ func TestPublishQueueDepthMetric(t *testing.T) {
 	if err := <-errc; err != nil {
 		t.Fatalf("waiting publish: %v", err)
 	}
-	waitFor(t, 10*time.Second, "the engine to handle every publish", func() bool { return depth() == 0 })
-	waitFor(t, 10*time.Second, "the three events", func() bool { return got.len() == 3 })
+	testutil.WaitFor(t, 10*time.Second, "the engine to handle every publish", func() bool { return depth() == 0 })
+	testutil.WaitFor(t, 10*time.Second, "the three events", func() bool { return got.len() == 3 })
 }
 
 // TestReceiveQueueByteBound: while the engine is busy, received batches
@@ -327,7 +328,7 @@ func TestReceiveQueueByteBound(t *testing.T) {
 	if queued != 1 || dropped != 2 {
 		t.Fatalf("%d batches queued and %v datagrams dropped, want 1 and 2", queued, dropped)
 	}
-	waitFor(t, 10*time.Second, "the engine to take the batch", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the engine to take the batch", func() bool {
 		return a.eng.rxPending.Load() == 0 && a.eng.rxBytes.Load() == 0
 	})
 	a.eng.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/faultnet"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
 	"github.com/rsbd/rsbd/transport"
@@ -62,14 +63,14 @@ const fenceSeq = 1 << 31
 // events start.
 func warmUp(t *testing.T, a *Node, got *collector) int {
 	t.Helper()
-	waitFor(t, 10*time.Second, "first event", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "first event", func() bool {
 		if got.len() == 0 {
 			publishSeq(t, a, 0)
 		}
 		return got.len() > 0
 	})
 	publishSeq(t, a, fenceSeq)
-	waitFor(t, 10*time.Second, "the warm-up fence", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the warm-up fence", func() bool {
 		return binary.BigEndian.Uint32(got.get(got.len()-1).Data) == fenceSeq
 	})
 	return got.len()
@@ -91,11 +92,11 @@ func publishSeq(t *testing.T, n *Node, seq uint32) {
 func checkDelivery(t *testing.T, q QoS, got *collector, base, events int) {
 	t.Helper()
 	if q.Reliable {
-		waitFor(t, 30*time.Second, "every reliable event", func() bool { return got.len() >= base+events })
+		testutil.WaitFor(t, 30*time.Second, "every reliable event", func() bool { return got.len() >= base+events })
 	} else {
 		// Unreliable: wait until delivery stops growing.
 		last, stable := -1, 0
-		waitFor(t, 30*time.Second, "unreliable delivery to settle", func() bool {
+		testutil.WaitFor(t, 30*time.Second, "unreliable delivery to settle", func() bool {
 			if n := got.len(); n == last {
 				stable++
 			} else {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
 	"github.com/rsbd/rsbd/transport/datagram"
@@ -89,7 +90,7 @@ func TestRecycledRecordsOverALossyNetwork(t *testing.T) {
 		if i%100 == 99 {
 			// Let acknowledgements come back, so that slabs are
 			// released while the publisher still carves.
-			waitFor(t, 60*time.Second, "a hundred more events", func() bool { return got.len() >= i+1 })
+			testutil.WaitFor(t, 60*time.Second, "a hundred more events", func() bool { return got.len() >= i+1 })
 		}
 	}
 	checkIntact(t, got, n, slabData)
@@ -119,7 +120,7 @@ func TestSocketSharedRecordsNotRecycled(t *testing.T) {
 	if err := sub.Send(helloBody(t, 0, "/shared/")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "interest", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "interest", func() bool {
 		return a.interest().Wanted(groupID("/shared/")) && a.SocketInterest().Matches(scope.MustParse("/shared/"))
 	})
 	const n = 600 // about 900 KB: a dozen slabs
@@ -128,8 +129,8 @@ func TestSocketSharedRecordsNotRecycled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 30*time.Second, "every event at the peer", func() bool { return got.len() >= n })
-	waitFor(t, 30*time.Second, "every datagram acknowledged", func() bool { return retainedDatagrams(a) <= 2 })
+	testutil.WaitFor(t, 30*time.Second, "every event at the peer", func() bool { return got.len() >= n })
+	testutil.WaitFor(t, 30*time.Second, "every datagram acknowledged", func() bool { return retainedDatagrams(a) <= 2 })
 	a.eng.mu.Lock()
 	recycled := a.eng.frags.recycled
 	a.eng.mu.Unlock()

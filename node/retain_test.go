@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/qos"
 	"github.com/rsbd/rsbd/scope"
@@ -78,7 +79,7 @@ func TestRetainedEventsStayIntact(t *testing.T) {
 				// events must still be copied for the latter.
 				defer b.Subscribe(scope.MustParse("/keep/x/"), func(*notification.Event) {}, WithoutRetention())()
 			}
-			waitFor(t, 10*time.Second, "interest gossiped", func() bool {
+			testutil.WaitFor(t, 10*time.Second, "interest gossiped", func() bool {
 				return a.interest().Wanted(groupID("/keep/"))
 			})
 			for seq := range uint32(events) {
@@ -86,7 +87,7 @@ func TestRetainedEventsStayIntact(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			waitFor(t, 30*time.Second, "every event", func() bool {
+			testutil.WaitFor(t, 30*time.Second, "every event", func() bool {
 				return got.len()+int(sparse.seen.Load()) == events
 			})
 			runtime.GC()
@@ -146,7 +147,7 @@ func TestBorrowingSubscriptionsSeeEveryEvent(t *testing.T) {
 	if !b.sinks.borrowing() || b.inlineLimit() != borrowInlineMax {
 		t.Fatal("a node with only a borrowing subscription does not deliver inline from its buffers")
 	}
-	waitFor(t, 10*time.Second, "interest gossiped", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "interest gossiped", func() bool {
 		return a.interest().Wanted(groupID("/borrow/"))
 	})
 	for seq := range uint32(events) {
@@ -154,7 +155,7 @@ func TestBorrowingSubscriptionsSeeEveryEvent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 30*time.Second, "every event", func() bool { return next.Load() == events })
+	testutil.WaitFor(t, 30*time.Second, "every event", func() bool { return next.Load() == events })
 	if bad.Load() != 0 {
 		t.Fatalf("%d events out of order or with changed data", bad.Load())
 	}
@@ -219,7 +220,7 @@ func TestAckedDatagramsReleased(t *testing.T) {
 	a, b := nodes[0], nodes[1]
 	var seen atomic.Int64
 	defer b.Subscribe(scope.MustParse("/acked/"), func(*notification.Event) { seen.Add(1) })()
-	waitFor(t, 10*time.Second, "interest gossiped", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "interest gossiped", func() bool {
 		return a.interest().Wanted(groupID("/acked/"))
 	})
 	const n = 3000
@@ -228,9 +229,9 @@ func TestAckedDatagramsReleased(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 20*time.Second, "all events at B", func() bool { return seen.Load() == n })
+	testutil.WaitFor(t, 20*time.Second, "all events at B", func() bool { return seen.Load() == n })
 	limit := qos.DefaultRetainAcked + int(a.eng.window)
-	waitFor(t, 20*time.Second, "acknowledged datagrams released", func() bool {
+	testutil.WaitFor(t, 20*time.Second, "acknowledged datagrams released", func() bool {
 		return retainedDatagrams(a) <= limit
 	})
 	if got := retainedDatagrams(a); got < qos.DefaultRetainAcked {

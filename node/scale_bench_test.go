@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/scope"
@@ -97,7 +98,7 @@ func benchScaleListeners(b *testing.B, k, conns int) {
 		}
 		go countFrames(subs[i], &got, done)
 	}
-	waitFor(b, 10*time.Second, "every listener", func() bool {
+	testutil.WaitFor(b, 10*time.Second, "every listener", func() bool {
 		in := n.SocketInterest() // the listeners' scopes and introspection's
 		return !in.All && len(in.Scopes) == k+1
 	})
@@ -113,7 +114,7 @@ func benchScaleListeners(b *testing.B, k, conns int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	waitFor(b, time.Minute, "every event", func() bool { return got.Load() >= int64(b.N) })
+	testutil.WaitFor(b, time.Minute, "every event", func() bool { return got.Load() >= int64(b.N) })
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 	for _, c := range subs {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rsbd/rsbd/internal/rttstat"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 )
 
@@ -18,7 +19,7 @@ import (
 func BenchmarkSocketRoundTrip(b *testing.B) {
 	n := startNodes(b, 1, nil)[0]
 	ping, pong := dialSocket(b, n), dialSocket(b, n)
-	waitFor(b, 10*time.Second, "both connections", func() bool { return n.sock.Stats().ConnsCurrent == 2 })
+	testutil.WaitFor(b, 10*time.Second, "both connections", func() bool { return n.sock.Stats().ConnsCurrent == 2 })
 	body, err := notification.Marshal(testEvent("/bench/ping/", 1, make([]byte, 64)))
 	if err != nil {
 		b.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
 )
@@ -31,7 +32,7 @@ func TestSmallEventsToIdleSocketClientLoseNothing(t *testing.T) {
 		n, err := sendUntil(pub, ev, maxEvents, 256, &stop, func(i int, ev *notification.Event) { ev.ID.SequenceNumber = uint32(i) })
 		sent <- floodResult{n, err}
 	}()
-	waitFor(t, 60*time.Second, "A's window to fill", func() bool {
+	testutil.WaitFor(t, 60*time.Second, "A's window to fill", func() bool {
 		a.eng.mu.Lock()
 		defer a.eng.mu.Unlock()
 		return len(a.eng.blocked) > 0 || b.sock.Stats().Drops[rsbsocket.DropQueueFull] > 0
@@ -51,7 +52,7 @@ func TestSmallEventsToIdleSocketClientLoseNothing(t *testing.T) {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	waitFor(t, 60*time.Second, "every event", func() bool {
+	testutil.WaitFor(t, 60*time.Second, "every event", func() bool {
 		select {
 		case err := <-readErr:
 			t.Fatalf("after %d of %d events (B dropped %d): %v", got.Load(), r.n, b.sock.Stats().Drops[rsbsocket.DropQueueFull], err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/syncbuf"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
 )
@@ -53,10 +54,10 @@ func TestReplyingReaderPolls(t *testing.T) {
 				}
 			}
 		})()
-		waitFor(t, 30*time.Second, "the ponger's interest", func() bool { return a.interest().Wanted(groupID("/req/")) })
+		testutil.WaitFor(t, 30*time.Second, "the ponger's interest", func() bool { return a.interest().Wanted(groupID("/req/")) })
 		// The first pings may go before the ponger's subscription took
 		// effect on its side: ping until a pong comes.
-		waitFor(t, 30*time.Second, "the first pong", func() bool {
+		testutil.WaitFor(t, 30*time.Second, "the first pong", func() bool {
 			if got.len() == 0 {
 				if err := a.Publish(context.Background(), seqEvent("/req/", 0, 64)); err != nil {
 					t.Fatal(err)
@@ -64,7 +65,7 @@ func TestReplyingReaderPolls(t *testing.T) {
 			}
 			return got.len() > 0
 		})
-		waitFor(t, 30*time.Second, "every pong", func() bool {
+		testutil.WaitFor(t, 30*time.Second, "every pong", func() bool {
 			return binary.BigEndian.Uint32(got.get(got.len()-1).Data) == n-1
 		})
 		waits := gatherCounter(t, a, "rsbd_spin_waits_total")

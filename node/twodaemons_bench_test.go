@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 )
 
@@ -39,7 +40,7 @@ func benchTwoDaemons(b *testing.B, size int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	waitFor(b, time.Minute, "every event", func() bool { return got.Load() >= int64(b.N) })
+	testutil.WaitFor(b, time.Minute, "every event", func() bool { return got.Load() >= int64(b.N) })
 	b.StopTimer()
 	runtime.ReadMemStats(&ms1)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")

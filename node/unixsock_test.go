@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/scope"
@@ -221,5 +222,5 @@ func TestSocketDisconnectMetrics(t *testing.T) {
 	}
 	c := dialSocket(t, n)
 	_ = c.Close()
-	waitFor(t, 10*time.Second, "the orderly disconnect counted", func() bool { return disconnects()["eof"] == 1 })
+	testutil.WaitFor(t, 10*time.Second, "the orderly disconnect counted", func() bool { return disconnects()["eof"] == 1 })
 }

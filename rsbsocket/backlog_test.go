@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -15,14 +16,14 @@ func TestBacklogged(t *testing.T) {
 	cfg.QueueFrames = 40
 	srv, addr := startSmallBufServer(t, cfg, HandlerFunc(func(ConnID, Frame) {}))
 	sub := dial(t, addr)
-	waitFor(t, "connection routed", func() bool { return len(srv.Connections()) == 1 })
+	testutil.WaitFor(t, testTimeout, "connection routed", func() bool { return len(srv.Connections()) == 1 })
 	if srv.Backlogged() {
 		t.Fatal("backlog reported for an empty queue")
 	}
 	body := notification(t, "/b/", "bytes", bytes.Repeat([]byte("x"), 16<<10), 1)
 	sc := scope.MustParse("/b/")
 	sent := 0
-	waitFor(t, "backlog", func() bool {
+	testutil.WaitFor(t, testTimeout, "backlog", func() bool {
 		srv.Deliver(body, sc, 0)
 		sent++
 		return srv.Backlogged()
@@ -30,7 +31,7 @@ func TestBacklogged(t *testing.T) {
 	for i := 0; i < sent && srv.Backlogged(); i++ {
 		recv(t, sub)
 	}
-	waitFor(t, "backlog cleared", func() bool { return !srv.Backlogged() })
+	testutil.WaitFor(t, testTimeout, "backlog cleared", func() bool { return !srv.Backlogged() })
 }
 
 // TestBackloggedWithin: a reserve moves the byte threshold below the high
@@ -40,10 +41,10 @@ func TestBackloggedWithin(t *testing.T) {
 	cfg.QueueBytes = 1 << 20
 	srv, addr := startSmallBufServer(t, cfg, HandlerFunc(func(ConnID, Frame) {}))
 	dialSlow(t, addr)
-	waitFor(t, "connection routed", func() bool { return len(srv.Connections()) == 1 })
+	testutil.WaitFor(t, testTimeout, "connection routed", func() bool { return len(srv.Connections()) == 1 })
 	body := notification(t, "/b/", "bytes", bytes.Repeat([]byte("x"), 16<<10), 1)
 	sc := scope.MustParse("/b/")
-	waitFor(t, "queue at half its bound", func() bool {
+	testutil.WaitFor(t, testTimeout, "queue at half its bound", func() bool {
 		srv.Deliver(body, sc, 0)
 		_, b := srv.QueueDepth()
 		return b >= 1<<19
@@ -72,7 +73,7 @@ func TestHeavyQueueCount(t *testing.T) {
 	srv, addr := startSmallBufServer(t, cfg, HandlerFunc(func(ConnID, Frame) {}))
 	reader := dial(t, addr)
 	slow := dialSlow(t, addr)
-	waitFor(t, "connections routed", func() bool { return len(srv.Connections()) == 2 })
+	testutil.WaitFor(t, testTimeout, "connections routed", func() bool { return len(srv.Connections()) == 2 })
 	body := notification(t, "/b/", "bytes", bytes.Repeat([]byte("x"), 16<<10), 1)
 	sc := scope.MustParse("/b/")
 	for range 8 { // 128 KiB: below every floor
@@ -82,7 +83,7 @@ func TestHeavyQueueCount(t *testing.T) {
 	if n := srv.heavyQueues.Load(); n != 0 {
 		t.Fatalf("%d heavy queues while both queues are short", n)
 	}
-	waitFor(t, "the slow client's queue at a quarter of its bound", func() bool {
+	testutil.WaitFor(t, testTimeout, "the slow client's queue at a quarter of its bound", func() bool {
 		srv.Deliver(body, sc, 0)
 		recv(t, reader)
 		return srv.heavyQueues.Load() == 1
@@ -91,8 +92,8 @@ func TestHeavyQueueCount(t *testing.T) {
 		t.Fatal("not backlogged with the whole bound reserved")
 	}
 	_ = slow.Close()
-	waitFor(t, "the slow client gone", func() bool { return len(srv.Connections()) == 1 })
-	waitFor(t, "no heavy queue", func() bool { return srv.heavyQueues.Load() == 0 })
+	testutil.WaitFor(t, testTimeout, "the slow client gone", func() bool { return len(srv.Connections()) == 1 })
+	testutil.WaitFor(t, testTimeout, "no heavy queue", func() bool { return srv.heavyQueues.Load() == 0 })
 	if srv.BackloggedWithin(1 << 30) {
 		t.Fatal("backlogged with no heavy queue")
 	}

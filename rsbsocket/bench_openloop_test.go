@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // BenchmarkRelayOpenLoop measures the relay from one publisher connection
@@ -53,10 +55,10 @@ func benchRelayOpenLoop(b *testing.B, size int) {
 	b.ResetTimer()
 	start := time.Now()
 	publishOpenLoop(b, pub, body, b.N)
-	waitFor(b, "the server to read every frame", func() bool { return s.Stats().FramesIn == uint64(b.N) })
-	waitFor(b, "the queues to drain", func() bool { frames, _ := s.QueueDepth(); return frames == 0 })
+	testutil.WaitFor(b, testTimeout, "the server to read every frame", func() bool { return s.Stats().FramesIn == uint64(b.N) })
+	testutil.WaitFor(b, testTimeout, "the queues to drain", func() bool { frames, _ := s.QueueDepth(); return frames == 0 })
 	delivered := int64(s.Stats().FramesOut)
-	waitFor(b, "the subscriber", func() bool { return received.Load() == delivered })
+	testutil.WaitFor(b, testTimeout, "the subscriber", func() bool { return received.Load() == delivered })
 	b.StopTimer()
 	_ = sub.SetReadDeadline(time.Now())
 	<-subDone
@@ -138,8 +140,8 @@ func idleConnMemory(b *testing.B, n int) (heap, stack float64) {
 			b.Fatal(err)
 		}
 	}
-	waitFor(b, "every Hello", func() bool { return s.Stats().FramesIn == uint64(n) })
-	waitFor(b, "the relayed Hellos to be written", func() bool { frames, _ := s.QueueDepth(); return frames == 0 })
+	testutil.WaitFor(b, testTimeout, "every Hello", func() bool { return s.Stats().FramesIn == uint64(n) })
+	testutil.WaitFor(b, testTimeout, "the relayed Hellos to be written", func() bool { frames, _ := s.QueueDepth(); return frames == 0 })
 	if got := len(s.Interest().Scopes); got != n+1 {
 		b.Fatalf("interest has %d scopes, want %d", got, n+1)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // BenchmarkRelaySpread measures one publisher whose frames go round-robin
@@ -58,7 +60,7 @@ func benchRelaySpread(b *testing.B, conns, window int) {
 			done <- nil
 		}()
 	}
-	waitFor(b, "interests", func() bool {
+	testutil.WaitFor(b, testTimeout, "interests", func() bool {
 		n := 0
 		for _, c := range s.Connections() {
 			if !c.Interest.All && len(c.Interest.Scopes) == 2 { // and introspection

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/rttstat"
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // BenchmarkRelay measures frames through the server relay from one
@@ -131,7 +132,7 @@ func BenchmarkDeliverMatch(b *testing.B) {
 		connOf(b, s, c)
 		send(b, c, helloFrame(b, uuid(byte(i)), "listener", fmt.Sprintf("/robot%d/arm/", i)))
 	}
-	waitFor(b, "interests", func() bool { return !s.Interest().All })
+	testutil.WaitFor(b, testTimeout, "interests", func() bool { return !s.Interest().All })
 	sc := pythonFrameScope(b)
 	b.ReportAllocs()
 	for b.Loop() {

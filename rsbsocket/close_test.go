@@ -9,6 +9,7 @@ import (
 
 	"github.com/rsbd/rsbd/internal/leakcheck"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -31,10 +32,10 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 			reader := dial(t, addr)
 			stuck := dialSlow(t, addr)
 			pub := dial(t, addr)
-			waitFor(t, "connections routed", func() bool { return len(srv.Connections()) == 3 })
+			testutil.WaitFor(t, testTimeout, "connections routed", func() bool { return len(srv.Connections()) == 3 })
 			body := notification(t, "/c/", "bytes", bytes.Repeat([]byte("x"), 16<<10), 1)
 			sc := scope.MustParse("/c/")
-			waitFor(t, "the stuck client's backlog", func() bool {
+			testutil.WaitFor(t, testTimeout, "the stuck client's backlog", func() bool {
 				srv.Deliver(body, sc, 0)
 				recv(t, reader)
 				return srv.BackloggedWithin(1 << 30)

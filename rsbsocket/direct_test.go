@@ -3,6 +3,8 @@ package rsbsocket
 import (
 	"bytes"
 	"testing"
+
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // TestForwardWritesDirectly: frames forwarded one at a time to an idle
@@ -32,7 +34,7 @@ func TestForwardPartialWriteHandsOff(t *testing.T) {
 		bodies[i] = notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, 700+i%13), uint32(i))
 	}
 	published := publish(pub, bodies)
-	waitFor(t, "a writer goroutine to take over", func() bool { return s.Stats().WriterStarts > 0 })
+	testutil.WaitFor(t, testTimeout, "a writer goroutine to take over", func() bool { return s.Stats().WriterStarts > 0 })
 	recvAll(t, sub, bodies, func(int) {})
 	if err := <-published; err != nil {
 		t.Fatalf("publisher: %v", err)
@@ -42,7 +44,7 @@ func TestForwardPartialWriteHandsOff(t *testing.T) {
 	if st.DirectWrites == 0 {
 		t.Fatalf("no direct write: %+v", st)
 	}
-	waitFor(t, "the queue to drain", func() bool { return s.Stats().QueueFrames == 0 })
+	testutil.WaitFor(t, testTimeout, "the queue to drain", func() bool { return s.Stats().QueueFrames == 0 })
 }
 
 // TestForwardLargeFramesDirect: large frames (written in place after their
@@ -70,7 +72,7 @@ func TestForwardLargeFramesDirect(t *testing.T) {
 	if st.DirectWrites == 0 || st.WriterStarts == 0 {
 		t.Fatalf("want direct writes and a hand-off: %+v", st)
 	}
-	waitFor(t, "the queue to drain", func() bool {
+	testutil.WaitFor(t, testTimeout, "the queue to drain", func() bool {
 		st := s.Stats()
 		return st.QueueFrames == 0 && st.QueueBytes == 0
 	})
@@ -90,7 +92,7 @@ func TestForwardLargeFrameNoWriter(t *testing.T) {
 			t.Fatalf("frame %d differs", i)
 		}
 	}
-	waitFor(t, "the last write counted", func() bool { return s.Stats().DirectWrites >= 20 })
+	testutil.WaitFor(t, testTimeout, "the last write counted", func() bool { return s.Stats().DirectWrites >= 20 })
 	if st := s.Stats(); st.WriterStarts != 0 {
 		t.Fatalf("writer starts %d for frames the socket took whole", st.WriterStarts)
 	}
@@ -140,7 +142,7 @@ func TestDeliverBatch(t *testing.T) {
 	}
 	b.Flush()
 	recvAll(t, sub, bodies, func(int) {})
-	waitFor(t, "the write counted", func() bool { return s.Stats().DirectWrites > 0 })
+	testutil.WaitFor(t, testTimeout, "the write counted", func() bool { return s.Stats().DirectWrites > 0 })
 	st := s.Stats()
 	noDrops(t, st)
 	if st.DirectWrites != 1 || st.WriterStarts != 0 {

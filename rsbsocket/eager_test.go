@@ -6,6 +6,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // TestLargeFramesPastTheEagerBudget: clients that all stall in the middle
@@ -41,7 +43,7 @@ func TestLargeFramesPastTheEagerBudget(t *testing.T) {
 	// Every reader has taken its decision before the rest is sent: one
 	// that read its header only after another frame completed would find
 	// budget again.
-	waitFor(t, "the budget taken and the rest refused", func() bool {
+	testutil.WaitFor(t, testTimeout, "the budget taken and the rest refused", func() bool {
 		return s.large.inUse.Load() == want && s.Stats().LargeGrown == grown
 	})
 	for i, c := range conns {
@@ -50,7 +52,7 @@ func TestLargeFramesPastTheEagerBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "every frame handled", func() bool { return len(rec.snapshot()) == clients })
+	testutil.WaitFor(t, testTimeout, "every frame handled", func() bool { return len(rec.snapshot()) == clients })
 	for _, r := range rec.snapshot() {
 		seq := r.f.SequenceNumber
 		if seq >= clients || !bytes.Equal(r.f.Body, bodies[seq]) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // TestForwardedBeforeMalformed: frames forwarded from the same read as a
@@ -31,7 +33,7 @@ func TestForwardedBeforeMalformed(t *testing.T) {
 			t.Fatalf("frame %d: % x, want % x", i, got, w)
 		}
 	}
-	waitFor(t, "the malformed frame to be counted", func() bool { return s.Stats().Drops[DropMalformed] == 1 })
+	testutil.WaitFor(t, testTimeout, "the malformed frame to be counted", func() bool { return s.Stats().Drops[DropMalformed] == 1 })
 }
 
 // TestForwardManyTargetsInOrder: a publisher's frames spread over more
@@ -52,7 +54,7 @@ func TestForwardManyTargetsInOrder(t *testing.T) {
 	all := dial(t, addr)
 	connOf(t, s, all)
 	send(t, all, helloFrame(t, uuid(200), "listener", "/fanout/"))
-	waitFor(t, "the interests", func() bool {
+	testutil.WaitFor(t, testTimeout, "the interests", func() bool {
 		n := 0
 		for _, c := range s.Connections() {
 			if !c.Interest.All && len(c.Interest.Scopes) == 2 {

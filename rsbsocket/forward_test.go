@@ -8,6 +8,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // bulkFrames returns n distinct frames on /bulk/ with payloads of size
@@ -70,7 +72,7 @@ func TestForwardSlowReaderLosesNothing(t *testing.T) {
 		if i%pauseEvery != 0 {
 			return
 		}
-		waitFor(t, "the publisher to wait for the subscriber", func() bool {
+		testutil.WaitFor(t, testTimeout, "the publisher to wait for the subscriber", func() bool {
 			if st := s.Stats(); st.Waits > waits {
 				waits = st.Waits
 				return true
@@ -93,7 +95,7 @@ func TestForwardSlowReaderLosesNothing(t *testing.T) {
 		}
 	}
 	// The writer counts a frame after its write returns.
-	waitFor(t, "frames out", func() bool { return s.Stats().FramesOut == n })
+	testutil.WaitFor(t, testTimeout, "frames out", func() bool { return s.Stats().FramesOut == n })
 	st := s.Stats()
 	noDrops(t, st)
 	if st.Waits == 0 || st.FramesIn != n {
@@ -184,7 +186,7 @@ func waitingServer(t *testing.T, h Handler) (s *Server, addr string, pub, stalle
 	// The reader may wait a few times while the kernel buffers still take
 	// frames; once they are full, the queue stays at its high watermark
 	// and the reader waits for good.
-	waitFor(t, "the publisher's reader to wait", func() bool {
+	testutil.WaitFor(t, testTimeout, "the publisher's reader to wait", func() bool {
 		if s.Stats().Waits == 0 {
 			return false
 		}
@@ -225,7 +227,7 @@ func TestForwardWaitEnds(t *testing.T) {
 		if err := <-published; err != nil {
 			t.Fatalf("publisher: %v", err)
 		}
-		waitFor(t, "the publisher's frames to be dropped", func() bool {
+		testutil.WaitFor(t, testTimeout, "the publisher's frames to be dropped", func() bool {
 			return s.Stats().Drops[DropClosed] > 0 && s.Stats().FramesIn == 2000
 		})
 		hardClose(t, stalled) // it would never take what is queued for it
@@ -281,7 +283,7 @@ func TestQueueDepth(t *testing.T) {
 	if err := <-published; err != nil {
 		t.Fatalf("publisher: %v", err)
 	}
-	waitFor(t, "the closed connection's frames out of the depth", func() bool {
+	testutil.WaitFor(t, testTimeout, "the closed connection's frames out of the depth", func() bool {
 		f, b := s.QueueDepth()
 		return f == 0 && b == 0
 	})
@@ -349,7 +351,7 @@ func TestRelayLargeFramesInPieces(t *testing.T) {
 	if err := <-published; err != nil {
 		t.Fatalf("publisher: %v", err)
 	}
-	waitFor(t, "frames out", func() bool { return s.Stats().FramesOut == uint64(len(bodies)) })
+	testutil.WaitFor(t, testTimeout, "frames out", func() bool { return s.Stats().FramesOut == uint64(len(bodies)) })
 	st := s.Stats()
 	noDrops(t, st)
 	if st.BytesOut != st.BytesIn || st.QueueFrames != 0 || st.QueueBytes != 0 {
@@ -377,7 +379,7 @@ func TestForwardStallOfOneSparesTheNext(t *testing.T) {
 	connOf(t, s, late)
 	send(t, stalled, helloFrame(t, uuid(1), "listener", "/"))
 	send(t, late, helloFrame(t, uuid(2), "listener", "/bulk/"))
-	waitFor(t, "the interests", func() bool {
+	testutil.WaitFor(t, testTimeout, "the interests", func() bool {
 		n := 0
 		for _, c := range s.Connections() {
 			if !c.Interest.All && len(c.Interest.Scopes) > 0 {
@@ -388,7 +390,7 @@ func TestForwardStallOfOneSparesTheNext(t *testing.T) {
 	})
 	bodies := bulkFrames(t, 200, 64<<10)
 	published := publish(pub, bodies)
-	waitFor(t, "the first subscriber to stall", func() bool { return s.Stats().Stalls >= 1 })
+	testutil.WaitFor(t, testTimeout, "the first subscriber to stall", func() bool { return s.Stats().Stalls >= 1 })
 	got := 0
 	for got < len(bodies) {
 		body := recvEvent(t, late)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -116,7 +117,7 @@ func TestFramesDuringGreeting(t *testing.T) {
 		dialed <- c
 	}()
 	awaitGate(t, g)
-	waitFor(t, "the greeted connection to be routed", func() bool { return len(s.Connections()) == 2 })
+	testutil.WaitFor(t, testTimeout, "the greeted connection to be routed", func() bool { return len(s.Connections()) == 2 })
 
 	fromNet := notification(t, "/greet/net/", "bytes", []byte("from the network"), 1)
 	if n := s.Deliver(fromNet, scope.MustParse("/greet/net/"), pubID); n != 1 {
@@ -124,7 +125,7 @@ func TestFramesDuringGreeting(t *testing.T) {
 	}
 	fromPub := notification(t, "/greet/pub/", "bytes", []byte("from a client"), 2)
 	send(t, pub, fromPub)
-	waitFor(t, "the client's frame to be forwarded", func() bool { return len(rec.snapshot()) == 1 })
+	testutil.WaitFor(t, testTimeout, "the client's frame to be forwarded", func() bool { return len(rec.snapshot()) == 1 })
 	g.open()
 
 	sub := <-dialed
@@ -156,7 +157,7 @@ func TestGreetingFails(t *testing.T) {
 	}
 	defer nc.Close()
 	awaitGate(t, g)
-	waitFor(t, "the connection to be routed", func() bool { return len(s.Connections()) == 1 })
+	testutil.WaitFor(t, testTimeout, "the connection to be routed", func() bool { return len(s.Connections()) == 1 })
 	id := s.Connections()[0].ID
 	frame := notification(t, "/greet/", "bytes", []byte("x"), 1)
 	if n := s.Deliver(frame, scope.MustParse("/greet/"), 0); n != 1 {

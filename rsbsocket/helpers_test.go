@@ -14,6 +14,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/proto/rsbpb"
 	"github.com/rsbd/rsbd/proto/rsbpb/introspection"
 	"github.com/rsbd/rsbd/proto/rsbpb/operatingsystem"
@@ -123,20 +124,6 @@ func send(t testing.TB, c *ClientConn, body []byte) {
 	t.Helper()
 	if err := c.Send(body); err != nil {
 		t.Fatalf("Send: %v", err)
-	}
-}
-
-// waitFor polls cond until it holds or testTimeout passes.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
 	}
 }
 
@@ -252,7 +239,7 @@ func (r *recorder) OnInterestChanged() {
 func (r *recorder) waitDisconnect(t testing.TB, conn ConnID) DisconnectReason {
 	t.Helper()
 	var reason DisconnectReason
-	waitFor(t, "OnDisconnect", func() bool {
+	testutil.WaitFor(t, testTimeout, "OnDisconnect", func() bool {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		var ok bool
@@ -273,7 +260,7 @@ func (r *recorder) snapshot() []recorded {
 func connOf(t testing.TB, s *Server, c *ClientConn) ConnID {
 	t.Helper()
 	var id ConnID
-	waitFor(t, "connection to be listed", func() bool {
+	testutil.WaitFor(t, testTimeout, "connection to be listed", func() bool {
 		for _, ci := range s.Connections() {
 			if ci.Remote.String() == c.LocalAddr().String() {
 				id = ci.ID
@@ -291,7 +278,7 @@ func connOf(t testing.TB, s *Server, c *ClientConn) ConnID {
 func connIdle(t testing.TB, s *Server, c *ClientConn) ConnID {
 	t.Helper()
 	id := connOf(t, s, c)
-	waitFor(t, "the handshake's writer to let go", func() bool {
+	testutil.WaitFor(t, testTimeout, "the handshake's writer to let go", func() bool {
 		s.mu.Lock()
 		sc := s.conns[id]
 		s.mu.Unlock()
@@ -349,5 +336,5 @@ func relayEach(t *testing.T, s *Server, pub, sub *ClientConn, n int) {
 			t.Fatalf("frame %d differs", i)
 		}
 	}
-	waitFor(t, "the last write counted", func() bool { return s.Stats().DirectWrites >= uint64(n) })
+	testutil.WaitFor(t, testTimeout, "the last write counted", func() bool { return s.Stats().DirectWrites >= uint64(n) })
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -57,7 +58,7 @@ func TestManyHellosLearntTogether(t *testing.T) {
 	if err := sendAll(c, frames); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "every frame handed on", func() bool { return h.count() == n+1 })
+	testutil.WaitFor(t, testTimeout, "every frame handed on", func() bool { return h.count() == n+1 })
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.late) > 0 {

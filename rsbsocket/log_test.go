@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rsbd/rsbd/internal/syncbuf"
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // TestConnLogger: a connection's messages carry its id and remote address;
@@ -19,7 +20,7 @@ func TestConnLogger(t *testing.T) {
 		if err := c.Send(helloFrame(t, uuid16(1), "listener", "/log/")); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the Hello", func() bool { return srv.Stats().FramesIn == 1 })
+		testutil.WaitFor(t, testTimeout, "the Hello", func() bool { return srv.Stats().FramesIn == 1 })
 		srv.mu.Lock()
 		var built bool
 		for _, sc := range srv.conns {
@@ -27,7 +28,7 @@ func TestConnLogger(t *testing.T) {
 		}
 		srv.mu.Unlock()
 		if level == slog.LevelDebug {
-			waitFor(t, "the connect message", func() bool { return strings.Contains(out.String(), "client connected") })
+			testutil.WaitFor(t, testTimeout, "the connect message", func() bool { return strings.Contains(out.String(), "client connected") })
 			line := out.String()
 			if !strings.Contains(line, "conn=") || !strings.Contains(line, "remote=127.0.0.1:") {
 				t.Fatalf("connect message without the connection's attributes:\n%s", line)

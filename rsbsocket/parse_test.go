@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/proto/rsbpb"
 	"github.com/rsbd/rsbd/scope"
 )
@@ -195,7 +196,7 @@ func TestServerFrameScopeSharesSmallBodies(t *testing.T) {
 	}
 	send(t, c, small)
 	send(t, c, large)
-	waitFor(t, "both frames", func() bool { return len(r.snapshot()) == 2 })
+	testutil.WaitFor(t, testTimeout, "both frames", func() bool { return len(r.snapshot()) == 2 })
 	for i, want := range []bool{true, false} {
 		f := r.snapshot()[i].f
 		if got := inside(f.Scope.String(), f.Body); got != want {

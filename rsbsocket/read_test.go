@@ -5,6 +5,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // rawPair returns the server side of a loopback TCP connection as a conn
@@ -58,7 +60,7 @@ func TestWaitReadable(t *testing.T) {
 		// Read part of it, so that the poller's readiness is spent while
 		// the socket still holds data.
 		buf := make([]byte, 1)
-		waitFor(t, "the data", func() bool { return waitReturns(c, time.Second) })
+		testutil.WaitFor(t, testTimeout, "the data", func() bool { return waitReturns(c, time.Second) })
 		if _, err := c.nc.Read(buf); err != nil {
 			t.Fatal(err)
 		}

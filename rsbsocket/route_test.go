@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -23,7 +24,7 @@ func TestForwardRouteFollowsInterest(t *testing.T) {
 		t.Helper()
 		id := connOf(t, s, c)
 		scopes = append([]string{IntrospectionScope.String()}, scopes...)
-		waitFor(t, "the interest", func() bool {
+		testutil.WaitFor(t, testTimeout, "the interest", func() bool {
 			for _, info := range s.Connections() {
 				if info.ID != id || info.Interest.All || len(info.Interest.Scopes) != len(scopes) {
 					continue
@@ -92,7 +93,7 @@ func TestListenerKeepsNoRoute(t *testing.T) {
 	}
 	// Once both Hellos were forwarded (each to the other listener), a
 	// frame on /x/ reaches both.
-	waitFor(t, "both listeners", func() bool {
+	testutil.WaitFor(t, testTimeout, "both listeners", func() bool {
 		n := 0
 		for _, c := range s.Connections() {
 			if !c.Interest.All && len(c.Interest.Scopes) == 2 {
@@ -123,7 +124,7 @@ func TestListenerKeepsNoRoute(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "the connections to end", func() bool { return len(s.Connections()) == 0 })
+	testutil.WaitFor(t, testTimeout, "the connections to end", func() bool { return len(s.Connections()) == 0 })
 	if cs[0].fw != nil || cs[1].fw != nil {
 		t.Fatal("a listener that only announced itself keeps forwarding state")
 	}
@@ -148,7 +149,7 @@ func TestDeliverToRouteFollowsInterest(t *testing.T) {
 	send(t, d, helloFrame(t, uuid(5), "listener", "/z/"))
 	interested := func(s *Server, n int) {
 		t.Helper()
-		waitFor(t, "the interests", func() bool {
+		testutil.WaitFor(t, testTimeout, "the interests", func() bool {
 			k := 0
 			for _, info := range s.Connections() {
 				if !info.Interest.All && len(info.Interest.Scopes) > 0 {
@@ -181,7 +182,7 @@ func TestDeliverToRouteFollowsInterest(t *testing.T) {
 	expect(c, "c, on the other server,", f1)
 
 	send(t, b, helloFrame(t, uuid(4), "listener", "/x/"))
-	waitFor(t, "b to listen on /x/", func() bool {
+	testutil.WaitFor(t, testTimeout, "b to listen on /x/", func() bool {
 		for _, info := range s1.Connections() {
 			if len(info.Interest.Scopes) == 3 {
 				return true

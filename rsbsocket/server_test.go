@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -28,7 +29,7 @@ func TestServerHandshakeBytesAndFrameLayout(t *testing.T) {
 	if !bytes.Equal(got, []byte{0, 0, 0, 0}) {
 		t.Fatalf("handshake = % x, want 00 00 00 00", got)
 	}
-	waitFor(t, "raw connection to be routed", func() bool { return len(s.Connections()) == 1 })
+	testutil.WaitFor(t, testTimeout, "raw connection to be routed", func() bool { return len(s.Connections()) == 1 })
 
 	// The next bytes are exactly one frame relayed from another client.
 	pub := dial(t, addr)
@@ -62,7 +63,7 @@ func TestServerRelaysByteIdenticalWithoutEcho(t *testing.T) {
 	}
 	// The handler runs after the relay, so it may still be busy; the two
 	// readers call it each on its own goroutine, in either order.
-	waitFor(t, "handler", func() bool { return len(rec.snapshot()) == 2 })
+	testutil.WaitFor(t, testTimeout, "handler", func() bool { return len(rec.snapshot()) == 2 })
 	frames := rec.snapshot()
 	if frames[0].conn != idA {
 		frames[0], frames[1] = frames[1], frames[0]
@@ -73,7 +74,7 @@ func TestServerRelaysByteIdenticalWithoutEcho(t *testing.T) {
 	}
 	// The writer counts a frame after its write returns, which may be after
 	// the peer has read it.
-	waitFor(t, "frames out", func() bool { return s.Stats().FramesOut == 2 })
+	testutil.WaitFor(t, testTimeout, "frames out", func() bool { return s.Stats().FramesOut == 2 })
 	st := s.Stats()
 	if st.FramesIn != 2 || st.BytesIn != uint64(len(pythonFrame)+len(marker)) ||
 		st.BytesOut != st.BytesIn || st.QueueFrames != 0 {
@@ -117,7 +118,7 @@ func TestServerLearnsInterestFromHelloBye(t *testing.T) {
 	listenerID := uuid(0x42)
 	send(t, lis, helloFrame(t, listenerID, "listener", "/a/"))
 	want := Interest{Scopes: scopes("/__rsb/introspection/", "/a/")}
-	waitFor(t, "interest from Hello", func() bool { return sameInterest(interestOf(idL), want) })
+	testutil.WaitFor(t, testTimeout, "interest from Hello", func() bool { return sameInterest(interestOf(idL), want) })
 	if in := s.Interest(); !in.All {
 		t.Fatalf("union interest = %v, want all (pub announced nothing)", in)
 	}
@@ -138,13 +139,13 @@ func TestServerLearnsInterestFromHelloBye(t *testing.T) {
 	}
 
 	send(t, lis, byeFrame(t, listenerID))
-	waitFor(t, "interest after Bye", func() bool { return interestOf(idL).All })
+	testutil.WaitFor(t, testTimeout, "interest after Bye", func() bool { return interestOf(idL).All })
 	send(t, pub, onB)
 	if got := recv(t, lis); !bytes.Equal(got, onB) {
 		t.Fatalf("after Bye listener received % x, want the /b/x/ frame", got)
 	}
 	// Two connects, the Hello and the Bye changed the interest.
-	waitFor(t, "interest change reports", func() bool {
+	testutil.WaitFor(t, testTimeout, "interest change reports", func() bool {
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
 		return rec.changes >= 4
@@ -162,7 +163,7 @@ func TestServerInterestNoneByDefault(t *testing.T) {
 		t.Fatalf("interest with silent clients = %v, want none", in)
 	}
 	send(t, lis, helloFrame(t, uuid(1), "listener", "/a/"))
-	waitFor(t, "union interest", func() bool {
+	testutil.WaitFor(t, testTimeout, "union interest", func() bool {
 		return sameInterest(s.Interest(), Interest{Scopes: scopes("/__rsb/introspection/", "/a/")})
 	})
 	onA := notification(t, "/a/", "utf-8-string", []byte("a"), 2)
@@ -202,7 +203,7 @@ func TestServerClosesBadConnections(t *testing.T) {
 			if _, err := bad.Recv(); err == nil {
 				t.Fatal("bad client still connected")
 			}
-			waitFor(t, "disconnect to be counted", func() bool { return s.Stats().Disconnects[tt.reason] == 1 })
+			testutil.WaitFor(t, testTimeout, "disconnect to be counted", func() bool { return s.Stats().Disconnects[tt.reason] == 1 })
 			if st := s.Stats(); st.Drops[tt.drop] != 1 || st.ConnsCurrent != 2 || st.FramesIn != 0 {
 				t.Fatalf("stats %+v", st)
 			}
@@ -289,7 +290,7 @@ func TestServerShutdownDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	waitFor(t, "connection", func() bool { return len(s.Connections()) == 1 })
+	testutil.WaitFor(t, testTimeout, "connection", func() bool { return len(s.Connections()) == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if err := s.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
@@ -332,7 +333,7 @@ func TestServerListenAndServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.ListenAndServe(ctx) }()
-	waitFor(t, "listener", func() bool { return s.Addr() != nil })
+	testutil.WaitFor(t, testTimeout, "listener", func() bool { return s.Addr() != nil })
 	c := dial(t, s.Addr().String())
 	go func() {
 		for {
@@ -397,7 +398,7 @@ func TestServerWanted(t *testing.T) {
 		t.Fatal("a connection that announced nothing wants everything")
 	}
 	send(t, lis, helloFrame(t, uuid(0x43), "listener", "/a/"))
-	waitFor(t, "interest from Hello", func() bool { return !s.Wanted(scope.MustParse("/b/")) })
+	testutil.WaitFor(t, testTimeout, "interest from Hello", func() bool { return !s.Wanted(scope.MustParse("/b/")) })
 	if !s.Wanted(scope.MustParse("/a/x/")) || !s.Wanted(scope.MustParse("/a/")) {
 		t.Fatal("listener's scope not wanted")
 	}
@@ -423,7 +424,7 @@ func TestMaxConnections(t *testing.T) {
 		t.Fatalf("refused %d, current %d; want 1 and 2", st.ConnsRefused, st.ConnsCurrent)
 	}
 	_ = first.Close()
-	waitFor(t, "the first connection gone", func() bool { return srv.Stats().ConnsCurrent == 1 })
+	testutil.WaitFor(t, testTimeout, "the first connection gone", func() bool { return srv.Stats().ConnsCurrent == 1 })
 	dial(t, addr)
 	if st := srv.Stats(); st.ConnsRefused != 1 || st.ConnsCurrent != 2 {
 		t.Fatalf("after a close: refused %d, current %d; want 1 and 2", st.ConnsRefused, st.ConnsCurrent)

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // dialSlow connects a client with a tiny receive buffer that never reads,
@@ -113,7 +115,7 @@ func TestSlowClientDisconnect(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 	// The fast subscriber's writer may still be returning from its last write.
-	waitFor(t, "queues to drain", func() bool { frames, _ := s.QueueDepth(); return frames == 0 })
+	testutil.WaitFor(t, testTimeout, "queues to drain", func() bool { frames, _ := s.QueueDepth(); return frames == 0 })
 }
 
 func TestSlowClientWriteTimeout(t *testing.T) {

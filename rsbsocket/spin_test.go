@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -50,7 +51,7 @@ func pingPongThrough(t *testing.T, s *Server, addr string, dialer func(testing.T
 	ping, pong := dialer(t, addr), dialer(t, addr)
 	// Unix socket clients are unnamed, so connOf cannot tell them apart:
 	// wait for the server to list both.
-	waitFor(t, "both connections", func() bool { return len(s.Connections()) == before+2 })
+	testutil.WaitFor(t, testTimeout, "both connections", func() bool { return len(s.Connections()) == before+2 })
 	body := notification(t, "/pp/", "bytes", []byte("ping"), 0)
 	for i := range n {
 		send(t, ping, body)
@@ -220,7 +221,7 @@ func newPair(t *testing.T, s *Server, addr string, k int) *rrPair {
 	// A connection that announced nothing yet gets every event (and makes
 	// Wanted true): wait until both Hellos are learnt, each scope routed to
 	// its connection alone.
-	waitFor(t, "both scopes routed", func() bool {
+	testutil.WaitFor(t, testTimeout, "both scopes routed", func() bool {
 		ix := s.index.Load()
 		_, ping := ix.by[scope.MustParse(pingSc).String()]
 		_, pong := ix.by[scope.MustParse(pongSc).String()]
@@ -271,17 +272,17 @@ func TestAwaitAnswerOneConversation(t *testing.T) {
 	// An answer later than SpinWait (a loaded machine) makes its
 	// connection stop counting as answering for a while: each step runs
 	// round trips until it sees what it waits for.
-	waitFor(t, "a poll with one conversation", func() bool {
+	testutil.WaitFor(t, testTimeout, "a poll with one conversation", func() bool {
 		one.roundTrips(t, 5)
 		return s.Stats().SpinWaits > 0
 	})
 	two := newPair(t, s, addr, 2)
-	waitFor(t, "four connections answering", func() bool {
+	testutil.WaitFor(t, testTimeout, "four connections answering", func() bool {
 		one.roundTrips(t, 2)
 		two.roundTrips(t, 2)
 		return s.answering.Load() == 4
 	})
-	waitFor(t, "round trips of both conversations without a poll", func() bool {
+	testutil.WaitFor(t, testTimeout, "round trips of both conversations without a poll", func() bool {
 		before := s.Stats().SpinWaits
 		one.roundTrips(t, 20)
 		two.roundTrips(t, 20)
@@ -289,9 +290,9 @@ func TestAwaitAnswerOneConversation(t *testing.T) {
 	})
 	_ = two.ping.Close()
 	_ = two.pong.Close()
-	waitFor(t, "the second conversation's connections gone", func() bool { return s.answering.Load() <= 2 })
+	testutil.WaitFor(t, testTimeout, "the second conversation's connections gone", func() bool { return s.answering.Load() <= 2 })
 	before := s.Stats().SpinWaits
-	waitFor(t, "a poll once the second conversation ended", func() bool {
+	testutil.WaitFor(t, testTimeout, "a poll once the second conversation ended", func() bool {
 		one.roundTrips(t, 5)
 		return s.Stats().SpinWaits > before
 	})

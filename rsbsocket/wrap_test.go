@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"sync"
 	"testing"
+
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // wrapper is a Handler that wraps every frame it gets in place, as a node
@@ -52,7 +54,7 @@ func TestFrameWrapInPlace(t *testing.T) {
 			t.Fatalf("relayed frame of %d bytes changed", len(body))
 		}
 	}
-	waitFor(t, "both frames handled", func() bool { got, refused := w.snapshot(); return len(got)+refused == 2 })
+	testutil.WaitFor(t, testTimeout, "both frames handled", func() bool { got, refused := w.snapshot(); return len(got)+refused == 2 })
 	got, refused := w.snapshot()
 	want := append(append([]byte("<<"), small...), ">>>"...)
 	if len(got) != 1 || refused != 1 || !bytes.Equal(got[0], want) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/group"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/node"
 )
 
@@ -80,7 +81,7 @@ func StartNodesWith(t testing.TB, k int, mod func(i int, c *node.Config)) []*nod
 		t.Cleanup(func() { n.Close() })
 		nodes = append(nodes, n)
 	}
-	WaitFor(t, ClusterTimeout, "cluster formed", func() bool {
+	testutil.WaitFor(t, ClusterTimeout, "cluster formed", func() bool {
 		for _, n := range nodes {
 			if len(n.Members()) != k-1 {
 				return false
@@ -89,17 +90,4 @@ func StartNodesWith(t testing.TB, k int, mod func(i int, c *node.Config)) []*nod
 		return true
 	})
 	return nodes
-}
-
-// WaitFor polls cond until it holds or fails the test after timeout.
-func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		tm := time.NewTimer(pollInterval)
-		<-tm.C
-	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/syncbuf"
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 var (
@@ -96,7 +97,7 @@ func StartDaemons(t testing.TB, k int) []*Daemon {
 		}
 		ds = append(ds, startDaemon(t, bin, args))
 	}
-	WaitFor(t, ClusterTimeout, "daemons see each other", func() bool {
+	testutil.WaitFor(t, ClusterTimeout, "daemons see each other", func() bool {
 		for _, d := range ds {
 			if d.peers() != k-1 {
 				return false

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/client/clienttest"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -178,7 +179,7 @@ func TestCall(t *testing.T) {
 		if r := c.tool(bg(), "", "call", "--no-wait", uri+"/tools/svc/echo(1)"); r.code != exitOK || r.stdout != "" {
 			t.Fatalf("--no-wait: code %d out %q err %q", r.code, r.stdout, r.stderr)
 		}
-		clienttest.WaitFor(t, 10*time.Second, "the --no-wait request", func() bool { return calls.Load() > before })
+		testutil.WaitFor(t, 10*time.Second, "the --no-wait request", func() bool { return calls.Load() > before })
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/group"
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // largeGroups returns n distinct group ids, enough for a state too large
@@ -28,7 +29,7 @@ func startPair(t *testing.T) (a, b *testNode) {
 	a = startNodeConfig(t, cfg, 1, nil)
 	cfg.NodeName = "b"
 	b = startNodeConfig(t, cfg, 2, nil, a)
-	waitFor(t, "a sees b", func() bool { return len(a.Members()) == 1 && len(b.Members()) == 1 })
+	testutil.WaitFor(t, waitTimeout, "a sees b", func() bool { return len(a.Members()) == 1 && len(b.Members()) == 1 })
 	return a, b
 }
 

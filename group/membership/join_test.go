@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/testport"
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 func TestJoinBackoff(t *testing.T) {
@@ -46,7 +47,7 @@ func TestJoinSeedThatStartsLater(t *testing.T) {
 	if d := time.Since(began); d > time.Second {
 		t.Fatalf("New took %v with an unanswering seed; the join must not hold it up", d)
 	}
-	waitFor(t, "two failed join attempts", func() bool { return a.Stats().JoinsFailed >= 2 })
+	testutil.WaitFor(t, waitTimeout, "two failed join attempts", func() bool { return a.Stats().JoinsFailed >= 2 })
 
 	seedCfg := LocalConfig()
 	seedCfg.BindPort = port
@@ -58,7 +59,7 @@ func TestJoinSeedThatStartsLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = seed.Close() })
-	waitFor(t, "the early node to join the late seed", func() bool {
+	testutil.WaitFor(t, waitTimeout, "the early node to join the late seed", func() bool {
 		return len(a.Members()) == 1 && len(seed.Members()) == 1
 	})
 
@@ -68,14 +69,14 @@ func TestJoinSeedThatStartsLater(t *testing.T) {
 	if err := seed.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the early node to be alone", func() bool { return len(a.Members()) == 0 })
+	testutil.WaitFor(t, waitTimeout, "the early node to be alone", func() bool { return len(a.Members()) == 0 })
 	seedCfg.NodeName = "seed-again"
 	again, err := New(seedCfg, LocalState{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer again.Close()
-	waitFor(t, "the early node to join the seed again", func() bool {
+	testutil.WaitFor(t, waitTimeout, "the early node to join the seed again", func() bool {
 		return len(a.Members()) == 1 && len(again.Members()) == 1
 	})
 	// Whether an attempt counts as answered is memberlist's word: under
@@ -165,7 +166,7 @@ func TestJoinLoopEndsWithLeave(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	waitFor(t, "a failed join attempt", func() bool { return m.Stats().JoinsFailed >= 1 })
+	testutil.WaitFor(t, waitTimeout, "a failed join attempt", func() bool { return m.Stats().JoinsFailed >= 1 })
 	if err := m.Leave(time.Second); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/group"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/transport/datagram"
 )
 
@@ -62,7 +63,7 @@ func startNodeConfig(t *testing.T, cfg Config, instance byte, groups []group.Gro
 	if len(seeds) > 0 {
 		// Join returned after contacting a seed; the member list follows
 		// as the seed's state is merged.
-		waitFor(t, name+" to join", func() bool { return len(m.Members()) > 0 })
+		testutil.WaitFor(t, waitTimeout, name+" to join", func() bool { return len(m.Members()) > 0 })
 	}
 	return n
 }
@@ -100,35 +101,12 @@ func (n *testNode) eventLog() string {
 	return b.String()
 }
 
-// waitFor polls cond until it holds or waitTimeout passes.
-func waitFor(t *testing.T, what string, cond func() bool) time.Duration {
-	t.Helper()
-	return waitForMsg(t, func() string { return what }, cond)
-}
-
-// waitForMsg is waitFor with a description computed on failure.
-func waitForMsg(t *testing.T, what func() string, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(waitTimeout)
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-deadline:
-			t.Fatalf("timed out after %v waiting for %s", waitTimeout, what())
-		}
-	}
-	return time.Since(start)
-}
-
 // waitEvent waits until n has logged an event of kind about peer's instance.
 func waitEvent(t *testing.T, n *testNode, kind EventKind, peer *testNode) Event {
 	t.Helper()
 	var ev Event
 	ok := false
-	waitForMsg(t, func() string {
+	testutil.WaitForMsg(t, waitTimeout, func() string {
 		return fmt.Sprintf("%s: %v event of %s (events:%s)", n.Name(), kind, peer.Name(), n.eventLog())
 	}, func() bool {
 		ev, ok = n.event(kind, peer)
@@ -150,7 +128,7 @@ func TestClusterInterest(t *testing.T) {
 	b := startNode(t, "b", 2, []group.GroupID{gb}, a)
 	c := startNode(t, "c", 3, []group.GroupID{ga, gc}, a)
 
-	took := waitFor(t, "interest of all nodes everywhere", func() bool {
+	took := testutil.WaitFor(t, waitTimeout, "interest of all nodes everywhere", func() bool {
 		return knows(a, b, gb) && knows(a, c, ga, gc) && knows(b, a, ga) && knows(b, c, ga, gc) &&
 			knows(c, a, ga) && knows(c, b, gb)
 	})
@@ -183,19 +161,19 @@ func TestClusterInterest(t *testing.T) {
 	if err := a.AddLocalGroup(gd); err != nil {
 		t.Fatal(err)
 	}
-	took = waitFor(t, "added group to reach b and c", func() bool {
+	took = testutil.WaitFor(t, waitTimeout, "added group to reach b and c", func() bool {
 		return b.Interest().Wanted(gd) && c.Interest().Wanted(gd)
 	})
 	t.Logf("added group propagated in %v", took)
 	a.RemoveLocalGroup(gd)
-	took = waitFor(t, "removed group to reach b and c", func() bool {
+	took = testutil.WaitFor(t, waitTimeout, "removed group to reach b and c", func() bool {
 		return !b.Interest().Wanted(gd) && !c.Interest().Wanted(gd)
 	})
 	t.Logf("removed group propagated in %v", took)
 	if err := c.SetLocalGroups(nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "c's empty set to reach a and b", func() bool { return knows(a, c) && knows(b, c) })
+	testutil.WaitFor(t, waitTimeout, "c's empty set to reach a and b", func() bool { return knows(a, c) && knows(b, c) })
 	if got := a.Interest().Peers(ga); len(got) != 0 {
 		t.Fatalf("a: Peers(/a/) = %+v after c dropped it", got)
 	}
@@ -206,7 +184,7 @@ func TestClusterFailureAndLeave(t *testing.T) {
 	b := startNode(t, "b", 2, nil, a)
 	c := startNode(t, "c", 3, []group.GroupID{gid("/c/")}, a)
 	d := startNode(t, "d", 4, nil, a)
-	waitFor(t, "c's interest at a and b", func() bool { return knows(a, c, gid("/c/")) && knows(b, c, gid("/c/")) })
+	testutil.WaitFor(t, waitTimeout, "c's interest at a and b", func() bool { return knows(a, c, gid("/c/")) && knows(b, c, gid("/c/")) })
 	// Every member known everywhere first: a loaded machine may take a while
 	// to gossip d's join to b, and a leave needs the join before it.
 	for _, m := range []*testNode{a, b} {
@@ -247,17 +225,17 @@ func TestClusterFailureAndLeave(t *testing.T) {
 func TestClusterLateJoiner(t *testing.T) {
 	a := startNode(t, "a", 1, []group.GroupID{gid("/a/")})
 	b := startNode(t, "b", 2, []group.GroupID{gid("/b/")}, a)
-	waitFor(t, "a and b to converge", func() bool { return knows(a, b, gid("/b/")) && knows(b, a, gid("/a/")) })
+	testutil.WaitFor(t, waitTimeout, "a and b to converge", func() bool { return knows(a, b, gid("/b/")) && knows(b, a, gid("/a/")) })
 
 	// The late joiner contacts b only; a's state reaches it through b's
 	// table. startNode returns once the members are known, which memberlist
 	// merges just before it hands the table to the delegate: the interest
 	// may follow a moment later.
 	late := startNode(t, "late", 3, []group.GroupID{gid("/l/")}, b)
-	waitFor(t, "the late joiner to learn the existing interest", func() bool {
+	testutil.WaitFor(t, waitTimeout, "the late joiner to learn the existing interest", func() bool {
 		return knows(late, b, gid("/b/")) && knows(late, a, gid("/a/"))
 	})
-	waitFor(t, "b and a to learn the late joiner", func() bool {
+	testutil.WaitFor(t, waitTimeout, "b and a to learn the late joiner", func() bool {
 		return knows(b, late, gid("/l/")) && knows(a, late, gid("/l/"))
 	})
 }
@@ -265,7 +243,7 @@ func TestClusterLateJoiner(t *testing.T) {
 func TestClusterRestartSameName(t *testing.T) {
 	a := startNode(t, "a", 1, nil)
 	b1 := startNode(t, "b", 2, []group.GroupID{gid("/old/")}, a)
-	waitFor(t, "b's interest at a", func() bool { return knows(a, b1, gid("/old/")) })
+	testutil.WaitFor(t, waitTimeout, "b's interest at a", func() bool { return knows(a, b1, gid("/old/")) })
 	if err := b1.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -277,11 +255,11 @@ func TestClusterRestartSameName(t *testing.T) {
 	if ev.Member.GossipAddr != b2.GossipAddr() || ev.Member.GossipAddr == b1.GossipAddr() {
 		t.Fatalf("rejoin event at %s, want %s", ev.Member.GossipAddr, b2.GossipAddr())
 	}
-	waitFor(t, "restarted b's interest at a", func() bool { return knows(a, b2, gid("/new/")) })
+	testutil.WaitFor(t, waitTimeout, "restarted b's interest at a", func() bool { return knows(a, b2, gid("/new/")) })
 	if a.Interest().Wanted(gid("/old/")) {
 		t.Fatal("old instance's interest came back")
 	}
-	waitFor(t, "a's state at restarted b", func() bool { return knows(b2, a) })
+	testutil.WaitFor(t, waitTimeout, "a's state at restarted b", func() bool { return knows(b2, a) })
 }
 
 func TestClusterLargeState(t *testing.T) {
@@ -291,19 +269,19 @@ func TestClusterLargeState(t *testing.T) {
 	}
 	a := startNode(t, "a", 1, nil)
 	b := startNode(t, "b", 2, nil, a)
-	waitFor(t, "b known to a", func() bool { return knows(a, b) && knows(b, a) })
+	testutil.WaitFor(t, waitTimeout, "b known to a", func() bool { return knows(a, b) && knows(b, a) })
 	if err := a.SetLocalGroups(ids); err != nil {
 		t.Fatal(err)
 	}
-	took := waitFor(t, "large state at b", func() bool { return knows(b, a, ids...) })
+	took := testutil.WaitFor(t, waitTimeout, "large state at b", func() bool { return knows(b, a, ids...) })
 	t.Logf("300-group state pushed in %v", took)
 	// The push is counted once its write returned, which may be after b
 	// applied the state.
-	waitFor(t, "the TCP push counted", func() bool { return a.Stats().Pushes > 0 })
+	testutil.WaitFor(t, waitTimeout, "the TCP push counted", func() bool { return a.Stats().Pushes > 0 })
 	if err := a.SetLocalGroups(ids[:299]); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "shrunk large state at b", func() bool { return knows(b, a, ids[:299]...) })
+	testutil.WaitFor(t, waitTimeout, "shrunk large state at b", func() bool { return knows(b, a, ids[:299]...) })
 }
 
 func TestLifecycleAfterClose(t *testing.T) {
@@ -370,8 +348,8 @@ func TestClusterEncryptedAndLabelled(t *testing.T) {
 	a := startNodeConfig(t, cfg, 1, []group.GroupID{gid("/a/")})
 	cfg.NodeName = "b"
 	b := startNodeConfig(t, cfg, 2, nil, a)
-	waitFor(t, "interest over encrypted gossip", func() bool { return knows(b, a, gid("/a/")) })
-	waitFor(t, "a to list b", func() bool { return len(a.Members()) == 1 })
+	testutil.WaitFor(t, waitTimeout, "interest over encrypted gossip", func() bool { return knows(b, a, gid("/a/")) })
+	testutil.WaitFor(t, waitTimeout, "a to list b", func() bool { return len(a.Members()) == 1 })
 
 	// A node of another site (other label and key) cannot join.
 	other := LocalConfig()
@@ -423,7 +401,7 @@ func TestPushLocalLargeStateSentOnce(t *testing.T) {
 	if !knows(b, a, ids...) {
 		t.Fatal("PushLocal returned before b applied the state")
 	}
-	waitFor(t, "the push loop to pass b over", func() bool {
+	testutil.WaitFor(t, waitTimeout, "the push loop to pass b over", func() bool {
 		st := a.Stats()
 		return st.PushesSkipped > before.PushesSkipped && st.Pushes > before.Pushes
 	})

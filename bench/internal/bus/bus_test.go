@@ -8,20 +8,9 @@ import (
 	"sync"
 	"testing"
 	"time"
-)
 
-// waitFor polls cond until it holds or the timeout passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		tm := time.NewTimer(2 * time.Millisecond)
-		<-tm.C
-	}
-}
+	"github.com/rsbd/rsbd/internal/testutil"
+)
 
 // inbox collects payloads.
 type inbox struct {
@@ -131,7 +120,7 @@ func TestSocketThroughDaemon(t *testing.T) {
 	defer cancelE()
 	// The listener's Hello is processed asynchronously: publish until it
 	// takes effect, as the benchmark's probes do.
-	waitFor(t, "socket delivery", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "socket delivery", func() bool {
 		if err := pub.Publish("/t/a/", []byte("from socket")); err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +129,7 @@ func TestSocketThroughDaemon(t *testing.T) {
 		}
 		return onA.len() > 0 && embedded.len() > 0
 	})
-	waitFor(t, "embedded delivery", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "embedded delivery", func() bool {
 		if err := d.Publish("/t/b/", []byte("from node")); err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +166,7 @@ func TestSocketInlineReply(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cancelPing()
-	waitFor(t, "inline pong", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "inline pong", func() bool {
 		if err := pinger.Publish("/rt/ping/", []byte("ping")); err != nil {
 			t.Fatal(err)
 		}

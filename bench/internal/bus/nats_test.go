@@ -3,6 +3,9 @@ package bus
 import (
 	"bytes"
 	"testing"
+	"time"
+
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // TestNATSReplacesClosedConnection has the server close the client's only
@@ -33,7 +36,7 @@ func TestNATSReplacesClosedConnection(t *testing.T) {
 	if err := srv.DisconnectClientByID(id); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the client to see its connection closed", old.IsClosed)
+	testutil.WaitFor(t, 10*time.Second, "the client to see its connection closed", old.IsClosed)
 	var in inbox
 	cancel, err := n.Subscribe("/bench/again/", in.handle)
 	if err != nil {
@@ -52,7 +55,7 @@ func TestNATSReplacesClosedConnection(t *testing.T) {
 	if err := n.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the events", func() bool { return in.len() == 2 })
+	testutil.WaitFor(t, 10*time.Second, "the events", func() bool { return in.len() == 2 })
 	if !bytes.Equal(in.first(), []byte("hi")) {
 		t.Fatalf("got %q first", in.first())
 	}

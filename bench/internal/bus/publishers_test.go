@@ -3,6 +3,9 @@ package bus
 import (
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // recordingEndpoint is an Endpoint without topic handles that records its
@@ -61,7 +64,7 @@ func TestPublishersUseTopicHandles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "deliveries through topic handles", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "deliveries through topic handles", func() bool {
 		if err := fromSock[0]([]byte("a")); err != nil {
 			t.Fatal(err)
 		}
