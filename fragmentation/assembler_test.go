@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rsbd/rsbd/proto/rsbpb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/rsbd/rsbd/proto/rsbpb"
 )
 
 // permutations calls fn with every ordering of 0..n-1.

@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rsbd/rsbd/proto/rsbpb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/rsbd/rsbd/proto/rsbpb"
 )
 
 func TestAssemblerPartialEventBound(t *testing.T) {

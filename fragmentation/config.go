@@ -28,6 +28,9 @@ var (
 	// ErrDropped: the fragment was refused and its event, if any, was dropped;
 	// the Drop record and Stats say why.
 	ErrDropped = errors.New("fragmentation: event dropped")
+	// ErrNotification is returned for a serialized Notification the
+	// splitter cannot parse.
+	ErrNotification = errors.New("fragmentation: malformed notification")
 )
 
 // Config bounds an Assembler. The zero value works: zero fields take the

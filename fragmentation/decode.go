@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/rsbd/rsbd/proto/rsbpb"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/rsbd/rsbd/proto/rsbpb"
 )
 
 // Decoding errors of the hand-written parser. errMerge is not a failure: the

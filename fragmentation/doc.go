@@ -44,5 +44,30 @@
 //
 // An Assembler is owned by one goroutine; it is not safe for concurrent use.
 //
-// The package imports only the generated protocol messages of rsbd.
+// # The wire form on the daemon's hot path
+//
+// The daemon splits and wraps events without decoding them into messages:
+//   - SplitPieces cuts a serialized Notification into fragments given as
+//     head, data chunk (aliasing the body) and tail, which a datagram sends
+//     gathered; SplitEvent encodes an Event's fields apart and copies its
+//     payload once, straight into fragments that share one buffer. Both
+//     follow the same rule and chunk balance as Split, byte for byte.
+//   - AppendWhole, MarshalWhole and MarshalSized write the unfragmented
+//     FragmentedNotification (num_data_parts 1, data_part 0) around a
+//     Notification; UnwrapWhole finds the Notification in such a record
+//     without decoding it, and tells a fragment of a split event apart.
+//   - FrameAround serializes a reassembled event in place, into the room an
+//     Assembler keeps around its data (Config.Room).
+//
+// # Buffers lent to the caller
+//
+// Buf is a pooled buffer that counts holds (Hold, Drop): the fragments of a
+// large event split by SplitEvent, or a slab of small records carved by a
+// RecordSlabs; the last Drop returns it to a pool of size classes an eighth
+// of an octave apart, so that a steady stream writes into memory written
+// before instead of faulting in fresh pages. A ReassemblyPool keeps the
+// data buffers of reassembled events a borrowing subscriber gave back, for
+// an Assembler's Config.Alloc. Every pool is bounded (params.go).
+//
+// The package imports the generated protocol messages and notification.
 package fragmentation

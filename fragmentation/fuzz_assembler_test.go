@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rsbd/rsbd/proto/rsbpb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/rsbd/rsbd/proto/rsbpb"
 )
 
 // The operation-sequence fuzzer drives an Assembler with fragments of a few

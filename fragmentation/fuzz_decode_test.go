@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rsbd/rsbd/proto/rsbpb"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/rsbd/rsbd/proto/rsbpb"
 )
 
 // fuzzDecodeConfig keeps the fuzzed Assembler small so its bounds are hit.

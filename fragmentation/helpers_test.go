@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rsbd/rsbd/proto/rsbpb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/rsbd/rsbd/proto/rsbpb"
 )
 
 // t0 is the test clock's origin; tests pass explicit times, never sleep.

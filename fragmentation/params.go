@@ -68,3 +68,32 @@ const (
 	// senderIDSize is the length of an RSB participant id (an RFC 4122 UUID).
 	senderIDSize = 16
 )
+
+// Limits of the buffers this package lends to its callers: the fragment and
+// record buffers of publishers (Buf, RecordSlabs) and the reassembly buffers
+// given back by borrowing subscribers (ReassemblyPool).
+const (
+	// ReassemblyPoolBytes and ReassemblyPoolBuffers bound the reassembly
+	// buffers a ReassemblyPool keeps for reuse: room for a flow window's
+	// worth of 64 KiB events or a few 1 MiB ones.
+	ReassemblyPoolBytes   = 8 << 20
+	ReassemblyPoolBuffers = 256
+
+	// minBufPoolShift and maxBufPoolShift bound the pooled fragment
+	// buffers: above 32 KiB (smaller ones come from the runtime's size
+	// classes, whose memory it reuses) up to 64 MiB. Reuse spares a stream
+	// of large events the page faults of fresh memory (docs/BENCHMARKS.md).
+	minBufPoolShift = 15
+	maxBufPoolShift = 26
+
+	// RecordSlabSize is the size of the slabs the records of small
+	// published events are carved from: one allocation for many events.
+	RecordSlabSize = 64 << 10
+	// MaxSlabRecord is the largest record carved from a slab; larger ones
+	// are allocated alone.
+	MaxSlabRecord = 4 << 10
+	// slabBias is the hold a record slab keeps on its buffer while it
+	// carves, counting down one per record carved (so that carving takes
+	// no atomic operation): far more than the records a slab can hold.
+	slabBias = 1 << 30
+)

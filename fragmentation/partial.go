@@ -3,9 +3,10 @@ package fragmentation
 import (
 	"time"
 
-	"github.com/rsbd/rsbd/proto/rsbpb"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/rsbd/rsbd/proto/rsbpb"
 )
 
 // partial is an incomplete event. Fragments 0..next-1 are concatenated in buf;

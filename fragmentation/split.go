@@ -6,9 +6,10 @@ import (
 	"math"
 	"slices"
 
-	"github.com/rsbd/rsbd/proto/rsbpb"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/rsbd/rsbd/proto/rsbpb"
 )
 
 // Split cuts n into FragmentedNotifications whose serializations are each at

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/rsbd/rsbd/proto/rsbpb"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/rsbd/rsbd/proto/rsbpb"
 )
 
 // checkSplit splits n under maxSize both ways and checks the RSB fragment

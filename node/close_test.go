@@ -45,7 +45,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		testutil.WaitFor(t, 10*time.Second, "interest gossiped", func() bool { return a.interest().Wanted(groupID("/leak/")) })
 		big := bytes.Repeat([]byte("x"), 3<<20)
 		for i, data := range [][]byte{[]byte("small"), big} {
-			body, err := notification.Marshal(testEvent("/leak/x/", uint32(i), data))
+			body, err := notification.Marshal(testutil.Event("/leak/x/", uint32(i), data))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -144,7 +144,7 @@ type engineStats struct {
 	rcv  qos.ReceiversStats
 	send qos.SenderStats
 	// recycled is fragOwners.recycled plus the slabs the node's carver
-	// returned itself (recordSlabs.recycled).
+	// returned itself (fragmentation.RecordSlabs.recycled).
 	recycled uint64
 }
 
@@ -155,7 +155,7 @@ func (e *engine) publishStats(now time.Time) {
 		return
 	}
 	e.statsAt = now
-	s := &engineStats{rcv: e.rcv.Stats(), send: e.retired, recycled: e.frags.recycled + e.n.slabs.recycled.Load()}
+	s := &engineStats{rcv: e.rcv.Stats(), send: e.retired, recycled: e.frags.recycled + e.n.slabs.Recycled()}
 	retained := 0
 	for _, st := range e.senders {
 		addSenderStats(&s.send, st.s.Stats())

@@ -155,7 +155,7 @@ func TestSocketReceivedCounters(t *testing.T) {
 	c := dialAddr(t, n.SocketAddr().String())
 	var size int
 	for i, data := range []string{"a", "bb", "ccc"} {
-		body, err := notification.Marshal(testEvent("/count/", uint32(i+1), []byte(data)))
+		body, err := notification.Marshal(testutil.Event("/count/", uint32(i+1), []byte(data)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,9 @@ package node
 import (
 	"google.golang.org/protobuf/proto"
 
+	"github.com/rsbd/rsbd/fragmentation"
 	"github.com/rsbd/rsbd/metrics"
+	"github.com/rsbd/rsbd/node/sinks"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/proto/rsbpb"
 )
@@ -116,15 +118,15 @@ func (n *Node) deliverMessage(m *rsbpb.Notification, size int, room []byte) {
 			n.m.Drop(metrics.DropDecodeError)
 			return
 		}
-		subs := n.dq.match.matching(n.sinks, ev.Scope)
+		subs := n.dq.match.Matching(n.sinks, ev.Scope)
 		n.deliverEvent(ev, size, subs)
-		if borrowedOnly(subs) {
+		if sinks.BorrowedOnly(subs) {
 			// Nobody kept the event: its buffer serves the next one.
-			n.reasm.put(buf)
+			n.reasm.Put(buf)
 		}
 		return
 	}
-	body := frameAround(m, room)
+	body := fragmentation.FrameAround(m, room, reasmHead)
 	if body == nil {
 		var err error
 		body, err = proto.MarshalOptions{Deterministic: true}.Marshal(m)
@@ -135,7 +137,7 @@ func (n *Node) deliverMessage(m *rsbpb.Notification, size int, room []byte) {
 		// The frame is a copy: the reassembly buffer serves the next
 		// event (the events decoded for embedded subscriptions alias
 		// body, not m.Data).
-		n.reasm.put(buf)
+		n.reasm.Put(buf)
 	}
 	m.Data = nil
 	n.deliverNetwork(body, true, true)
@@ -147,7 +149,7 @@ func (n *Node) deliverMessage(m *rsbpb.Notification, size int, room []byte) {
 // subscription borrows and there is no socket client), so that the events
 // are delivered from the reader's buffer without copying them out.
 func (n *Node) inlineLimit() int {
-	if n.sock == nil && n.sinks.borrowing() {
+	if n.sock == nil && n.sinks.Borrowing() {
 		return borrowInlineMax
 	}
 	return inlineDeliverMax
@@ -155,12 +157,12 @@ func (n *Node) inlineLimit() int {
 
 // stabilize copies the bodies of ds out of a reader's buffer into slabs
 // that the decoded events may keep (their Data aliases them; see
-// bodySlabs). Decoding is left to the delivering goroutine, off the engine
+// sinks.BodySlabs). Decoding is left to the delivering goroutine, off the engine
 // lock.
-func stabilize(ds []delivery, slabs *bodySlabs) {
+func stabilize(ds []delivery, slabs *sinks.BodySlabs) {
 	for i := range ds {
 		if ds[i].kind == deliverBody {
-			ds[i].body, ds[i].owned = slabs.clone(ds[i].body), true
+			ds[i].body, ds[i].owned = slabs.Clone(ds[i].body), true
 		}
 	}
 }

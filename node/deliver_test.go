@@ -168,7 +168,7 @@ func pingPong(t *testing.T, mod func(i int, c *Config), replies func(*Node, *not
 
 func seqEvent(sc string, seq uint32, size int) *notification.Event {
 	data := binary.BigEndian.AppendUint32(make([]byte, 0, max(size, 4)), seq)
-	return testEvent(sc, seq, data[:max(size, 4)])
+	return testutil.Event(sc, seq, data[:max(size, 4)])
 }
 
 // checkSeqs checks that got holds events 0..n-1 in order.
@@ -249,18 +249,18 @@ func TestHandlerSubscribesAndCancels(t *testing.T) {
 	})
 	mu.Unlock()
 	testutil.WaitFor(t, 10*time.Second, "interest in /s/", func() bool { return a.interest().Wanted(groupID("/s/")) })
-	if err := a.Publish(context.Background(), testEvent("/s/", 0, nil)); err != nil {
+	if err := a.Publish(context.Background(), testutil.Event("/s/", 0, nil)); err != nil {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, 10*time.Second, "interest in /t/", func() bool { return a.interest().Wanted(groupID("/t/")) })
 	testutil.WaitFor(t, 10*time.Second, "event on /t/", func() bool {
-		if err := a.Publish(context.Background(), testEvent("/t/", 1, nil)); err != nil {
+		if err := a.Publish(context.Background(), testutil.Event("/t/", 1, nil)); err != nil {
 			t.Fatal(err)
 		}
 		return sub.len() > 0
 	})
 	for i := 0; i < 20; i++ {
-		if err := a.Publish(context.Background(), testEvent("/s/", uint32(i+2), nil)); err != nil {
+		if err := a.Publish(context.Background(), testutil.Event("/s/", uint32(i+2), nil)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -270,7 +270,7 @@ func TestHandlerSubscribesAndCancels(t *testing.T) {
 	n := sub.len()
 	testutil.WaitFor(t, 10*time.Second, "marker on /t/", func() bool {
 		if sub.len() == n {
-			if err := a.Publish(context.Background(), testEvent("/t/", 100, nil)); err != nil {
+			if err := a.Publish(context.Background(), testutil.Event("/t/", 100, nil)); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/rsbd/rsbd/node/sinks"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
 )
@@ -28,7 +29,7 @@ type deliveryQueue struct {
 	queued atomic.Int64
 	wake   chan struct{}
 	// recent, dec and match belong to the delivering goroutine.
-	recent recentEvents
+	recent sinks.RecentEvents
 	// sockOut collects the socket clients the deliveries queued frames to;
 	// it belongs to the delivering goroutine.
 	sockOut rsbsocket.DeliverBatch
@@ -37,10 +38,10 @@ type deliveryQueue struct {
 	// bodies decodes network bodies for embedded subscriptions with dec
 	// and slabs; its scratch event is the one borrowed deliveries reuse.
 	bodies bodyDecoder
-	match  matchCache
+	match  sinks.MatchCache
 	// slabs takes the copies of bodies that leave a reader's buffer on
 	// the delivering goroutine.
-	slabs bodySlabs
+	slabs sinks.BodySlabs
 }
 
 // deliveryChunk is a piece of the delivery queue: up to deliveryChunkLen

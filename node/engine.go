@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/fragmentation"
+	"github.com/rsbd/rsbd/node/sinks"
 	"github.com/rsbd/rsbd/qos"
 	"github.com/rsbd/rsbd/scope"
 	"github.com/rsbd/rsbd/transport/datagram"
@@ -95,7 +96,7 @@ type engine struct {
 	dl []delivery
 	// slabs takes the copies of bodies that stabilize moves out of a
 	// reader's buffer.
-	slabs bodySlabs
+	slabs sinks.BodySlabs
 	// frags tracks the pooled buffers of sent fragments.
 	frags fragOwners
 	// free keeps released DATA datagrams and their record lists for the
@@ -125,7 +126,7 @@ func newEngine(n *Node) (*engine, error) {
 		return nil, err
 	}
 	rel, unrel := n.cfg.Assembly, n.cfg.Assembly
-	rel.Alloc, unrel.Alloc = n.reasm.get, n.reasm.get
+	rel.Alloc, unrel.Alloc = n.reasm.Get, n.reasm.Get
 	rel.Room = fragmentation.Room{Head: reasmHead, Tail: reasmTail}
 	unrel.Room = rel.Room
 	if rel.Timeout == 0 {

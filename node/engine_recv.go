@@ -99,7 +99,7 @@ func (e *engine) deliverRecords(dl qos.Delivery, now time.Time) {
 		return
 	}
 	for _, r := range dl.Records {
-		body, whole, err := unwrapWhole(r)
+		body, whole, err := fragmentation.UnwrapWhole(r)
 		if err != nil {
 			e.n.m.Drop(metrics.DropDecodeError)
 			continue

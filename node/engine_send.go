@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/rsbd/rsbd/fragmentation"
 	"github.com/rsbd/rsbd/group"
 	"github.com/rsbd/rsbd/metrics"
 	"github.com/rsbd/rsbd/qos"
@@ -23,7 +24,7 @@ type pubReq struct {
 	// owner, when set, is the pooled buffer that frags or record lie in,
 	// with a hold for this publish that the engine drops once the
 	// streams took theirs (fragBuf).
-	owner *fragBuf
+	owner *fragmentation.Buf
 	size  int // serialized size of the Notification
 	scope scope.Scope
 	class datagram.Class
@@ -102,13 +103,13 @@ func (e *engine) publish(p pubReq, now time.Time) {
 // into one per record of it queued on a stream (queued), pooling the
 // buffer when none was and nothing else holds it. It runs before the
 // engine handles any release of what it queued (handleOutput).
-func (e *engine) settleHolds(fb *fragBuf, queued int) {
+func (e *engine) settleHolds(fb *fragmentation.Buf, queued int) {
 	switch {
 	case fb == nil || queued == 1:
 	case queued == 0:
 		e.frags.drop(fb, 1)
 	default:
-		fb.refs.Add(int32(queued - 1))
+		fb.Hold(int32(queued - 1))
 	}
 }
 
@@ -159,10 +160,10 @@ func (e *engine) records(p pubReq) (recs [][]byte, pieces [][][]byte, err error)
 	if p.record != nil && len(p.record) <= capacity {
 		return append(e.scratch.recs[:0], p.record), nil, nil
 	}
-	if wholeSize(len(body)) <= capacity {
-		return append(e.scratch.recs[:0], appendWhole(make([]byte, 0, wholeSize(len(body))), body)), nil, nil
+	if fragmentation.WholeSize(len(body)) <= capacity {
+		return append(e.scratch.recs[:0], fragmentation.AppendWhole(make([]byte, 0, fragmentation.WholeSize(len(body))), body)), nil, nil
 	}
-	pieces, err = splitPieces(e.scratch.pieces[:0], body, capacity)
+	pieces, err = fragmentation.SplitPieces(e.scratch.pieces[:0], body, capacity)
 	e.scratch.pieces = pieces
 	return nil, pieces, err
 }
@@ -232,7 +233,7 @@ func (e *engine) expireSenders(now time.Time) {
 // pending one first when r does not fit or it holds pieces. owner, when
 // set, is the pooled buffer r lies in: r holds a ref on it until the
 // datagram is released.
-func (e *engine) queueRecord(st *senderState, r []byte, owner *fragBuf, now time.Time) {
+func (e *engine) queueRecord(st *senderState, r []byte, owner *fragmentation.Buf, now time.Time) {
 	if len(st.pieces) > 0 || st.size+recordOverhead+len(r) > e.n.cfg.MaxDatagram || len(st.pending) == datagram.MaxRecords {
 		e.sendPending(st, now)
 	}

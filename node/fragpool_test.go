@@ -7,80 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/fragmentation"
 	"github.com/rsbd/rsbd/internal/faultnet"
 	"github.com/rsbd/rsbd/internal/testutil"
-	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
 	"github.com/rsbd/rsbd/transport/datagram"
 )
-
-// TestFragClass: a pooled buffer is at least the size asked and at most an
-// eighth larger; classes grow with the size, stay in range, and a buffer
-// of a class's size falls back into that class.
-func TestFragClass(t *testing.T) {
-	if c, size := fragClass(1 << minFragPoolShift); c != -1 || size != 1<<minFragPoolShift {
-		t.Fatalf("32 KiB: class %d size %d, want unpooled", c, size)
-	}
-	if c, _ := fragClass(1<<maxFragPoolShift + 1); c != -1 {
-		t.Fatalf("past the largest: class %d", c)
-	}
-	prev := -1
-	for n := 1<<minFragPoolShift + 1; n <= 1<<maxFragPoolShift; n += 1 + n/97 {
-		c, size := fragClass(n)
-		if c < prev || c >= fragClasses || size < n || size-n > n/8 {
-			t.Fatalf("%d bytes: class %d (after %d) of %d bytes", n, c, prev, size)
-		}
-		if c2, size2 := fragClass(size); c2 != c || size2 != size {
-			t.Fatalf("%d bytes: class %d size %d, its size gives %d, %d", n, c, size, c2, size2)
-		}
-		prev = c
-	}
-	if c, _ := fragClass(1 << maxFragPoolShift); c != fragClasses-1 {
-		t.Fatalf("largest pooled size: class %d of %d", c, fragClasses)
-	}
-}
-
-// TestSplitIntoReusedBuffer: fragments cut into a buffer that held other
-// bytes before are those of a fresh split (every byte is overwritten).
-func TestSplitIntoReusedBuffer(t *testing.T) {
-	capacity := 9000 - dataHeader - recordOverhead
-	for i := range 16 {
-		ev := testEvent("/reuse/", uint32(i), bytes.Repeat([]byte{byte(i), byte(3 * i)}, 50000))
-		got, owner, err := splitEvent(nil, ev, capacity)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if owner == nil {
-			t.Fatal("a 100 000-byte event's buffer is not pooled")
-		}
-		body, err := notification.Marshal(ev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := splitRaw(nil, body, capacity)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != len(want) {
-			t.Fatalf("event %d: %d fragments, want %d", i, len(got), len(want))
-		}
-		for k := range got {
-			if !bytes.Equal(got[k], want[k]) {
-				t.Fatalf("event %d: fragment %d differs", i, k)
-			}
-		}
-		for k := range owner.b {
-			owner.b[k] = 0xa5 // what the next event must overwrite
-		}
-		if !owner.drop(1) {
-			t.Fatal("a split's only hold dropped, and its buffer was not pooled")
-		}
-	}
-	small := testEvent("/reuse/", 99, make([]byte, 20_000))
-	if _, owner, err := splitEvent(nil, small, 1400-dataHeader-recordOverhead); err != nil || owner != nil {
-		t.Fatalf("a 20 000-byte event: owner %v, err %v; want none (below the pooled sizes)", owner, err)
-	}
-}
 
 // TestRecycledFragmentsOverALossyNetwork: an embedded publisher's large
 // events go over a network that loses, duplicates and reorders datagrams,
@@ -94,7 +26,7 @@ func TestRecycledFragmentsOverALossyNetwork(t *testing.T) {
 	net, a, got := lossyPair(t, 29, "/recycle/")
 	const n = 200
 	for i := range n {
-		if err := a.Publish(context.Background(), testEvent("/recycle/", uint32(i), recycleData(i))); err != nil {
+		if err := a.Publish(context.Background(), testutil.Event("/recycle/", uint32(i), recycleData(i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -172,7 +104,7 @@ func TestFragmentRefsFollowStreams(t *testing.T) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	capacity := nodes[0].recordCapacity()
-	frags, owner, err := splitEvent(nil, testEvent("/refs/", 1, make([]byte, 200_000)), capacity)
+	frags, owner, err := fragmentation.SplitEvent(nil, testutil.Event("/refs/", 1, make([]byte, 200_000)), capacity)
 	if err != nil || owner == nil {
 		t.Fatalf("split: %v, owner %v", err, owner)
 	}
@@ -187,19 +119,19 @@ func TestFragmentRefsFollowStreams(t *testing.T) {
 	}
 	e.settleHolds(owner, 2*len(frags)) // as engine.publish does
 	e.packPending(now)
-	if want := 2 * len(frags); int(owner.refs.Load()) != want {
-		t.Fatalf("refs %d, want %d (%d fragments on 2 streams)", owner.refs.Load(), want, len(frags))
+	if want := 2 * len(frags); int(owner.Holds()) != want {
+		t.Fatalf("refs %d, want %d (%d fragments on 2 streams)", owner.Holds(), want, len(frags))
 	}
 	e.handleOutput(now) // transmitted (nowhere: no peer), still retained
 	before := e.frags.recycled
 	sts[0].s.ReleaseAll(&e.out)
 	e.handleOutput(now)
-	if int(owner.refs.Load()) != len(frags) || e.frags.recycled != before {
-		t.Fatalf("one stream let go: refs %d, recycled %d", owner.refs.Load(), e.frags.recycled-before)
+	if int(owner.Holds()) != len(frags) || e.frags.recycled != before {
+		t.Fatalf("one stream let go: refs %d, recycled %d", owner.Holds(), e.frags.recycled-before)
 	}
 	sts[1].s.ReleaseAll(&e.out)
 	e.handleOutput(now)
-	if owner.refs.Load() != 0 || e.frags.recycled != before+1 || len(e.frags.m) != 0 {
-		t.Fatalf("both let go: refs %d, recycled %d, tracked %d", owner.refs.Load(), e.frags.recycled-before, len(e.frags.m))
+	if owner.Holds() != 0 || e.frags.recycled != before+1 || len(e.frags.m) != 0 {
+		t.Fatalf("both let go: refs %d, recycled %d, tracked %d", owner.Holds(), e.frags.recycled-before, len(e.frags.m))
 	}
 }

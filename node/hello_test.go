@@ -76,7 +76,7 @@ func TestManyHellosAcrossNodes(t *testing.T) {
 	testutil.WaitFor(t, 10*time.Second, "the last listener known to the peer", func() bool {
 		return b.interest().Wanted(groupID(last.String())) && a.SocketInterest().Matches(last)
 	})
-	if err := b.Publish(ctx, testEvent(last.String(), 1, []byte("x"))); err != nil {
+	if err := b.Publish(ctx, testutil.Event(last.String(), 1, []byte("x"))); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
@@ -106,7 +106,7 @@ func TestSocketEventsRetained(t *testing.T) {
 	want := make([][]byte, n)
 	for i := range want {
 		want[i] = bytes.Repeat([]byte{byte(i)}, 100+i)
-		body, err := notification.Marshal(testEvent("/keep/x/", uint32(i), want[i]))
+		body, err := notification.Marshal(testutil.Event("/keep/x/", uint32(i), want[i]))
 		if err != nil {
 			t.Fatal(err)
 		}

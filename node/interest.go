@@ -94,7 +94,7 @@ func (n *Node) localScopes() []scope.Scope {
 		}
 		all = append(all, in.Scopes...)
 	}
-	all = append(all, n.sinks.scopes()...)
+	all = append(all, n.sinks.Scopes()...)
 	return minimalScopes(all)
 }
 
@@ -155,7 +155,7 @@ func (n *Node) updateInterest() bool {
 	now := time.Now()
 	// The generations first: a change racing with the derivation makes the
 	// next addInterest take this path again.
-	n.lastIdx = lastIndex{ok: true, sinkGen: n.sinks.gen.Load(), sockGen: n.sockGeneration(), fast: n.lastIdx.fast}
+	n.lastIdx = lastIndex{ok: true, sinkGen: n.sinks.Gen(), sockGen: n.sockGeneration(), fast: n.lastIdx.fast}
 	cur := n.localScopes() // minimal already
 	narrowed := false
 	curSet := newScopeSet(cur)

@@ -62,7 +62,7 @@ func (n *Node) addInterest(sc scope.Scope) bool {
 // exactly what updateInterest would do. Called with interestMu held.
 func (n *Node) tryAdd(sc scope.Scope) addResult {
 	x := &n.lastIdx
-	if !x.ok || n.sinks.gen.Load() != x.sinkGen+1 || n.sockGeneration() != x.sockGen || len(n.linger) > 0 {
+	if !x.ok || n.sinks.Gen() != x.sinkGen+1 || n.sockGeneration() != x.sockGen || len(n.linger) > 0 {
 		return addFallback
 	}
 	if !x.built {

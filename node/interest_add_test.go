@@ -152,8 +152,8 @@ func TestTryAddFallsBackOnOtherChanges(t *testing.T) {
 	fn := func(*notification.Event) {}
 	n.updateInterest()
 	a, b := scope.MustParse("/two/a/"), scope.MustParse("/two/b/")
-	n.sinks.add(a, fn, nil)
-	n.sinks.add(b, fn, nil)
+	n.sinks.Add(a, fn, nil)
+	n.sinks.Add(b, fn, nil)
 	n.interestMu.Lock()
 	r := n.tryAdd(b)
 	n.interestMu.Unlock()
@@ -171,7 +171,7 @@ func TestTryAddFallsBackOnOtherChanges(t *testing.T) {
 	}
 	testutil.WaitFor(t, 10e9, "the Hello learnt", func() bool { return n.sockGeneration() != gen })
 	sc := scope.MustParse("/three/")
-	n.sinks.add(sc, fn, nil)
+	n.sinks.Add(sc, fn, nil)
 	r = n.tryAdd(sc)
 	n.interestMu.Unlock()
 	if r != addFallback {
@@ -195,7 +195,7 @@ func TestSubscribeBarrierWithDeltas(t *testing.T) {
 		var got collector
 		sc := fmt.Sprintf("/dz/%d/", i)
 		defer a.Subscribe(scope.MustParse(sc), got.handle)()
-		if err := b.Publish(context.Background(), testEvent(sc, uint32(i), []byte("x"))); err != nil {
+		if err := b.Publish(context.Background(), testutil.Event(sc, uint32(i), []byte("x"))); err != nil {
 			t.Fatal(err)
 		}
 		testutil.WaitFor(t, 10e9, "event "+sc, func() bool { return got.len() == 1 })

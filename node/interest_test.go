@@ -3,6 +3,8 @@ package node
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -21,7 +23,7 @@ func TestSubscribeIsABarrier(t *testing.T) {
 		var got collector
 		sc := fmt.Sprintf("/zz/%d/", i)
 		cancel := a.Subscribe(scope.MustParse(sc), got.handle)
-		if err := b.Publish(context.Background(), testEvent(sc, uint32(i), []byte("x"))); err != nil {
+		if err := b.Publish(context.Background(), testutil.Event(sc, uint32(i), []byte("x"))); err != nil {
 			t.Fatal(err)
 		}
 		testutil.WaitFor(t, 10*time.Second, "event "+sc, func() bool { return got.len() == 1 })
@@ -48,7 +50,7 @@ func TestNarrowingLingers(t *testing.T) {
 	if !a.wantsGroup(groupID("/")) {
 		t.Fatal("root group dropped at once instead of lingering")
 	}
-	if err := b.Publish(context.Background(), testEvent("/n/x/", 1, []byte("x"))); err != nil {
+	if err := b.Publish(context.Background(), testutil.Event("/n/x/", 1, []byte("x"))); err != nil {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, 10*time.Second, "event during the linger", func() bool { return got.len() == 1 })
@@ -81,5 +83,31 @@ func TestMayRepeatOnlyUnderLingeringScopes(t *testing.T) {
 	n.storeLingering()
 	if n.mayRepeat(scope.MustParse("/a/b/")) {
 		t.Error("mayRepeat with nothing lingering")
+	}
+}
+
+// TestMinimalScopes: the result equals the quadratic definition (no scope
+// contained in another, every input covered) on random lists.
+func TestMinimalScopes(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 200 {
+		in := make([]scope.Scope, r.IntN(30))
+		for i := range in {
+			in[i] = testutil.RandomScope(r)
+		}
+		orig := slices.Clone(in)
+		got := minimalScopes(in)
+		for i, a := range got {
+			for j, b := range got {
+				if i != j && a.Contains(b) {
+					t.Fatalf("%v: %s contains %s", orig, a, b)
+				}
+			}
+		}
+		for _, s := range orig {
+			if !covered(got, s) || !newScopeSet(got).covers(s) {
+				t.Fatalf("%v: %s not covered by %v", orig, s, got)
+			}
+		}
 	}
 }

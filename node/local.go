@@ -7,7 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rsbd/rsbd/fragmentation"
 	"github.com/rsbd/rsbd/metrics"
+	"github.com/rsbd/rsbd/node/sinks"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/scope"
@@ -33,14 +35,14 @@ func (h socketHandler) OnFrame(_ rsbsocket.ConnID, f rsbsocket.Frame) {
 			n.helloGen.Store(g)
 		}
 	}
-	if !n.sinks.empty() { // else no decoder from the pool either
+	if !n.sinks.Empty() { // else no decoder from the pool either
 		n.deliverFrameSinks(f)
 	}
 	if n.interest().Len() == 0 {
 		return // no peer: nothing goes to the network
 	}
 	p := pubReq{body: f.Body, size: len(f.Body), scope: f.Scope, class: n.cfg.qosFor(f.Scope).Class()}
-	if wholeSize(len(f.Body)) <= n.recordCapacity() {
+	if fragmentation.WholeSize(len(f.Body)) <= n.recordCapacity() {
 		p.record = wrapFrame(&f) // the engine's record without a copy of the body
 	}
 	n.enqueue(p)
@@ -123,14 +125,14 @@ func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
 	network := n.interest().Len() > 0
 	size := notification.NotificationSize(ev)
 	p := pubReq{scope: ev.Scope, size: size}
-	if network && !sockWants && wholeSize(size) > n.recordCapacity() {
-		frags, owner, err := splitEvent(nil, ev, n.recordCapacity())
+	if network && !sockWants && fragmentation.WholeSize(size) > n.recordCapacity() {
+		frags, owner, err := fragmentation.SplitEvent(nil, ev, n.recordCapacity())
 		if err != nil {
 			return fmt.Errorf("node: publish: %w", err)
 		}
 		p.frags, p.owner = frags, owner
 	} else if network || sockWants {
-		record, body, owner := marshalSized(&n.slabs, ev, size)
+		record, body, owner := fragmentation.MarshalSized(&n.slabs, ev, size)
 		p.record, p.body = record, body
 		if sockWants {
 			// Socket clients' queues share the record: its slab keeps
@@ -162,10 +164,10 @@ func (n *Node) recordCapacity() int {
 // hundred bytes) alive; a handler that keeps only the Scope of many events
 // may keep scope.Clone of it instead.
 func (n *Node) Subscribe(sc scope.Scope, fn Handler, opts ...SubscribeOption) (cancel func()) {
-	id := n.sinks.add(sc, fn, opts)
+	id := n.sinks.Add(sc, fn, opts)
 	n.confirmInterest(n.addInterest(sc))
 	return func() {
-		if n.sinks.remove(sc, id) {
+		if n.sinks.Remove(sc, id) {
 			n.signalInterest()
 		}
 	}
@@ -177,23 +179,23 @@ func (n *Node) Subscribe(sc scope.Scope, fn Handler, opts ...SubscribeOption) (c
 // when dec is set (see bodyDecoder), else into a fresh copy. cache, when
 // set, is the delivering goroutine's cache of the last scope's matches. A
 // node without subscriptions (a daemon) returns at once, on every path.
-func (n *Node) deliverSinks(body []byte, sc scope.Scope, dec *bodyDecoder, ev *notification.Event, cache *matchCache) int {
-	if n.sinks.empty() {
+func (n *Node) deliverSinks(body []byte, sc scope.Scope, dec *bodyDecoder, ev *notification.Event, cache *sinks.MatchCache) int {
+	if n.sinks.Empty() {
 		return 0
 	}
-	var found [8]*subscription
-	var subs []*subscription
+	var found [8]*sinks.Subscription
+	var subs []*sinks.Subscription
 	if cache != nil {
-		subs = cache.matching(n.sinks, sc)
+		subs = cache.Matching(n.sinks, sc)
 	} else {
-		subs = n.sinks.matching(found[:0], sc)
+		subs = n.sinks.Matching(found[:0], sc)
 	}
 	if len(subs) == 0 {
 		return 0
 	}
 	if ev == nil {
 		var err error
-		if dec != nil && borrowedOnly(subs) {
+		if dec != nil && sinks.BorrowedOnly(subs) {
 			ev, err = dec.borrowed(body)
 		} else {
 			ev, err = dec.decode(body)
@@ -204,7 +206,7 @@ func (n *Node) deliverSinks(body []byte, sc scope.Scope, dec *bodyDecoder, ev *n
 		}
 	}
 	for _, s := range subs {
-		s.fn(ev)
+		s.Handle(ev)
 	}
 	return len(subs)
 }
@@ -226,14 +228,14 @@ func (n *Node) deliverNetwork(body []byte, stable, owned bool) {
 		return
 	}
 	if len(f.SenderID) == 16 && n.mayRepeat(f.Scope) &&
-		n.dq.recent.seen(eventKey{sender: [16]byte(f.SenderID), seq: f.SequenceNumber}) {
+		n.dq.recent.Seen(sinks.EventKey{Sender: [16]byte(f.SenderID), Seq: f.SequenceNumber}) {
 		n.m.Drop(metrics.DropDuplicate)
 		return
 	}
 	n.m.EventsIn[metrics.PathNetwork].Inc()
 	n.m.BytesIn[metrics.PathNetwork].Add(float64(len(body)))
 	if !stable {
-		body, owned = n.dq.slabs.clone(body), true
+		body, owned = n.dq.slabs.Clone(body), true
 	}
 	got := n.sock.DeliverTo(&n.dq.sockOut, body, f.Scope, 0)
 	n.dq.bodies.alias = owned
@@ -264,12 +266,12 @@ func (n *Node) deliverEmbedded(body []byte, owned bool) {
 		n.m.Drop(metrics.DropDecodeError)
 		return
 	}
-	subs := n.dq.match.matching(n.sinks, ev.Scope)
-	if !borrowedOnly(subs) {
+	subs := n.dq.match.Matching(n.sinks, ev.Scope)
+	if !sinks.BorrowedOnly(subs) {
 		kept := new(notification.Event) // may be retained: an event of its own
 		*kept = *ev
 		if !owned {
-			kept.Data = n.dq.slabs.clone(kept.Data)
+			kept.Data = n.dq.slabs.Clone(kept.Data)
 		}
 		ev = kept
 	}
@@ -280,8 +282,8 @@ func (n *Node) deliverEmbedded(body []byte, owned bool) {
 // embedded subscriptions matching its scope (from the delivering
 // goroutine's match cache, looked up once for the decision whether the
 // event may stay in a reused buffer and for the delivery).
-func (n *Node) deliverEvent(ev *notification.Event, size int, subs []*subscription) {
-	if n.mayRepeat(ev.Scope) && n.dq.recent.seen(eventKey{sender: ev.ID.SenderID, seq: ev.ID.SequenceNumber}) {
+func (n *Node) deliverEvent(ev *notification.Event, size int, subs []*sinks.Subscription) {
+	if n.mayRepeat(ev.Scope) && n.dq.recent.Seen(sinks.EventKey{Sender: ev.ID.SenderID, Seq: ev.ID.SequenceNumber}) {
 		n.m.Drop(metrics.DropDuplicate)
 		return
 	}
@@ -292,7 +294,7 @@ func (n *Node) deliverEvent(ev *notification.Event, size int, subs []*subscripti
 		return
 	}
 	for _, s := range subs {
-		s.fn(ev)
+		s.Handle(ev)
 	}
 	n.m.EventsOut[metrics.PathLocal].Inc()
 }
@@ -305,7 +307,7 @@ func (n *Node) deliverEvent(ev *notification.Event, size int, subs []*subscripti
 type bodyDecoder struct {
 	dec   *notification.Decoder
 	alias bool
-	slabs *bodySlabs
+	slabs *sinks.BodySlabs
 	// scratch is the event borrowed decodes reuse.
 	scratch notification.Event
 }
@@ -333,8 +335,8 @@ func (d *bodyDecoder) decode(body []byte) (*notification.Event, error) {
 		return notification.Unmarshal(body)
 	case d.alias:
 		return d.dec.DecodeAlias(body)
-	case d.slabs != nil && len(body) <= maxSlabBody:
-		return d.dec.DecodeAlias(d.slabs.clone(body))
+	case d.slabs != nil && len(body) <= sinks.MaxSlabBody:
+		return d.dec.DecodeAlias(d.slabs.Clone(body))
 	}
 	return d.dec.Decode(body)
 }
@@ -350,7 +352,7 @@ func (n *Node) reportLoss(l LossReport) {
 		n.cfg.OnLoss(l)
 	}
 	if sc, ok := n.wanted.scopeOf(l.Stream.Group); ok {
-		for _, fn := range n.sinks.lossHandlers(nil, sc) {
+		for _, fn := range n.sinks.LossHandlers(nil, sc) {
 			fn(l)
 		}
 	}

@@ -85,7 +85,7 @@ func twoSendersOverALossyNetwork(t *testing.T, c lossyCase) {
 	go func() {
 		defer wg.Done()
 		for i := 0; i < perSender; i++ {
-			if err := a.Publish(context.Background(), testEvent("/lossy/a/", uint32(i), lossyData(0, i))); err != nil {
+			if err := a.Publish(context.Background(), testutil.Event("/lossy/a/", uint32(i), lossyData(0, i))); err != nil {
 				t.Error(err)
 				return
 			}
@@ -94,7 +94,7 @@ func twoSendersOverALossyNetwork(t *testing.T, c lossyCase) {
 	go func() {
 		defer wg.Done()
 		for i := 0; i < perSender; i++ {
-			ev := testEvent("/lossy/b/", uint32(i), lossyData(1, i))
+			ev := testutil.Event("/lossy/b/", uint32(i), lossyData(1, i))
 			ev.ID.SenderID = [16]byte{5}
 			body, err := notification.Marshal(ev)
 			if err == nil {

@@ -14,9 +14,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/rsbd/rsbd/fragmentation"
 	"github.com/rsbd/rsbd/group"
 	"github.com/rsbd/rsbd/group/membership"
 	"github.com/rsbd/rsbd/metrics"
+	"github.com/rsbd/rsbd/node/sinks"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/qos"
 	"github.com/rsbd/rsbd/rsbsocket"
@@ -42,14 +44,14 @@ type Node struct {
 	m        *metrics.Metrics
 	pool     *group.Pool
 	conn     transport.Conn
-	reasm    reasmPool   // reassembly buffers back from borrowed deliveries
-	slabs    recordSlabs // the records of small events published here
+	reasm    fragmentation.ReassemblyPool // reassembly buffers back from borrowed deliveries
+	slabs    fragmentation.RecordSlabs    // the records of small events published here
 	ep       *transport.Endpoint
 	mem      *membership.Membership
 	sock     *rsbsocket.Server
 	sockLn   net.Listener // TCP; nil when SocketAddr is "off"
 	unixLn   net.Listener // nil without SocketPath
-	sinks    *sinkTable
+	sinks    *sinks.Table
 	dq       *deliveryQueue
 	eng      *engine
 	// engineUp is set once eng, membership and the node's goroutines
@@ -93,7 +95,7 @@ func New(cfg Config, reg *prometheus.Registry) (*Node, error) {
 		instance:    datagram.InstanceID(notification.NewParticipantID()),
 		reg:         reg,
 		m:           metrics.New(reg),
-		sinks:       newSinkTable(),
+		sinks:       sinks.NewTable(),
 		dq:          newDeliveryQueue(),
 		interestSig: make(chan struct{}, 1),
 		joined:      map[netip.AddrPort]bool{},

@@ -36,15 +36,6 @@ func (c *collector) get(i int) *notification.Event {
 	return c.evs[i]
 }
 
-func testEvent(sc string, seq uint32, data []byte) *notification.Event {
-	return &notification.Event{
-		Scope:      scope.MustParse(sc),
-		WireSchema: "bytes",
-		Data:       data,
-		ID:         notification.EventID{SenderID: [16]byte{1, 2, 3}, SequenceNumber: seq},
-	}
-}
-
 func TestTwoNodesEmbedded(t *testing.T) {
 	nodes := startNodes(t, 2, nil)
 	a, b := nodes[0], nodes[1]
@@ -57,7 +48,7 @@ func TestTwoNodesEmbedded(t *testing.T) {
 	})
 	big := bytes.Repeat([]byte("0123456789abcdef"), 5<<16) // 5 MiB
 	for i, data := range [][]byte{[]byte("hello"), big} {
-		if err := a.Publish(context.Background(), testEvent("/a/b/c/", uint32(i), data)); err != nil {
+		if err := a.Publish(context.Background(), testutil.Event("/a/b/c/", uint32(i), data)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -130,11 +130,6 @@ const (
 	// processes on a 2-core VM). A slow handler holds up that socket's
 	// reader, which back-pressures the senders through the flow window.
 	borrowInlineMax = 4 << 20
-	// reasmPoolBytes and reasmPoolBuffers bound the reassembly buffers
-	// kept for reuse (reasmPool): room for a window's worth of 64 KiB
-	// events or a few 1 MiB ones.
-	reasmPoolBytes   = 8 << 20
-	reasmPoolBuffers = 256
 	// reasmHead and reasmTail are the room kept before and after the data
 	// of every reassembled event (fragmentation.Config.Room), where its
 	// other Notification fields go when it is serialized for socket
@@ -160,9 +155,6 @@ const (
 	// after every peer confirmed the change: what they sent before is
 	// delivered or repaired by then (a NACK round is ~10 ms).
 	lingerSettle = 250 * time.Millisecond
-	// recentEventsSize bounds the event ids remembered to drop duplicates
-	// while a narrowed-away scope lingers.
-	recentEventsSize = 8192
 	// maxWantCache bounds the scopes whose wanted groups the engine caches
 	// (emptied when full or when the interest table changes).
 	maxWantCache = 65536
@@ -194,43 +186,12 @@ const (
 	// the delivery queue holds: a burst links chunks of about 20 KiB
 	// rather than growing (and copying) one list.
 	deliveryChunkLen = 256
-	// recordSlabSize is the size of the slabs the records of small published
-	// events are carved from (one allocation for many events).
-	recordSlabSize = 64 << 10
-	// maxSlabRecord is the largest record carved from a slab; larger ones
-	// are allocated alone.
-	maxSlabRecord = 4 << 10
-	// slabBias is the hold a record slab keeps on its buffer while it
-	// carves, counting down one per record carved (so that carving takes
-	// no atomic operation): far more than the records a slab can hold.
-	slabBias = 1 << 30
 	// maxSpareRuns is how many emptied lists of a datagram's pooled
 	// buffers the engine keeps for reuse.
 	maxSpareRuns = 256
 	// maxFreeDatagrams is how many released DATA datagrams, and how many
 	// of their record lists, the engine keeps for reuse.
 	maxFreeDatagrams = 256
-	// minSlabBody, maxSlabBody and bodySlabEvents size the slabs that
-	// received event bodies are copied into when they leave a reader's
-	// buffer (see bodySlabs): a body of 512 B to 4 KiB shares a slab of 4
-	// to 32 KiB holding bodySlabEvents to twice as many bodies of its size,
-	// one allocation for all of them. A Handler that retains such an event
-	// keeps its whole slab alive: less than 16 times the event's serialized
-	// size (a 1 KiB event pins a 16 KiB slab shared with 13 others). Smaller
-	// bodies (cheap to allocate, while a slab is zeroed first) and larger
-	// ones are copied alone. At 1 KiB the slabs take about 13 % off the
-	// subscriber's CPU time per event.
-	minSlabBody    = 512
-	maxSlabBody    = 4 << 10
-	bodySlabEvents = 8
-	// minFragPoolShift and maxFragPoolShift bound the fragment buffers of
-	// large embedded events that go back to a pool once no sender stream
-	// holds them (fragPool): above 32 KiB (smaller ones come from the
-	// runtime's size classes, whose memory it reuses) up to 64 MiB. In
-	// an embedded run of 64 KiB events the publisher went from 22 k to
-	// 36-41 k events/s when its buffers were reused.
-	minFragPoolShift = 15
-	maxFragPoolShift = 26
 	// gatherMinRecord: a DATA datagram whose records average at least
 	// this many bytes is sent with its records gathered by the kernel
 	// where they lie (one iovec each, plus one per length prefix) instead

@@ -1,10 +1,12 @@
 package node
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
 	"github.com/rsbd/rsbd/fragmentation"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/qos"
 	"github.com/rsbd/rsbd/transport/datagram"
 )
@@ -51,7 +53,7 @@ func TestFragmentRefusalsAreCounted(t *testing.T) {
 	for name, class := range map[string]datagram.Class{"unreliable": datagram.UnreliableUnordered, "reliable": datagram.ReliableOrdered} {
 		t.Run(name, func(t *testing.T) {
 			n := startNodes(t, 1, nil)[0]
-			frags, err := splitRaw(nil, splitTestBody(t, 5000), 1400)
+			frags, _, err := fragmentation.SplitEvent(nil, testutil.Event("/split/me/", 42, bytes.Repeat([]byte("0123456789"), 500)), 1400)
 			if err != nil || len(frags) < 3 {
 				t.Fatalf("%d fragments, %v", len(frags), err)
 			}

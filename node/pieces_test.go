@@ -39,7 +39,7 @@ func TestSocketEventsSplitInPieces(t *testing.T) {
 				data[i] = byte(i*7 + int(seq))
 			}
 			binary.BigEndian.PutUint32(data, seq)
-			ev := testEvent("/pieces/x/", seq, data)
+			ev := testutil.Event("/pieces/x/", seq, data)
 			ev.ID.SenderID = [16]byte{9}
 			body, err := notification.Marshal(ev)
 			if err != nil {

@@ -194,12 +194,12 @@ func TestPublishWaitingForRoom(t *testing.T) {
 	// The queue holds one request (half of PublishQueue); the publishes
 	// that do not go to it wait for the engine's lock (direct) for at most
 	// directSpin and then queue.
-	if err := a.Publish(context.Background(), testEvent("/room/", 0, nil)); err != nil {
+	if err := a.Publish(context.Background(), testutil.Event("/room/", 0, nil)); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	go func() { errc <- a.Publish(ctx, testEvent("/room/", 1, nil)) }()
+	go func() { errc <- a.Publish(ctx, testutil.Event("/room/", 1, nil)) }()
 	testutil.WaitFor(t, 10*time.Second, "a publish waiting for room", func() bool {
 		a.eng.pubs.mu.Lock()
 		defer a.eng.pubs.mu.Unlock()
@@ -237,11 +237,11 @@ func TestPublishWaitsAtByteBound(t *testing.T) {
 	}()
 	// The queue holds 4 KiB (half of PublishQueueBytes): the first 3 KiB
 	// event fits, the second waits.
-	if err := a.Publish(context.Background(), testEvent("/bytes/", 0, make([]byte, 3<<10))); err != nil {
+	if err := a.Publish(context.Background(), testutil.Event("/bytes/", 0, make([]byte, 3<<10))); err != nil {
 		t.Fatal(err)
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- a.Publish(context.Background(), testEvent("/bytes/", 1, make([]byte, 3<<10))) }()
+	go func() { errc <- a.Publish(context.Background(), testutil.Event("/bytes/", 1, make([]byte, 3<<10))) }()
 	testutil.WaitFor(t, 10*time.Second, "a publish waiting for room", func() bool {
 		a.eng.pubs.mu.Lock()
 		defer a.eng.pubs.mu.Unlock()
@@ -275,14 +275,14 @@ func TestPublishQueueDepthMetric(t *testing.T) {
 	// The queue holds two requests (half of PublishQueue); the third
 	// waits for room.
 	for i := range 2 {
-		if err := a.Publish(context.Background(), testEvent("/depth/", uint32(i), nil)); err != nil {
+		if err := a.Publish(context.Background(), testutil.Event("/depth/", uint32(i), nil)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	errc := make(chan error, 1)
-	go func() { errc <- a.Publish(ctx, testEvent("/depth/", 2, nil)) }()
+	go func() { errc <- a.Publish(ctx, testutil.Event("/depth/", 2, nil)) }()
 	testutil.WaitFor(t, 10*time.Second, "a publish waiting for room", func() bool {
 		a.eng.pubs.mu.Lock()
 		defer a.eng.pubs.mu.Unlock()

@@ -14,55 +14,6 @@ import (
 	"github.com/rsbd/rsbd/transport/datagram"
 )
 
-// TestRecordSlabHolds: a slab's buffer goes back to the pool only when
-// the last hold is dropped: each carved record's, and the slab's own,
-// which it drops when it moves on to a new buffer.
-func TestRecordSlabHolds(t *testing.T) {
-	const n = 1000
-	var s recordSlabs
-	_, first := s.carve(n)
-	records := 1
-	for {
-		_, o := s.carve(n)
-		if o != first {
-			o.drop(1) // a record of the next buffer
-			break
-		}
-		records++
-	}
-	if records != recordSlabSize/n {
-		t.Fatalf("%d records of %d bytes in a slab of %d", records, n, recordSlabSize)
-	}
-	if got := int(first.refs.Load()); got != records {
-		t.Fatalf("full slab: %d holds, want %d (one per record, the slab's dropped)", got, records)
-	}
-	for i := range records {
-		if last := first.drop(1); last != (i == records-1) {
-			t.Fatalf("hold %d of %d dropped: pooled %v", i+1, records, last)
-		}
-	}
-	// Holds dropped while the slab still carves do not pool it.
-	_, cur := s.carve(n)
-	if cur.drop(1) {
-		t.Fatal("a slab still carving went back to the pool")
-	}
-	// A slab whose records were all let go goes back when it moves on,
-	// and is counted. It holds two records already (the next buffer's
-	// first, then cur's); the carve that moves on is the one after the
-	// last record fits. (The pool may hand the same buffer out again, so
-	// the count says when it moved on, not the buffer.)
-	before := s.recycled.Load()
-	carves := 0
-	for s.recycled.Load() == before && carves <= records {
-		_, o := s.carve(n)
-		o.drop(1)
-		carves++
-	}
-	if got := s.recycled.Load() - before; got != 1 || carves != records-1 {
-		t.Fatalf("%d buffers counted after %d carves, want 1 after %d", got, carves, records-1)
-	}
-}
-
 // slabData is the payload of small event i: 50 to 3 000 bytes, every byte
 // depending on i.
 func slabData(i int) []byte {
@@ -84,7 +35,7 @@ func TestRecycledRecordsOverALossyNetwork(t *testing.T) {
 	net, a, got := lossyPair(t, 31, "/slabs/")
 	const n = 3000
 	for i := range n {
-		if err := a.Publish(context.Background(), testEvent("/slabs/", uint32(i), slabData(i))); err != nil {
+		if err := a.Publish(context.Background(), testutil.Event("/slabs/", uint32(i), slabData(i))); err != nil {
 			t.Fatal(err)
 		}
 		if i%100 == 99 {
@@ -125,7 +76,7 @@ func TestSocketSharedRecordsNotRecycled(t *testing.T) {
 	})
 	const n = 600 // about 900 KB: a dozen slabs
 	for i := range n {
-		if err := a.Publish(context.Background(), testEvent("/shared/", uint32(i), slabData(i))); err != nil {
+		if err := a.Publish(context.Background(), testutil.Event("/shared/", uint32(i), slabData(i))); err != nil {
 			t.Fatal(err)
 		}
 	}

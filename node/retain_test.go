@@ -83,7 +83,7 @@ func TestRetainedEventsStayIntact(t *testing.T) {
 				return a.interest().Wanted(groupID("/keep/"))
 			})
 			for seq := range uint32(events) {
-				if err := a.Publish(context.Background(), testEvent("/keep/x/", seq, retainPayload(seq))); err != nil {
+				if err := a.Publish(context.Background(), testutil.Event("/keep/x/", seq, retainPayload(seq))); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -144,14 +144,14 @@ func TestBorrowingSubscriptionsSeeEveryEvent(t *testing.T) {
 		}
 		next.Store(seq + 1)
 	}, WithoutRetention())()
-	if !b.sinks.borrowing() || b.inlineLimit() != borrowInlineMax {
+	if !b.sinks.Borrowing() || b.inlineLimit() != borrowInlineMax {
 		t.Fatal("a node with only a borrowing subscription does not deliver inline from its buffers")
 	}
 	testutil.WaitFor(t, 10*time.Second, "interest gossiped", func() bool {
 		return a.interest().Wanted(groupID("/borrow/"))
 	})
 	for seq := range uint32(events) {
-		if err := a.Publish(context.Background(), testEvent("/borrow/x/", seq, retainPayload(seq))); err != nil {
+		if err := a.Publish(context.Background(), testutil.Event("/borrow/x/", seq, retainPayload(seq))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -167,7 +167,7 @@ func TestBorrowingSubscriptionsSeeEveryEvent(t *testing.T) {
 func TestBorrowedDeliveryAliasesTheBuffer(t *testing.T) {
 	n := startNodes(t, 1, func(_ int, c *Config) { c.SocketAddr = "off" })[0]
 	payload := bytes.Repeat([]byte{0xa5}, 900) // unlike its length prefix
-	body := notification.AppendNotification(nil, testEvent("/borrow/x/", 1, payload))
+	body := notification.AppendNotification(nil, testutil.Event("/borrow/x/", 1, payload))
 	off := bytes.Index(body, payload)
 	var data []byte
 	var got *notification.Event
@@ -182,7 +182,7 @@ func TestBorrowedDeliveryAliasesTheBuffer(t *testing.T) {
 		t.Fatal("a borrowing subscription got a socket frame's event as a copy")
 	}
 	cancel := n.Subscribe(scope.MustParse("/borrow/x/"), func(*notification.Event) {})
-	if n.sinks.borrowing() || n.inlineLimit() != inlineDeliverMax {
+	if n.sinks.Borrowing() || n.inlineLimit() != inlineDeliverMax {
 		t.Fatal("a retaining subscription left the node borrowing")
 	}
 	n.deliverEmbedded(body, false)
@@ -193,7 +193,7 @@ func TestBorrowedDeliveryAliasesTheBuffer(t *testing.T) {
 		t.Fatal("a socket frame's event a subscription may retain is the decoder's scratch")
 	}
 	cancel()
-	if !n.sinks.borrowing() {
+	if !n.sinks.Borrowing() {
 		t.Fatal("cancelling the retaining subscription left the node copying")
 	}
 	n.deliverEmbedded(body, true) // owned: aliased whatever the subscriptions
@@ -225,7 +225,7 @@ func TestAckedDatagramsReleased(t *testing.T) {
 	})
 	const n = 3000
 	for i := range n {
-		if err := a.Publish(context.Background(), testEvent("/acked/", uint32(i), make([]byte, 900))); err != nil {
+		if err := a.Publish(context.Background(), testutil.Event("/acked/", uint32(i), make([]byte, 900))); err != nil {
 			t.Fatal(err)
 		}
 	}

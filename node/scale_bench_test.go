@@ -43,7 +43,7 @@ func benchScaleScopes(b *testing.B, k int) {
 		scopes[i] = scope.MustParse(fmt.Sprintf("/bench/sc/%05d/%05d/", k, i)) // one length for every k
 		defer n.Subscribe(scopes[i], func(ev *notification.Event) { count(ev.Data) }, WithoutRetention())()
 	}
-	ev := testEvent("/", 1, make([]byte, 64))
+	ev := testutil.Event("/", 1, make([]byte, 64))
 	var ms0, ms1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&ms0)
@@ -105,7 +105,7 @@ func benchScaleListeners(b *testing.B, k, conns int) {
 	// Dialled once the listeners are known: a connection that announced
 	// none wants everything.
 	pub := dialSocket(b, n)
-	ev := testEvent("/", 1, make([]byte, 64))
+	ev := testutil.Event("/", 1, make([]byte, 64))
 	b.ResetTimer()
 	err := sendBatched(pub, ev, b.N, 128, func(i int, ev *notification.Event) {
 		ev.Scope = scopes[i%k]

@@ -20,7 +20,7 @@ func BenchmarkSocketRoundTrip(b *testing.B) {
 	n := startNodes(b, 1, nil)[0]
 	ping, pong := dialSocket(b, n), dialSocket(b, n)
 	testutil.WaitFor(b, 10*time.Second, "both connections", func() bool { return n.sock.Stats().ConnsCurrent == 2 })
-	body, err := notification.Marshal(testEvent("/bench/ping/", 1, make([]byte, 64)))
+	body, err := notification.Marshal(testutil.Event("/bench/ping/", 1, make([]byte, 64)))
 	if err != nil {
 		b.Fatal(err)
 	}

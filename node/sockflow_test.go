@@ -26,7 +26,7 @@ func TestSmallEventsToIdleSocketClientLoseNothing(t *testing.T) {
 	pub := dialSocket(t, a)
 	var stop atomic.Bool
 	sent := make(chan floodResult, 1)
-	ev := testEvent("/flood/", 0, make([]byte, 8))
+	ev := testutil.Event("/flood/", 0, make([]byte, 8))
 	ev.ID.SenderID = notification.NewParticipantID()
 	go func() {
 		n, err := sendUntil(pub, ev, maxEvents, 256, &stop, func(i int, ev *notification.Event) { ev.ID.SequenceNumber = uint32(i) })

@@ -30,7 +30,7 @@ func benchTwoDaemons(b *testing.B, size int) {
 	done := make(chan error, 1)
 	go countFrames(sub, &got, done)
 	pub := dialSocket(b, a)
-	ev := testEvent("/bench/two/", 0, make([]byte, size))
+	ev := testutil.Event("/bench/two/", 0, make([]byte, size))
 	ev.ID.SenderID = notification.NewParticipantID()
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)

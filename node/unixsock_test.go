@@ -67,7 +67,7 @@ func TestSocketPathServesClients(t *testing.T) {
 	// No wait for routing: the server routes a connection before it
 	// writes the greeting that dialAddr reads.
 
-	body, err := notification.Marshal(testEvent("/unix/a/", 1, []byte("from the unix client")))
+	body, err := notification.Marshal(testutil.Event("/unix/a/", 1, []byte("from the unix client")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestSocketPathServesClients(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := n.Publish(ctx, testEvent("/unix/b/", 7, []byte("from the node"))); err != nil {
+	if err := n.Publish(ctx, testutil.Event("/unix/b/", 7, []byte("from the node"))); err != nil {
 		t.Fatal(err)
 	}
 	f := recvFrame(t, uc)

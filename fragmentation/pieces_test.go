@@ -1,4 +1,4 @@
-package node
+package fragmentation
 
 import (
 	"bytes"
@@ -9,16 +9,15 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/rsbd/rsbd/fragmentation"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/proto/rsbpb"
 	"github.com/rsbd/rsbd/scope"
 )
 
-// splitRaw is splitPieces with each fragment's pieces joined: the bytes
+// splitRaw is SplitPieces with each fragment's pieces joined: the bytes
 // its datagrams carry.
 func splitRaw(dst [][]byte, body []byte, capacity int) ([][]byte, error) {
-	pieces, err := splitPieces(nil, body, capacity)
+	pieces, err := SplitPieces(nil, body, capacity)
 	for _, p := range pieces {
 		dst = append(dst, bytes.Join(p, nil))
 	}
@@ -33,7 +32,7 @@ func TestSplitPiecesAliasBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pieces, err := splitPieces(nil, body, 60000)
+	pieces, err := SplitPieces(nil, body, 60000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +77,7 @@ func TestSplitRawReassembles(t *testing.T) {
 			if err != nil {
 				t.Fatalf("size %d capacity %d: %v", size, capacity, err)
 			}
-			asm, err := fragmentation.NewAssembler(fragmentation.Config{MaxParts: 1 << 16})
+			asm, err := NewAssembler(Config{MaxParts: 1 << 16})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,13 +109,13 @@ func TestSplitRawReassembles(t *testing.T) {
 }
 
 func TestSplitRawErrors(t *testing.T) {
-	if _, err := splitRaw(nil, splitTestBody(t, 10), 40); !errors.Is(err, fragmentation.ErrHeaderTooLarge) {
+	if _, err := splitRaw(nil, splitTestBody(t, 10), 40); !errors.Is(err, ErrHeaderTooLarge) {
 		t.Fatalf("tiny capacity: %v", err)
 	}
-	if _, err := splitRaw(nil, []byte{0x0a, 0x05, 'a'}, 1000); !errors.Is(err, errSplit) {
+	if _, err := splitRaw(nil, []byte{0x0a, 0x05, 'a'}, 1000); !errors.Is(err, ErrNotification) {
 		t.Fatalf("truncated input: %v", err)
 	}
-	if _, err := splitRaw(nil, []byte{0x32, 0x01, '/'}, 1000); !errors.Is(err, errSplit) {
+	if _, err := splitRaw(nil, []byte{0x32, 0x01, '/'}, 1000); !errors.Is(err, ErrNotification) {
 		t.Fatalf("no event id: %v", err)
 	}
 }
@@ -254,7 +253,7 @@ func TestSplitEventMatchesSplitRaw(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, _, err := splitEvent(nil, &ev, capacity)
+			got, _, err := SplitEvent(nil, &ev, capacity)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -314,7 +313,7 @@ func TestSplitSizesReceiverBuffer(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, order := range []string{"in order", "second first"} {
-			asm, err := fragmentation.NewAssembler(fragmentation.Config{})
+			asm, err := NewAssembler(Config{})
 			if err != nil {
 				t.Fatal(err)
 			}

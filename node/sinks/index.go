@@ -1,4 +1,4 @@
-package node
+package sinks
 
 import (
 	"hash/maphash"
@@ -7,17 +7,17 @@ import (
 	"github.com/rsbd/rsbd/scope"
 )
 
-// sinkIndex maps scopes to the chains of their subscriptions: open
+// index maps scopes to the chains of their subscriptions: open
 // addressing with linear probing over one array, keyed by a seeded hash of
-// the scope string (the scope itself is the head subscription's, so it is
+// the scope string (the scope itself is the head Subscription's, so it is
 // stored once). Deleting shifts later slots of the probe run back, so there
 // are no tombstones; the array doubles above 3/4 load and halves below 1/8,
 // which keeps inserting and deleting O(1) amortized. It is not safe for
-// concurrent use: sinkTable guards it.
-type sinkIndex struct {
+// concurrent use: Table guards it.
+type index struct {
 	seed  maphash.Seed
-	slots []sinkSlot // a power of two long
-	used  int        // occupied slots: scopes with subscriptions
+	slots []slot // a power of two long
+	used  int    // occupied slots: scopes with subscriptions
 	// depths counts the subscribed scopes by depth (number of components),
 	// the last entry those at maxIndexDepth or deeper: a lookup skips the
 	// super-scopes at depths nobody subscribed.
@@ -27,24 +27,17 @@ type sinkIndex struct {
 	mask uint32
 }
 
-// sinkSlot is one scope of the index; head is nil in an empty slot.
-type sinkSlot struct {
+// slot is one scope of the index; head is nil in an empty slot.
+type slot struct {
 	hash uint64 // of head.scope
-	head *subscription
+	head *Subscription
 }
 
-const (
-	// minIndexSlots is the smallest (and initial) length of the index.
-	minIndexSlots = 8
-	// maxIndexDepth is the depth from which scopes share one depth count.
-	maxIndexDepth = 31
-)
-
-func newSinkIndex() sinkIndex {
-	return sinkIndex{seed: maphash.MakeSeed(), slots: make([]sinkSlot, minIndexSlots)}
+func newIndex() index {
+	return index{seed: maphash.MakeSeed(), slots: make([]slot, minIndexSlots)}
 }
 
-func (x *sinkIndex) hash(s string) uint64 { return maphash.String(x.seed, s) }
+func (x *index) hash(s string) uint64 { return maphash.String(x.seed, s) }
 
 // depthOf returns the depth counter of sc: its number of components,
 // capped at maxIndexDepth.
@@ -54,7 +47,7 @@ func depthOf(sc scope.Scope) int {
 
 // find returns the slot of scope s (hash h) and true, or the empty slot
 // that ends its probe run and false. The index is never full.
-func (x *sinkIndex) find(s string, h uint64) (int, bool) {
+func (x *index) find(s string, h uint64) (int, bool) {
 	mask := len(x.slots) - 1
 	for i := int(h) & mask; ; i = (i + 1) & mask {
 		sl := &x.slots[i]
@@ -68,7 +61,7 @@ func (x *sinkIndex) find(s string, h uint64) (int, bool) {
 }
 
 // add appends s to the chain of its scope.
-func (x *sinkIndex) add(s *subscription) {
+func (x *index) add(s *Subscription) {
 	h := x.hash(s.scope.String())
 	i, ok := x.find(s.scope.String(), h)
 	if ok {
@@ -83,22 +76,22 @@ func (x *sinkIndex) add(s *subscription) {
 		x.resize(len(x.slots) * 2)
 		i, _ = x.find(s.scope.String(), h)
 	}
-	x.slots[i] = sinkSlot{hash: h, head: s}
+	x.slots[i] = slot{hash: h, head: s}
 	x.used++
 	d := depthOf(s.scope)
 	x.depths[d]++
 	x.mask |= 1 << d
 }
 
-// remove unlinks the subscription id of scope sc and frees the scope's
-// slot with its last subscription; it returns the subscription, or nil
+// remove unlinks the Subscription id of scope sc and frees the scope's
+// slot with its last Subscription; it returns the Subscription, or nil
 // when id was not there.
-func (x *sinkIndex) remove(sc scope.Scope, id uint64) *subscription {
+func (x *index) remove(sc scope.Scope, id uint64) *Subscription {
 	i, ok := x.find(sc.String(), x.hash(sc.String()))
 	if !ok {
 		return nil
 	}
-	var prev *subscription
+	var prev *Subscription
 	for sub := x.slots[i].head; sub != nil; prev, sub = sub, sub.next {
 		if sub.id != id {
 			continue
@@ -128,7 +121,7 @@ func (x *sinkIndex) remove(sc scope.Scope, id uint64) *subscription {
 // deleteSlot empties slot i and moves back the later slots of its probe
 // run whose home lies at or before the gap, so that every occupied slot
 // stays reachable from its home without a gap in between.
-func (x *sinkIndex) deleteSlot(i int) {
+func (x *index) deleteSlot(i int) {
 	mask := len(x.slots) - 1
 	for j := (i + 1) & mask; x.slots[j].head != nil; j = (j + 1) & mask {
 		home := int(x.slots[j].hash) & mask
@@ -143,13 +136,13 @@ func (x *sinkIndex) deleteSlot(i int) {
 		x.slots[i] = x.slots[j]
 		i = j
 	}
-	x.slots[i] = sinkSlot{}
+	x.slots[i] = slot{}
 }
 
 // resize rehashes the index into n slots (a power of two above used).
-func (x *sinkIndex) resize(n int) {
+func (x *index) resize(n int) {
 	old := x.slots
-	x.slots = make([]sinkSlot, n)
+	x.slots = make([]slot, n)
 	mask := n - 1
 	for _, sl := range old {
 		if sl.head == nil {
@@ -166,7 +159,7 @@ func (x *sinkIndex) resize(n int) {
 // matching appends the subscriptions of sc and its super-scopes, root
 // first: one probe per super-scope at a subscribed depth, none past the
 // deepest.
-func (x *sinkIndex) matching(dst []*subscription, sc scope.Scope) []*subscription {
+func (x *index) matching(dst []*Subscription, sc scope.Scope) []*Subscription {
 	s := sc.String()
 	mask := x.mask
 	for i, d := 0, 0; i < len(s) && mask != 0; i++ {

@@ -1,27 +1,24 @@
-package node
+package fragmentation
 
 import (
 	"bytes"
-	"context"
-	"net"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/rsbd/rsbd/fragmentation"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/proto/rsbpb"
-	"github.com/rsbd/rsbd/rsbsocket"
 )
 
 // TestMarshalWhole: the one-buffer publish encoding equals the Notification
-// wrapped by appendWhole, and unwrapWhole gets the Notification back.
+// wrapped by AppendWhole, and UnwrapWhole gets the Notification back.
 func TestMarshalWhole(t *testing.T) {
-	ev := testEvent("/rec/", 7, bytes.Repeat([]byte("r"), 300))
+	ev := testutil.Event("/rec/", 7, bytes.Repeat([]byte("r"), 300))
 	ev.Method = "REQUEST"
-	record, body, err := marshalWhole(ev)
+	record, body, err := MarshalWhole(ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,14 +26,14 @@ func TestMarshalWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(body, want) || !bytes.Equal(record, appendWhole(nil, want)) {
-		t.Fatal("marshalWhole differs from Marshal + appendWhole")
+	if !bytes.Equal(body, want) || !bytes.Equal(record, AppendWhole(nil, want)) {
+		t.Fatal("MarshalWhole differs from Marshal + AppendWhole")
 	}
-	got, whole, err := unwrapWhole(record)
+	got, whole, err := UnwrapWhole(record)
 	if err != nil || !whole || !bytes.Equal(got, want) {
-		t.Fatalf("unwrapWhole: whole=%v err=%v", whole, err)
+		t.Fatalf("UnwrapWhole: whole=%v err=%v", whole, err)
 	}
-	if _, _, err := marshalWhole(&notification.Event{}); err == nil {
+	if _, _, err := MarshalWhole(&notification.Event{}); err == nil {
 		t.Fatal("event without scope accepted")
 	}
 }
@@ -46,17 +43,17 @@ func TestMarshalWhole(t *testing.T) {
 // Notification; a record that repeats its notification field is left to
 // the assembler, whose decoder merges the occurrences as protobuf does.
 func FuzzUnwrapWhole(f *testing.F) {
-	ev := testEvent("/f/", 1, []byte("x"))
-	_, body, _ := marshalWhole(ev)
-	f.Add(appendWhole(nil, body))
+	ev := testutil.Event("/f/", 1, []byte("x"))
+	_, body, _ := MarshalWhole(ev)
+	f.Add(AppendWhole(nil, body))
 	frags, _ := splitRaw(nil, append([]byte(nil), body...), 60)
 	for _, fr := range frags {
 		f.Add(fr)
 	}
 	f.Add([]byte{0x0a})
-	f.Add(append(appendWhole(nil, body), 0x0a, 0x00))
+	f.Add(append(AppendWhole(nil, body), 0x0a, 0x00))
 	f.Fuzz(func(t *testing.T, rec []byte) {
-		n, whole, err := unwrapWhole(rec)
+		n, whole, err := UnwrapWhole(rec)
 		if err != nil {
 			return
 		}
@@ -104,8 +101,8 @@ func notificationFields(rec []byte) int {
 // notification field (protobuf merges the two) is not taken as a plain
 // record, and the assembler delivers the merged event.
 func TestRepeatedNotificationFieldMerges(t *testing.T) {
-	ev := testEvent("/rec/merge/", 3, []byte("payload"))
-	record, _, err := marshalWhole(ev)
+	ev := testutil.Event("/rec/merge/", 3, []byte("payload"))
+	record, _, err := MarshalWhole(ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,14 +113,14 @@ func TestRepeatedNotificationFieldMerges(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := protowire.AppendBytes(protowire.AppendTag(append([]byte(nil), record...), 1, protowire.BytesType), more)
-	if _, whole, err := unwrapWhole(rec); err != nil || whole {
-		t.Fatalf("unwrapWhole: whole=%v err=%v, want a record for the assembler", whole, err)
+	if _, whole, err := UnwrapWhole(rec); err != nil || whole {
+		t.Fatalf("UnwrapWhole: whole=%v err=%v, want a record for the assembler", whole, err)
 	}
 	var want rsbpb.FragmentedNotification
 	if err := proto.Unmarshal(rec, &want); err != nil {
 		t.Fatal(err)
 	}
-	asm, err := fragmentation.NewAssembler(fragmentation.Config{})
+	asm, err := NewAssembler(Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,10 +136,10 @@ func TestRepeatedNotificationFieldMerges(t *testing.T) {
 // TestAllocRecordSlabs: carved records never overlap, have the capacity
 // asked for (so appending past it reallocates) and share slabs.
 func TestAllocRecordSlabs(t *testing.T) {
-	var slabs recordSlabs
+	var slabs RecordSlabs
 	var bufs [][]byte
 	for i := range 200 {
-		n := 1 + i*37%maxSlabRecord
+		n := 1 + i*37%MaxSlabRecord
 		b, _ := slabs.alloc(n)
 		if len(b) != 0 || cap(b) != n {
 			t.Fatalf("record %d: len %d cap %d, want 0 and %d", i, len(b), cap(b), n)
@@ -155,56 +152,10 @@ func TestAllocRecordSlabs(t *testing.T) {
 			t.Fatalf("record %d was overwritten by a later one", i)
 		}
 	}
-	if b, owner := slabs.alloc(maxSlabRecord + 1); cap(b) != maxSlabRecord+1 || owner != nil {
+	if b, owner := slabs.alloc(MaxSlabRecord + 1); cap(b) != MaxSlabRecord+1 || owner != nil {
 		t.Fatalf("large record: cap %d, owner %v", cap(b), owner)
 	}
 	if a := testing.AllocsPerRun(1000, func() { slabs.alloc(1100) }); a > 0.1 {
 		t.Fatalf("%v allocations per small record", a)
-	}
-}
-
-// TestWrapFrameInPlace: a frame the socket server read with wholeRoom is
-// wrapped in place into exactly appendWhole's bytes, across the sizes
-// where the length prefix grows (1, 2 and 3 bytes of varint), and the body
-// the frame shares with the connections it was relayed to is unchanged.
-func TestWrapFrameInPlace(t *testing.T) {
-	type wrapped struct{ body, rec []byte }
-	got := make(chan wrapped, 16)
-	srv, err := rsbsocket.NewServer(rsbsocket.Config{FrameRoom: wholeRoom}, rsbsocket.HandlerFunc(func(_ rsbsocket.ConnID, f rsbsocket.Frame) {
-		body := bytes.Clone(f.Body)
-		got <- wrapped{body: body, rec: wrapFrame(&f)}
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := rsbsocket.Dial(ctx, ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	for _, size := range []int{0, 60, 70, 16000, 16400, 59000} {
-		body, err := notification.Marshal(testEvent("/wrap/", uint32(size), make([]byte, size)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Send(body); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case w := <-got:
-			if !bytes.Equal(w.body, body) || !bytes.Equal(w.rec, appendWhole(nil, body)) {
-				t.Fatalf("%d-byte body: record of %d bytes differs from appendWhole's %d", len(body), len(w.rec), wholeSize(len(body)))
-			}
-		case <-ctx.Done():
-			t.Fatal("frame not handled")
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package node
+package fragmentation
 
 import (
 	"slices"
@@ -10,21 +10,21 @@ import (
 	"github.com/rsbd/rsbd/proto/rsbpb"
 )
 
-// reasmPool keeps the data buffers of reassembled events that reached
+// ReassemblyPool keeps the data buffers of reassembled events that reached
 // borrowing subscriptions only (WithoutRetention), so that the assemblers
 // reuse them instead of allocating (and the runtime clearing) a buffer per
 // event. The assemblers ask for an exact capacity; a stream of events of
 // one size thus finds its buffers again. The pool is bounded by
-// reasmPoolBytes and reasmPoolBuffers, the oldest buffers going first.
-type reasmPool struct {
+// ReassemblyPoolBytes and ReassemblyPoolBuffers, the oldest buffers going first.
+type ReassemblyPool struct {
 	mu    sync.Mutex
 	free  [][]byte
 	bytes int
 }
 
-// get returns a buffer of length 0 and capacity exactly c: a pooled one,
+// Get returns a buffer of length 0 and capacity exactly c: a pooled one,
 // whatever it holds, or a new one. It is the assemblers' Alloc.
-func (p *reasmPool) get(c int) []byte {
+func (p *ReassemblyPool) Get(c int) []byte {
 	p.mu.Lock()
 	for i := len(p.free) - 1; i >= 0; i-- {
 		if b := p.free[i]; cap(b) == c {
@@ -38,15 +38,15 @@ func (p *reasmPool) get(c int) []byte {
 	return make([]byte, 0, c)
 }
 
-// put gives back a buffer nothing uses any more.
-func (p *reasmPool) put(b []byte) {
+// Put gives back a buffer nothing uses any more.
+func (p *ReassemblyPool) Put(b []byte) {
 	c := cap(b)
-	if c == 0 || c > reasmPoolBytes {
+	if c == 0 || c > ReassemblyPoolBytes {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for len(p.free) > 0 && (p.bytes+c > reasmPoolBytes || len(p.free) >= reasmPoolBuffers) {
+	for len(p.free) > 0 && (p.bytes+c > ReassemblyPoolBytes || len(p.free) >= ReassemblyPoolBuffers) {
 		p.bytes -= cap(p.free[0])
 		p.free[0] = nil
 		p.free = p.free[1:]
@@ -55,17 +55,14 @@ func (p *reasmPool) put(b []byte) {
 	p.bytes += c
 }
 
-// notificationData is the field number of Notification.data.
-const notificationData protowire.Number = 9
-
-// frameAround serializes m, whose Data lies at room[reasmHead:] (the
-// assembler's buffer with room around the data), in place: the fields
+// FrameAround serializes m, whose Data lies at room[head:] (an
+// Assembler's buffer with Config.Room around the data), in place: the fields
 // numbered below data's go into the room before it, the others into the
 // room after it, byte for byte as deterministic proto.Marshal writes them.
 // It returns nil, leaving room's data untouched, when there is no room, the
 // fields do not fit, or they are not in field order (unknown fields, which
 // Marshal writes last); the caller then marshals.
-func frameAround(m *rsbpb.Notification, room []byte) []byte {
+func FrameAround(m *rsbpb.Notification, room []byte, head int) []byte {
 	data := m.Data
 	if room == nil || len(data) == 0 {
 		return nil
@@ -80,16 +77,16 @@ func frameAround(m *rsbpb.Notification, room []byte) []byte {
 	if !ok {
 		return nil
 	}
-	pre := protowire.SizeTag(notificationData) + protowire.SizeVarint(uint64(len(data)))
-	start := reasmHead - split - pre
-	end := reasmHead + len(data) + len(hdr) - split
-	if start < 0 || end > len(room) || &room[reasmHead] != &data[0] {
+	pre := protowire.SizeTag(fieldData) + protowire.SizeVarint(uint64(len(data)))
+	start := head - split - pre
+	end := head + len(data) + len(hdr) - split
+	if start < 0 || end > len(room) || &room[head] != &data[0] {
 		return nil
 	}
 	copy(room[start:], hdr[:split])
-	tag := protowire.AppendTag(room[start+split:start+split], notificationData, protowire.BytesType)
+	tag := protowire.AppendTag(room[start+split:start+split], fieldData, protowire.BytesType)
 	protowire.AppendVarint(tag, uint64(len(data)))
-	copy(room[reasmHead+len(data):], hdr[split:])
+	copy(room[head+len(data):], hdr[split:])
 	return room[start:end:end]
 }
 
@@ -109,9 +106,9 @@ func splitAtData(hdr []byte) (split int, ok bool) {
 			return 0, false
 		}
 		switch {
-		case num == notificationData, num < notificationData && split >= 0:
+		case num == fieldData, num < fieldData && split >= 0:
 			return 0, false
-		case num > notificationData && split < 0:
+		case num > fieldData && split < 0:
 			split = off
 		}
 		off += n + v

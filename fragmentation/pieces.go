@@ -1,20 +1,12 @@
-package node
+package fragmentation
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/rsbd/rsbd/fragmentation"
 	"github.com/rsbd/rsbd/notification"
-)
-
-// Field numbers of rsb.protocol.Notification the splitter treats apart.
-const (
-	fieldData    protowire.Number = 9
-	fieldEventID protowire.Number = 108
 )
 
 // splitOverhead bounds the bytes a fragment adds around its notification
@@ -23,10 +15,7 @@ const (
 // their tags.
 const splitOverhead = 1 + 5 + 1 + 5 + 1 + 5 + 1 + 5
 
-// errSplit is returned for a Notification the splitter cannot parse.
-var errSplit = errors.New("node: malformed notification")
-
-// splitPieces splits the serialized Notification body into
+// SplitPieces splits the serialized Notification body into
 // FragmentedNotifications of at most capacity bytes each, without decoding
 // it into a message and without copying its data: fragment 0 carries every
 // field but the data together with the first data chunk, later fragments
@@ -34,7 +23,7 @@ var errSplit = errors.New("node: malformed notification")
 // its head, its data chunk (aliasing body) and its tail, which is how a
 // datagram sends it (datagram.Datagram.Pieces); heads and tails share one
 // new buffer. body must not change while the pieces are in use.
-func splitPieces(dst [][][]byte, body []byte, capacity int) ([][][]byte, error) {
+func SplitPieces(dst [][][]byte, body []byte, capacity int) ([][][]byte, error) {
 	header, eventID, data, err := scanNotification(body)
 	if err != nil {
 		return dst, err
@@ -61,8 +50,8 @@ type splitPlan struct {
 func planSplit(header, eventID []byte, n, capacity int) (splitPlan, error) {
 	first := capacity - len(header) - len(eventID) - splitOverhead
 	rest := capacity - len(eventID) - splitOverhead
-	if first < fragmentation.MinDataChunk {
-		return splitPlan{}, fmt.Errorf("%w: %d header bytes, fragments of %d", fragmentation.ErrHeaderTooLarge, len(header)+len(eventID), capacity)
+	if first < MinDataChunk {
+		return splitPlan{}, fmt.Errorf("%w: %d header bytes, fragments of %d", ErrHeaderTooLarge, len(header)+len(eventID), capacity)
 	}
 	parts, c0, c := planChunks(n, first, rest)
 	return splitPlan{header: header, parts: parts, c0: c0, c: c}, nil
@@ -77,11 +66,11 @@ func (p splitPlan) fragment(i, left int) (hdr []byte, n int) {
 	return nil, min(left, p.c)
 }
 
-// splitEvent splits an event not serialized yet into contiguous
+// SplitEvent splits an event not serialized yet into contiguous
 // fragments: only its fields other than the data are encoded apart, and
 // the payload is copied once, straight into the fragments. owner, when
 // not nil, is the pooled buffer the fragments lie in (see splitParts).
-func splitEvent(dst [][]byte, ev *notification.Event, capacity int) (frags [][]byte, owner *fragBuf, err error) {
+func SplitEvent(dst [][]byte, ev *notification.Event, capacity int) (frags [][]byte, owner *Buf, err error) {
 	rest := *ev
 	rest.Data, rest.Present = nil, ev.Present&^notification.HasData
 	small, err := notification.Marshal(&rest)
@@ -102,10 +91,10 @@ func splitEvent(dst [][]byte, ev *notification.Event, capacity int) (frags [][]b
 // chunks are balanced (see planChunks), so that a receiver sizes the
 // event's buffer from any one fragment closely.
 //
-// A buffer of a pooled size (fragClass) comes from fragPools and is
+// A buffer of a pooled size (bufClass) comes from bufPool and is
 // returned as owner, for the engine to put back once no stream holds the
 // fragments; a smaller one is allocated, and owner is nil.
-func splitParts(dst [][]byte, header, eventID, data []byte, hasData bool, capacity int) (frags [][]byte, owner *fragBuf, err error) {
+func splitParts(dst [][]byte, header, eventID, data []byte, hasData bool, capacity int) (frags [][]byte, owner *Buf, err error) {
 	plan, err := planSplit(header, eventID, len(data), capacity)
 	if err != nil {
 		return dst, nil, err
@@ -117,10 +106,10 @@ func splitParts(dst [][]byte, header, eventID, data []byte, hasData bool, capaci
 		total += len(p)
 	}
 	var buf []byte
-	if c, _ := fragClass(total); c >= 0 {
+	if c, _ := bufClass(total); c >= 0 {
 		// Every byte of the buffer is copied over once: a reused buffer
 		// is not cleared.
-		owner = fragPools.get(total)
+		owner = bufPool.get(total)
 		buf = owner.b
 		off := 0
 		for _, p := range flat {
@@ -224,11 +213,11 @@ func scanNotification(body []byte) (header, eventID, data []byte, err error) {
 	for b := body; len(b) > 0; {
 		num, typ, l := protowire.ConsumeTag(b)
 		if l < 0 {
-			return nil, nil, nil, errSplit
+			return nil, nil, nil, ErrNotification
 		}
 		vl := protowire.ConsumeFieldValue(num, typ, b[l:])
 		if vl < 0 {
-			return nil, nil, nil, errSplit
+			return nil, nil, nil, ErrNotification
 		}
 		field := b[:l+vl]
 		switch {
@@ -253,7 +242,7 @@ func scanNotification(body []byte) (header, eventID, data []byte, err error) {
 		b = b[l+vl:]
 	}
 	if eventID == nil {
-		return nil, nil, nil, fmt.Errorf("%w: no event_id", errSplit)
+		return nil, nil, nil, fmt.Errorf("%w: no event_id", ErrNotification)
 	}
 	return header, eventID, data, nil
 }

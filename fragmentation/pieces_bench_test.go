@@ -1,4 +1,4 @@
-package node
+package fragmentation
 
 import (
 	"fmt"
@@ -23,12 +23,12 @@ func BenchmarkSplitEvent(b *testing.B) {
 			for b.Loop() {
 				ev.ID.SequenceNumber++
 				var err error
-				var owner *fragBuf
-				if frags, owner, err = splitEvent(frags[:0], ev, capacity); err != nil {
+				var owner *Buf
+				if frags, owner, err = SplitEvent(frags[:0], ev, capacity); err != nil {
 					b.Fatal(err)
 				}
 				if owner != nil {
-					owner.drop(1) // as the engine does once no stream holds it
+					owner.Drop(1) // as the engine does once no stream holds it
 				}
 			}
 		})

@@ -1,4 +1,4 @@
-package node
+package fragmentation
 
 import (
 	"bytes"
@@ -8,11 +8,12 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 )
 
 // roomFor puts data into a buffer with the assemblers' room around it, as
-// fragmentation.Config.Room lays it out, and returns the buffer and the
+// Config.Room lays it out, and returns the buffer and the
 // data within it.
 func roomFor(data []byte) (room, inRoom []byte) {
 	room = bytes.Repeat([]byte{0xee}, reasmHead+len(data)+reasmTail) // stale bytes
@@ -28,12 +29,12 @@ func roomFor(data []byte) (room, inRoom []byte) {
 // data.
 func TestFrameAround(t *testing.T) {
 	data := bytes.Repeat([]byte("d"), 70000)
-	rich := testEvent("/a/b/", 3, data)
+	rich := testutil.Event("/a/b/", 3, data)
 	rich.Method = "REPLY"
 	rich.MetaData.CreateTime, rich.MetaData.SendTime = 1, 2
 	rich.MetaData.UserInfos = []notification.UserInfo{{Key: "k", Value: "v"}}
 	rich.Causes = []notification.EventID{{SenderID: [16]byte{9}, SequenceNumber: 4}}
-	for name, ev := range map[string]*notification.Event{"bare": testEvent("/x/", 1, data), "rich": rich} {
+	for name, ev := range map[string]*notification.Event{"bare": testutil.Event("/x/", 1, data), "rich": rich} {
 		m := notification.ToNotification(ev)
 		want, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 		if err != nil {
@@ -41,7 +42,7 @@ func TestFrameAround(t *testing.T) {
 		}
 		room, inRoom := roomFor(data)
 		m.Data = inRoom
-		got := frameAround(m, room)
+		got := FrameAround(m, room, reasmHead)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("%s: %d bytes in place, Marshal gives %d", name, len(got), len(want))
 		}
@@ -50,29 +51,29 @@ func TestFrameAround(t *testing.T) {
 		}
 	}
 
-	m := notification.ToNotification(testEvent("/x/", 1, data))
+	m := notification.ToNotification(testutil.Event("/x/", 1, data))
 	room, inRoom := roomFor(data)
 	m.Data = inRoom
 	m.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 3, protowire.VarintType), 1))
-	if frameAround(m, room) != nil {
+	if FrameAround(m, room, reasmHead) != nil {
 		t.Fatal("an unknown field numbered below data's, which Marshal writes last, was placed before the data")
 	}
-	long := testEvent("/x/", 1, data)
+	long := testutil.Event("/x/", 1, data)
 	long.Method = strings.Repeat("M", reasmTail) // written after the data
 	huge := notification.ToNotification(long)
 	room, inRoom = roomFor(data)
 	huge.Data = inRoom
-	if frameAround(huge, room) != nil {
+	if FrameAround(huge, room, reasmHead) != nil {
 		t.Fatal("fields past the tail room were written")
 	}
 	if !bytes.Equal(room[reasmHead:reasmHead+len(data)], data) {
 		t.Fatal("a declined frame changed the data")
 	}
-	if frameAround(m, nil) != nil {
+	if FrameAround(m, nil, reasmHead) != nil {
 		t.Fatal("framed without room")
 	}
-	empty := notification.ToNotification(testEvent("/x/", 1, nil))
-	if frameAround(empty, make([]byte, reasmHead+reasmTail)) != nil {
+	empty := notification.ToNotification(testutil.Event("/x/", 1, nil))
+	if FrameAround(empty, make([]byte, reasmHead+reasmTail), reasmHead) != nil {
 		t.Fatal("framed an event without data")
 	}
 }

@@ -1,8 +1,8 @@
-package node
+package sinks
 
 import "bytes"
 
-// bodySlabs copies received event bodies out of a reader's buffer (which
+// BodySlabs copies received event bodies out of a reader's buffer (which
 // the next read overwrites) into shared slabs, so that a batch of small
 // events costs one allocation per slab instead of one per event. The events
 // decoded from the copies alias them, and a Handler may retain an event: a
@@ -11,21 +11,17 @@ import "bytes"
 // twice as many times its size, so that a retained event pins less than
 // 2*bodySlabEvents times its own size. Bodies under minSlabBody (whose
 // allocations are cheap, while a slab is zeroed before the copy) and over
-// maxSlabBody are copied alone. The zero value is ready; it is not safe
+// MaxSlabBody are copied alone. The zero value is ready; it is not safe
 // for concurrent use.
-type bodySlabs struct {
+type BodySlabs struct {
 	cur [bodySlabClasses][]byte
 }
 
-// bodySlabClasses is the number of slab sizes: bodySlabEvents*minSlabBody
-// doubling up to bodySlabEvents*maxSlabBody.
-const bodySlabClasses = 4
-
 // clone returns a copy of b whose capacity ends with it (an append to it
 // reallocates rather than write into a neighbour).
-func (s *bodySlabs) clone(b []byte) []byte {
+func (s *BodySlabs) Clone(b []byte) []byte {
 	n := len(b)
-	if n < minSlabBody || n > maxSlabBody {
+	if n < minSlabBody || n > MaxSlabBody {
 		c := bytes.Clone(b)
 		return c[:n:n]
 	}
@@ -41,7 +37,7 @@ func (s *bodySlabs) clone(b []byte) []byte {
 }
 
 // bodySlabClass returns the class of a body of n bytes (minSlabBody to
-// maxSlabBody): the smallest slab that holds bodySlabEvents of them.
+// MaxSlabBody): the smallest slab that holds bodySlabEvents of them.
 func bodySlabClass(n int) int {
 	c := 0
 	for c < bodySlabClasses-1 && minSlabBody<<c < n {
