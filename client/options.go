@@ -67,8 +67,8 @@ func WithQueueBytes(n int64) Option {
 // connection's reader), events published by the same Bus on the
 // publisher's goroutine. An event then costs no hand-off between
 // goroutines, which on a loaded host is most of a round trip's time in the
-// client (a ping-pong through one daemon took half as long in the
-// benchmark). In exchange a handler holds up every delivery of the Bus
+// client (docs/BENCHMARKS.md measures Go client round trips with and
+// without it). In exchange a handler holds up every delivery of the Bus
 // while it runs: it must be quick and must not wait for another event of
 // the same Bus (a RemoteServer call, a Reader), which could never arrive;
 // and handlers of events published on several goroutines may run at once.

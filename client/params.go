@@ -100,8 +100,8 @@ const (
 	// without that listener's next events going through its queue
 	// instead (quickSkipMax): what a handler may hold up the connection's
 	// other events. It leaves room for a handler that publishes (a write
-	// to a loopback socket takes tens of µs on a small host, the kernel
-	// handing the data to the reader) and for being preempted once.
+	// to a loopback socket includes the kernel handing the data to the
+	// reader) and for being preempted once.
 	QuickBudget = 250 * time.Microsecond
 	// quickTick is the period of a socket link's watch over the handlers
 	// its reader runs: one running over a tick (quickTick to twice that)
@@ -110,8 +110,11 @@ const (
 	// event) hand it on at once (Bus.handOnReading), so the tick is for
 	// handlers that compute long or wait for other handlers: as long as
 	// the runtime lets a goroutine run before it preempts it. Each tick
-	// wakes a thread; at 1 ms that cost a ping-pong of two Go clients
-	// 10-20 us of CPU per round trip and 10-25 us of its p50.
+	// starts a goroutine and wakes a thread, CPU that round trips through
+	// quick delivery pay in proportion to the tick rate; a long tick costs
+	// only a handler that runs long, which then holds the connection's
+	// other events up to two ticks (docs/BENCHMARKS.md, "Defaults chosen by
+	// measurement").
 	quickTick = 10 * time.Millisecond
 	// quickSkipMax is the most events of a listener that go through its
 	// queue after its handlers ran longer than QuickBudget for an event

@@ -20,8 +20,8 @@ import (
 // A lone frame (nothing queued, being written or owed, and no publish in
 // the last inlineGapMicros) is offered to the socket by its publisher
 // itself (TrySend, which never blocks): a request, a reply or a ping then
-// costs no hand-off to the writer goroutine, which on a loaded host woke
-// on the other CPU and took tens of microseconds. What the socket does not
+// costs no hand-off to the writer goroutine, whose wake-up, often on the
+// other CPU, each of them would otherwise wait for. What the socket does not
 // take at once is queued, or, for the rest of a frame it began, owed: the
 // goroutine writes it before anything else.
 //

@@ -40,10 +40,10 @@ const (
 	// the sender is told of has acknowledged (Sender.Acked): those are only
 	// repaired for a receiver that fell silent or was never counted, so the
 	// newest 1024 of them stay. Retaining all of them up to the other
-	// bounds held up to RetainBytes of distinct, freshly allocated memory
-	// per stream; on a virtual machine whose page faults cost about 12 us
-	// per 4 KiB, filling it made every 1 KiB request/reply round trip pay
-	// for half a fault on each side (40 against 23 us between two nodes).
+	// bounds would hold up to RetainBytes of distinct, freshly allocated
+	// memory per stream, and the page faults of filling it slow down every
+	// request/reply round trip on the stream (docs/BENCHMARKS.md, "Defaults
+	// chosen by measurement").
 	DefaultRetainAcked = 1024
 	// DefaultHeartbeatMin is the delay of the first heartbeat after data: it
 	// bounds how long a receiver that lost the last datagram of a burst waits
@@ -102,10 +102,10 @@ const (
 	// before it is given up (NACKs past NackTries come at a doubling
 	// interval, at most NackIntervalMax). The ten NACKs alone take about
 	// 100 ms, less than a sending daemon can be starved of CPU on a loaded
-	// host (a race-detector test run on two cores starved one that long and
-	// lost reliable datagrams its retention still held). A second covers
-	// such stalls; a dead sender holds an ordered stream's later datagrams
-	// that long.
+	// host (a test run under the race detector, for one): giving up then
+	// would lose reliable datagrams the sender's retention still holds. A
+	// second covers such stalls; a dead sender holds an ordered stream's
+	// later datagrams that long.
 	DefaultGiveUpAfter = time.Second
 	// MaxNackTries is the most NackTries a ReceiverConfig may set.
 	MaxNackTries = 1 << 16

@@ -53,10 +53,11 @@ const (
 
 	// DefaultSpinWait is how long a reader polls its socket after a
 	// delivery that was answered before it parks. A request/reply round
-	// trip between two processes on loopback takes about 15 us when neither
-	// side parks and 45 us when both wake from idle (measured on a 2-core
-	// VM), so 50 us covers the answer to an answer; a reply that is not
-	// answered costs at most this much CPU.
+	// trip between two processes on loopback is several times shorter when
+	// neither side parks than when both wake from idle, and 50 µs covers
+	// the answer to an answer on a small virtual machine; a reply that is
+	// not answered costs at most this much CPU (docs/BENCHMARKS.md,
+	// "Defaults chosen by measurement").
 	DefaultSpinWait = 50 * time.Microsecond
 
 	// MaxSpinWait bounds Config.SpinWait.

@@ -1,17 +1,15 @@
 package gcfloor
 
-// DefaultFloorMiB is the daemon's heap floor. Measured with one publisher
-// and one subscriber through one daemon (docs/BENCHMARKS.md, steps 33 and
-// 49), a floor raised 64 KiB and 1 MiB event throughput by about a fifth
-// over Go's default, 128 MiB a little more than 64. The price is memory:
-// the heap grows to the floor before a collection, and the runtime keeps
-// the memory it freed up to near the floor. In `--only daemon` runs the
-// heap peaked at 111 MB with 128 MiB (129-132 collections); a limit that
-// counted the freed pages (before step 49) let it reach 193 MB (117).
-// Until step 64 the floor was a soft memory limit, and the runtime
-// returned 60-650 MB of freed pages per `--only daemon` or `daemonc` run
-// to the kernel while it allocated (GODEBUG=scavtrace=1), to take them
-// back as fresh pages; with GOGC none.
+// DefaultFloorMiB is the daemon's heap floor. A daemon's live heap is a few
+// megabytes, so Go's default collector would run every few megabytes of
+// events; below the floor it stays idle. That raises the daemon's
+// throughput of large events, and 128 MiB raises it more than 64 MiB
+// (docs/BENCHMARKS.md, "Defaults chosen by measurement"). The price is
+// memory: the heap grows to the floor before a collection, and the runtime
+// keeps the memory it freed up to near the floor. The floor is set through
+// GOGC's percent, not a soft memory limit, so the runtime does not hand
+// freed pages back to the kernel while it allocates only to fault them in
+// again (see the package comment).
 const DefaultFloorMiB = 128
 
 // DefaultPercent is the heap growth allowed above the floor between
