@@ -2,78 +2,20 @@ package node
 
 import (
 	"context"
-	"maps"
 	"net/netip"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/rsbd/rsbd/group"
 	"github.com/rsbd/rsbd/metrics"
+	"github.com/rsbd/rsbd/node/interest"
 	"github.com/rsbd/rsbd/qos"
 	"github.com/rsbd/rsbd/scope"
 	"github.com/rsbd/rsbd/transport/datagram"
 )
 
-// wantedSet maps the groups local sinks want to their scopes, read
-// lock-free by the socket readers and the engine. Writers (serialized by
-// interestMu) replace immutable maps: store a whole new base, add a group
-// into a small extra map copied on each add and folded into the base once
-// it holds about √n groups, so adding n groups one by one copies O(n√n)
-// entries rather than O(n²).
-type wantedSet struct {
-	p atomic.Pointer[wantedMaps]
-}
-
-// wantedMaps is one immutable version of the wanted set.
-type wantedMaps struct {
-	base, extra map[datagram.GroupID]scope.Scope
-}
-
-// store makes scopes, whose group ids are ids (in the same order), the
-// wanted set.
-func (w *wantedSet) store(scopes []scope.Scope, ids []datagram.GroupID) {
-	m := make(map[datagram.GroupID]scope.Scope, len(scopes))
-	for i, s := range scopes {
-		m[ids[i]] = s
-	}
-	w.p.Store(&wantedMaps{base: m})
-}
-
-// add adds group id of scope sc.
-func (w *wantedSet) add(id datagram.GroupID, sc scope.Scope) {
-	cur := w.p.Load()
-	if len(cur.extra)*len(cur.extra) >= len(cur.base)+wantedExtraMin*wantedExtraMin {
-		m := make(map[datagram.GroupID]scope.Scope, len(cur.base)+len(cur.extra)+1)
-		maps.Copy(m, cur.base)
-		maps.Copy(m, cur.extra)
-		m[id] = sc
-		w.p.Store(&wantedMaps{base: m})
-		return
-	}
-	extra := make(map[datagram.GroupID]scope.Scope, len(cur.extra)+1)
-	maps.Copy(extra, cur.extra)
-	extra[id] = sc
-	w.p.Store(&wantedMaps{base: cur.base, extra: extra})
-}
-
-func (w *wantedSet) has(id datagram.GroupID) bool {
-	_, ok := w.scopeOf(id)
-	return ok
-}
-
-// scopeOf returns the wanted scope whose group is id.
-func (w *wantedSet) scopeOf(id datagram.GroupID) (scope.Scope, bool) {
-	m := w.p.Load()
-	if s, ok := m.extra[id]; ok {
-		return s, true
-	}
-	s, ok := m.base[id]
-	return s, ok
-}
-
 // wantsGroup reports whether a local sink wants the group.
-func (n *Node) wantsGroup(id datagram.GroupID) bool { return n.wanted.has(id) }
+func (n *Node) wantsGroup(id datagram.GroupID) bool { return n.wanted.Has(id) }
 
 // signalInterest asks the interest loop to re-derive the wanted groups
 // (coalesced: a pending signal absorbs later ones).
@@ -95,34 +37,7 @@ func (n *Node) localScopes() []scope.Scope {
 		all = append(all, in.Scopes...)
 	}
 	all = append(all, n.sinks.Scopes()...)
-	return minimalScopes(all)
-}
-
-// minimalScopes drops every scope contained in another one of the list
-// (and repeats), so that an event reaches this host through exactly one of
-// its groups. It sorts in by length and costs O(len(in) · depth).
-func minimalScopes(in []scope.Scope) []scope.Scope {
-	slices.SortFunc(in, func(a, b scope.Scope) int { return len(a.String()) - len(b.String()) })
-	var out []scope.Scope
-	kept := make(map[scope.Scope]struct{}, len(in))
-	var supers []scope.Scope
-	for _, s := range in {
-		// A scope containing s is one of its super-scopes (or s itself)
-		// and, being shorter or equal, was seen before it.
-		supers = s.AppendSuperScopes(supers[:0], true)
-		covered := false
-		for _, p := range supers {
-			if _, ok := kept[p]; ok {
-				covered = true
-				break
-			}
-		}
-		if !covered {
-			kept[s] = struct{}{}
-			out = append(out, s)
-		}
-	}
-	return out
+	return interest.Minimal(all)
 }
 
 // interestLoop owns the local interest: it tells peers which groups this
@@ -157,14 +72,7 @@ func (n *Node) updateInterest() bool {
 	// next addInterest take this path again.
 	n.lastIdx = lastIndex{ok: true, sinkGen: n.sinks.Gen(), sockGen: n.sockGeneration(), fast: n.lastIdx.fast}
 	cur := n.localScopes() // minimal already
-	narrowed := false
-	curSet := newScopeSet(cur)
-	for _, s := range n.lastScopes {
-		if !curSet.covers(s) {
-			narrowed = true
-			n.linger[s] = lingerEntry{until: now.Add(n.cfg.InterestLinger)}
-		}
-	}
+	narrowed := n.linger.Narrow(n.lastScopes, cur, now.Add(n.cfg.InterestLinger))
 	n.lastScopes = cur
 	// Receive (join) first, announce second: a peer may send on a new group
 	// as soon as it hears of it.
@@ -176,12 +84,7 @@ func (n *Node) updateInterest() bool {
 	}
 	if narrowed {
 		v := n.mem.LocalVersion()
-		for s, e := range n.linger {
-			if e.version == 0 {
-				e.version = v
-				n.linger[s] = e
-			}
-		}
+		n.linger.Stamp(v)
 		go n.confirmNarrowing(v)
 	}
 	return changed
@@ -191,28 +94,13 @@ func (n *Node) updateInterest() bool {
 // lingering ones; it arms a timer for the next linger to expire. It returns
 // the group ids of cur, in the order of cur, for the announcement.
 func (n *Node) applyAccepted(now time.Time, cur []scope.Scope) []datagram.GroupID {
-	all := slices.Clone(cur)
-	var next time.Time
-	for s, e := range n.linger {
-		if !e.until.After(now) || covered(cur, s) {
-			delete(n.linger, s)
-			continue
-		}
-		all = append(all, s)
-		if next.IsZero() || e.until.Before(next) {
-			next = e.until
-		}
-	}
+	accepted, next := n.linger.Accepted(now, cur)
 	if !next.IsZero() {
 		time.AfterFunc(next.Sub(now), n.signalInterest)
 	}
-	n.storeLingering()
-	n.m.LingeringScopes.Set(float64(len(n.linger)))
-	// Not minimized: a lingering scope may contain an announced one, and
-	// both groups must be received.
-	accepted := all
-	ids := unsortedGroupIDs(accepted) // cur's first, as accepted lists them
-	n.wanted.store(accepted, ids)
+	n.m.LingeringScopes.Set(float64(n.linger.Len()))
+	ids := interest.GroupIDs(accepted) // cur's first, as accepted lists them
+	n.wanted.Store(accepted, ids)
 	if !n.cfg.Unicast {
 		n.updateJoins(n.joined, ids)
 	}
@@ -220,35 +108,11 @@ func (n *Node) applyAccepted(now time.Time, cur []scope.Scope) []datagram.GroupI
 	return ids[:len(cur)]
 }
 
-// storeLingering publishes the lingering scopes for mayRepeat.
-func (n *Node) storeLingering() {
-	if len(n.linger) == 0 {
-		n.lingering.Store(nil)
-		return
-	}
-	scopes := make([]scope.Scope, 0, len(n.linger))
-	for s := range n.linger {
-		scopes = append(scopes, s)
-	}
-	n.lingering.Store(&scopes)
-}
-
 // mayRepeat reports whether an event on sc may arrive twice: only while a
 // scope containing it lingers is it received through two groups (the
 // lingering scope's and the narrower one's), so only then are its event ids
 // remembered and checked.
-func (n *Node) mayRepeat(sc scope.Scope) bool {
-	p := n.lingering.Load()
-	if p == nil {
-		return false
-	}
-	for _, l := range *p {
-		if l.Contains(sc) {
-			return true
-		}
-	}
-	return false
-}
+func (n *Node) mayRepeat(sc scope.Scope) bool { return n.linger.Repeats(sc) }
 
 // confirmNarrowing pushes the narrower state of version v to the peers and,
 // once all confirmed it, stops receiving the scopes it gave up lingerSettle
@@ -263,63 +127,9 @@ func (n *Node) confirmNarrowing(v uint64) {
 	// Datagrams the peers sent before they applied the change may still be
 	// in flight or under repair: keep receiving for lingerSettle more.
 	n.interestMu.Lock()
-	settle := time.Now().Add(lingerSettle)
-	for s, e := range n.linger {
-		if e.version != 0 && e.version <= v && settle.Before(e.until) {
-			e.until = settle
-			n.linger[s] = e
-		}
-	}
+	n.linger.Settle(v, time.Now().Add(lingerSettle))
 	n.applyAccepted(time.Now(), n.lastScopes)
 	n.interestMu.Unlock()
-}
-
-// lingerEntry is a scope given up but still received until the peers
-// confirmed the state version that dropped it, or until the deadline.
-type lingerEntry struct {
-	until   time.Time
-	version uint64
-}
-
-// unsortedGroupIDs returns the group ids of scopes in the order of scopes.
-func unsortedGroupIDs(scopes []scope.Scope) []datagram.GroupID {
-	ids := make([]datagram.GroupID, 0, len(scopes))
-	for _, s := range scopes {
-		ids = append(ids, group.ID(s))
-	}
-	return ids
-}
-
-// scopeSet is a set of scopes for containment checks in O(depth).
-type scopeSet map[scope.Scope]struct{}
-
-func newScopeSet(scopes []scope.Scope) scopeSet {
-	m := make(scopeSet, len(scopes))
-	for _, s := range scopes {
-		m[s] = struct{}{}
-	}
-	return m
-}
-
-// covers reports whether a scope of the set contains s.
-func (m scopeSet) covers(s scope.Scope) bool {
-	var buf [8]scope.Scope
-	for _, p := range s.AppendSuperScopes(buf[:0], true) {
-		if _, ok := m[p]; ok {
-			return true
-		}
-	}
-	return false
-}
-
-// covered reports whether one of scopes contains s.
-func covered(scopes []scope.Scope, s scope.Scope) bool {
-	for _, c := range scopes {
-		if c.Contains(s) {
-			return true
-		}
-	}
-	return false
 }
 
 // interestBarrier makes a new local interest known to every peer before the

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rsbd/rsbd/group"
+	"github.com/rsbd/rsbd/node/interest"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -24,7 +25,7 @@ import (
 type lastIndex struct {
 	ok     bool // the generations below are those of lastScopes
 	built  bool // set and sorted reflect lastScopes
-	set    scopeSet
+	set    interest.Set
 	sorted []scope.Scope
 	// sinkGen and sockGen are the generations of the subscriptions and of
 	// the socket interest that lastScopes reflects: addInterest applies
@@ -62,15 +63,15 @@ func (n *Node) addInterest(sc scope.Scope) bool {
 // exactly what updateInterest would do. Called with interestMu held.
 func (n *Node) tryAdd(sc scope.Scope) addResult {
 	x := &n.lastIdx
-	if !x.ok || n.sinks.Gen() != x.sinkGen+1 || n.sockGeneration() != x.sockGen || len(n.linger) > 0 {
+	if !x.ok || n.sinks.Gen() != x.sinkGen+1 || n.sockGeneration() != x.sockGen || n.linger.Len() > 0 {
 		return addFallback
 	}
 	if !x.built {
-		x.set, x.sorted, x.built = newScopeSet(n.lastScopes), slices.Clone(n.lastScopes), true
+		x.set, x.sorted, x.built = interest.NewSet(n.lastScopes), slices.Clone(n.lastScopes), true
 		slices.SortFunc(x.sorted, compareScopes)
 	}
 	x.sinkGen++
-	if x.set.covers(sc) {
+	if x.set.Covers(sc) {
 		x.fast++
 		return addCovered
 	}
@@ -87,7 +88,7 @@ func (n *Node) tryAdd(sc scope.Scope) addResult {
 	}
 	// Receive first (join), then announce, as updateInterest does: a peer
 	// may send on the group as soon as it hears of it.
-	n.wanted.add(id, sc)
+	n.wanted.Add(id, sc)
 	if !n.cfg.Unicast {
 		n.joinGroup(n.joined, id)
 	}

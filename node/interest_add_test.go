@@ -10,6 +10,7 @@ import (
 
 	"github.com/rsbd/rsbd/group"
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/node/interest"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
 	"github.com/rsbd/rsbd/transport/datagram"
@@ -27,7 +28,7 @@ func checkInterest(t *testing.T, n *Node, step string) {
 	if !sameScopes(cur, n.lastScopes) {
 		t.Fatalf("%s: announced scopes %v, derived %v", step, n.lastScopes, cur)
 	}
-	ids := group.SortGroups(unsortedGroupIDs(cur))
+	ids := group.SortGroups(interest.GroupIDs(cur))
 	if !slices.Equal(ids, n.lastGroups) {
 		t.Fatalf("%s: announced groups differ from the derived ones (%d vs %d)", step, len(n.lastGroups), len(ids))
 	}
@@ -38,15 +39,11 @@ func checkInterest(t *testing.T, n *Node, step string) {
 	for _, id := range ids {
 		want[id] = true
 	}
-	for s := range n.linger {
+	for _, s := range n.linger.Scopes() {
 		want[group.ID(s)] = true
 	}
-	m := n.wanted.p.Load()
 	got := map[datagram.GroupID]bool{}
-	for id := range m.base {
-		got[id] = true
-	}
-	for id := range m.extra {
+	for _, id := range n.wanted.Groups() {
 		got[id] = true
 	}
 	if len(got) != len(want) {
@@ -54,7 +51,7 @@ func checkInterest(t *testing.T, n *Node, step string) {
 	}
 	addrs := map[netip.AddrPort]bool{}
 	for id := range want {
-		if !n.wanted.has(id) {
+		if !n.wanted.Has(id) {
 			t.Fatalf("%s: group %x not received", step, id)
 		}
 		addrs[n.pool.Addr(id)] = true

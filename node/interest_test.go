@@ -3,8 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"slices"
 	"testing"
 	"time"
 
@@ -66,48 +64,5 @@ func TestNarrowingLingers(t *testing.T) {
 	}
 	if a.mayRepeat(scope.MustParse("/n/x/")) {
 		t.Fatal("repeat check still on after the linger")
-	}
-}
-
-// TestMayRepeatOnlyUnderLingeringScopes: while /a/ lingers, events on /a/
-// and below are checked for repeats, others are not.
-func TestMayRepeatOnlyUnderLingeringScopes(t *testing.T) {
-	n := &Node{linger: map[scope.Scope]lingerEntry{scope.MustParse("/a/"): {}}}
-	n.storeLingering()
-	for sc, want := range map[string]bool{"/a/": true, "/a/b/": true, "/": false, "/b/": false, "/ab/": false} {
-		if got := n.mayRepeat(scope.MustParse(sc)); got != want {
-			t.Errorf("mayRepeat(%s) = %v, want %v", sc, got, want)
-		}
-	}
-	n.linger = map[scope.Scope]lingerEntry{}
-	n.storeLingering()
-	if n.mayRepeat(scope.MustParse("/a/b/")) {
-		t.Error("mayRepeat with nothing lingering")
-	}
-}
-
-// TestMinimalScopes: the result equals the quadratic definition (no scope
-// contained in another, every input covered) on random lists.
-func TestMinimalScopes(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	for range 200 {
-		in := make([]scope.Scope, r.IntN(30))
-		for i := range in {
-			in[i] = testutil.RandomScope(r)
-		}
-		orig := slices.Clone(in)
-		got := minimalScopes(in)
-		for i, a := range got {
-			for j, b := range got {
-				if i != j && a.Contains(b) {
-					t.Fatalf("%v: %s contains %s", orig, a, b)
-				}
-			}
-		}
-		for _, s := range orig {
-			if !covered(got, s) || !newScopeSet(got).covers(s) {
-				t.Fatalf("%v: %s not covered by %v", orig, s, got)
-			}
-		}
 	}
 }

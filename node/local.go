@@ -351,7 +351,7 @@ func (n *Node) reportLoss(l LossReport) {
 	if n.cfg.OnLoss != nil {
 		n.cfg.OnLoss(l)
 	}
-	if sc, ok := n.wanted.scopeOf(l.Stream.Group); ok {
+	if sc, ok := n.wanted.ScopeOf(l.Stream.Group); ok {
 		for _, fn := range n.sinks.LossHandlers(nil, sc) {
 			fn(l)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/rsbd/rsbd/group"
 	"github.com/rsbd/rsbd/group/membership"
 	"github.com/rsbd/rsbd/metrics"
+	"github.com/rsbd/rsbd/node/interest"
 	"github.com/rsbd/rsbd/node/sinks"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/qos"
@@ -59,7 +60,7 @@ type Node struct {
 	// its flow window from the socket), and a start that failed earlier
 	// has no engine to flush through.
 	engineUp atomic.Bool
-	wanted   wantedSet
+	wanted   interest.WantedSet
 	interest func() group.InterestReader
 
 	accepted    atomic.Uint64 // socket connections already counted in the metrics
@@ -67,11 +68,10 @@ type Node struct {
 	interestMu  sync.Mutex
 	lastGroups  []datagram.GroupID
 	lastScopes  []scope.Scope
-	lastIdx     lastIndex                     // lastScopes indexed for addInterest
-	linger      map[scope.Scope]lingerEntry   // narrowed-away scopes still received
-	lingering   atomic.Pointer[[]scope.Scope] // the scopes in linger; nil when none
-	helloGen    atomic.Uint64                 // socket interest generation the last Hello barrier covered
-	confirmed   atomic.Uint64                 // local interest version every peer confirmed
+	lastIdx     lastIndex       // lastScopes indexed for addInterest
+	linger      interest.Linger // narrowed-away scopes still received
+	helloGen    atomic.Uint64   // socket interest generation the last Hello barrier covered
+	confirmed   atomic.Uint64   // local interest version every peer confirmed
 	joined      map[netip.AddrPort]bool
 	stop        chan struct{}
 	wg          sync.WaitGroup
@@ -99,10 +99,9 @@ func New(cfg Config, reg *prometheus.Registry) (*Node, error) {
 		dq:          newDeliveryQueue(),
 		interestSig: make(chan struct{}, 1),
 		joined:      map[netip.AddrPort]bool{},
-		linger:      map[scope.Scope]lingerEntry{},
 		stop:        make(chan struct{}),
 	}
-	n.wanted.store(nil, nil)
+	n.wanted.Store(nil, nil)
 	if err := n.start(); err != nil {
 		n.Close()
 		return nil, err

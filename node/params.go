@@ -7,9 +7,6 @@ const (
 	// DefaultSocketAddr is where RSB socket clients connect (RSB's default
 	// port 55555 on all IPv4 interfaces, as RSB's own servers bind).
 	DefaultSocketAddr = ":55555"
-	// wantedExtraMin is the size the wanted set's extra map may reach
-	// before it is folded into the base even while the base is small.
-	wantedExtraMin = 16
 	// maxSocketPath is the longest Unix socket path Linux takes (sun_path
 	// holds 108 bytes with the terminating NUL).
 	maxSocketPath = 107

@@ -79,7 +79,7 @@ func (n *Node) acceptPacket(b []byte) bool {
 	}
 	var id datagram.GroupID
 	copy(id[:], b[24:40])
-	if !n.wanted.has(id) {
+	if !n.wanted.Has(id) {
 		n.m.Drop(metrics.DropNotInterested)
 		return false
 	}
