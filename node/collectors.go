@@ -39,10 +39,7 @@ func (n *Node) registerCollectors() {
 			dc[metrics.DropBadHandshake] += st.Drops[rsbsocket.DropHandshake]
 		}
 		if n.ep != nil {
-			st := n.ep.Stats()
-			dc[metrics.DropSendError] += st.SendErrors
-			dc[metrics.DropSocketBuffer] += st.KernelDrops
-			dc[metrics.DropDatagramTooLarge] += st.Oversize
+			n.ep.Stats().AddDrops(dc)
 		}
 		if s := n.eng.stats.Load(); s != nil {
 			dc[metrics.DropDuplicate] += s.rcv.Duplicates
@@ -110,32 +107,22 @@ func (n *Node) registerSocketCollector() {
 	}
 }
 
-// registerTransportCollector exports how often the UDP readers polled for
-// the answer to a reply instead of sleeping, the own datagrams they set
-// aside and their failed reads, read at scrape time.
+// registerTransportCollector exports the UDP readers' counters
+// (transport.Collector).
 func (n *Node) registerTransportCollector() {
 	if n.ep == nil {
 		return
 	}
-	err := n.m.Register(metrics.NewSnapshotCollector(n.ep.Stats,
-		metrics.SnapshotMetric[transport.Stats]{Name: "rsbd_spin_waits_total", Type: prometheus.CounterValue,
-			Help:  "Times a UDP reader polled its socket after a delivery that was answered, instead of sleeping.",
-			Value: func(s transport.Stats) float64 { return float64(s.SpinWaits) }},
-		metrics.SnapshotMetric[transport.Stats]{Name: "rsbd_spin_hits_total", Type: prometheus.CounterValue,
-			Help:  "Polls of a UDP reader during which the next datagram arrived (a wake-up saved).",
-			Value: func(s transport.Stats) float64 { return float64(s.SpinHits) }},
-		metrics.SnapshotMetric[transport.Stats]{Name: "rsbd_spin_resumes_total", Type: prometheus.CounterValue,
-			Help:  "Polls of a UDP reader that went on after only its own multicast datagrams came back (the answer still to come).",
-			Value: func(s transport.Stats) float64 { return float64(s.SpinResumes) }},
-		metrics.SnapshotMetric[transport.Stats]{Name: "rsbd_transport_own_datagrams_total", Type: prometheus.CounterValue,
-			Help:  "This node's own multicast datagrams looped back to a group socket it joined, and set aside there.",
-			Value: func(s transport.Stats) float64 { return float64(s.Own) }},
-		metrics.SnapshotMetric[transport.Stats]{Name: "rsbd_transport_receive_errors_total", Type: prometheus.CounterValue,
-			Help:  "Reads of a UDP socket that failed (the reader goes on).",
-			Value: func(s transport.Stats) float64 { return float64(s.ReceiveErrors) }},
-	))
-	if err != nil {
+	if err := n.m.Register(transport.Collector(n.ep.Stats)); err != nil {
 		n.log.Error("cannot register transport metrics", "err", err)
+	}
+}
+
+// registerMembershipCollector exports the membership counters
+// (membership.Collector).
+func (n *Node) registerMembershipCollector() {
+	if err := n.m.Register(membership.Collector(n.mem.Stats)); err != nil {
+		n.log.Error("cannot register membership metrics", "err", err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/rsbd/rsbd/group/membership"
 	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
@@ -25,13 +26,13 @@ func membershipValues(t *testing.T, n *Node) map[string]map[string]float64 {
 	}
 	out := map[string]map[string]float64{}
 	for _, mf := range mfs {
-		for _, f := range membershipFamilies {
-			if mf.GetName() != f.name {
+		for _, f := range membership.Families() {
+			if mf.GetName() != f.Name {
 				continue
 			}
-			out[f.name] = map[string]float64{}
+			out[f.Name] = map[string]float64{}
 			for _, m := range mf.GetMetric() {
-				out[f.name][labelValue(m, f.label)] = m.GetCounter().GetValue()
+				out[f.Name][labelValue(m, f.Label)] = m.GetCounter().GetValue()
 			}
 		}
 	}
@@ -57,17 +58,17 @@ func TestMembershipMetrics(t *testing.T) {
 	defer b.Subscribe(scope.MustParse("/metrics/members/"), func(*notification.Event) {})()
 
 	got := membershipValues(t, a)
-	for _, f := range membershipFamilies {
-		if len(got[f.name]) != len(f.values) {
-			t.Fatalf("%s: %v, want %d values", f.name, got[f.name], len(f.values))
+	for _, f := range membership.Families() {
+		if len(got[f.Name]) != len(f.Values) {
+			t.Fatalf("%s: %v, want %d values", f.Name, got[f.Name], len(f.Values))
 		}
 	}
 	st := a.mem.Stats()
-	for _, f := range membershipFamilies {
-		for _, v := range f.values {
+	for _, f := range membership.Families() {
+		for _, v := range f.Values {
 			// Counters only grow: the scrape came first.
-			if g, now := got[f.name][v.label], float64(v.value(st)); g > now {
-				t.Errorf("%s{%s=%q} = %v, above the counter's %v", f.name, f.label, v.label, g, now)
+			if g, now := got[f.Name][v.Label], float64(v.Value(st)); g > now {
+				t.Errorf("%s{%s=%q} = %v, above the counter's %v", f.Name, f.Label, v.Label, g, now)
 			}
 		}
 	}
