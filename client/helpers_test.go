@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/client/clienttest"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/node"
 	"github.com/rsbd/rsbd/scope"
 )
@@ -23,7 +24,7 @@ func testLogger() *slog.Logger { return clienttest.Logger() }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	clienttest.RemoveBinaries()
+	testutil.RemoveBinaries()
 	os.Exit(code)
 }
 

@@ -73,18 +73,18 @@ func connect(t *testing.T, d *daemon, name string, dialer *net.Dialer) *client {
 	if dialer == nil {
 		dialer = &net.Dialer{}
 	}
-	network, addr := "tcp", d.info.Socket
-	if d.info.SocketPath != "" && d.netns != "" {
-		network, addr = "unix", d.info.SocketPath // the daemon's loopback is its namespace's
+	network, addr := "tcp", d.Info().Socket
+	if d.Info().SocketPath != "" && d.Netns() != "" {
+		network, addr = "unix", d.Info().SocketPath // the daemon's loopback is its namespace's
 	}
 	nc, err := dialer.DialContext(ctx, network, addr)
 	if err != nil {
-		t.Fatalf("%s: dial %s: %v", name, d.name, err)
+		t.Fatalf("%s: dial %s: %v", name, d.Name(), err)
 	}
 	conn, err := rsbsocket.NewClientConn(ctx, nc, rsbsocket.ClientConfig{CloseTimeout: 2 * time.Second})
 	if err != nil {
 		nc.Close()
-		t.Fatalf("%s: handshake with %s: %v", name, d.name, err)
+		t.Fatalf("%s: handshake with %s: %v", name, d.Name(), err)
 	}
 	c := &client{t: t, d: d, name: name, conn: conn, id: notification.NewParticipantID(), done: make(chan struct{})}
 	t.Cleanup(func() { conn.Close() })

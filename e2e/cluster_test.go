@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -65,7 +64,7 @@ func testThreeDaemons(t *testing.T, multicast bool) {
 	conf := a.printConfig()
 	for _, line := range []string{
 		"qualityofservice.ordering = ORDERED  # env RSB_QUALITYOFSERVICE_ORDERING",
-		"rsbd.qos./qos/uo/ = UNRELIABLE  # " + filepath.Join(a.dir, "rsb.conf") + ":4",
+		"rsbd.qos./qos/uo/ = UNRELIABLE  # " + a.ConfFile() + ":4",
 		"rsbd.multicast = " + strconv.FormatBool(multicast) + "  # flag --multicast",
 	} {
 		if !strings.Contains(conf, line) {
@@ -80,11 +79,11 @@ func testThreeDaemons(t *testing.T, multicast bool) {
 	checkBigEvent(t, td)
 	checkQoS(t, td)
 	for _, d := range c.daemons {
-		m := d.metrics()
+		m := d.Metrics()
 		if joined := m["rsbd_joined_multicast_groups"]; (joined > 0) != multicast {
-			t.Errorf("%s joined %v multicast groups with multicast=%v", d.name, joined, multicast)
+			t.Errorf("%s joined %v multicast groups with multicast=%v", d.Name(), joined, multicast)
 		}
-		t.Logf("%s: data sent %v received %v, nacks %v, repairs %v, losses %v", d.name,
+		t.Logf("%s: data sent %v received %v, nacks %v, repairs %v, losses %v", d.Name(),
 			m[`rsbd_sent_datagrams_total{kind="data"}`], m[`rsbd_received_datagrams_total{kind="data"}`],
 			m[`rsbd_sent_datagrams_total{kind="nack"}`], m["rsbd_repairs_sent_total"],
 			m[`rsbd_loss_reports_total{reason="trail"}`]+m[`rsbd_loss_reports_total{reason="gone"}`]+m[`rsbd_loss_reports_total{reason="retries"}`])

@@ -24,13 +24,13 @@ func TestKillAndRejoin(t *testing.T) {
 	lC.listen("/k/")
 	waitRoute(t, 20*time.Second, pub, "/k/", lB, lC)
 
-	cc.kill()
+	cc.Kill()
 	detect := testutil.WaitFor(t, 30*time.Second, "A and B noticing C's death", func() bool {
-		return a.metric("rsbd_peers") == 1 && b.metric("rsbd_peers") == 1
+		return a.Metric("rsbd_peers") == 1 && b.Metric("rsbd_peers") == 1
 	})
 	for _, d := range []*daemon{a, b} {
-		testutil.WaitFor(t, 10*time.Second, d.name+" logging C's failure", func() bool {
-			return d.logged(`"msg":"peer gone"`, `"name":"C"`, `"kind":"fail"`)
+		testutil.WaitFor(t, 10*time.Second, d.Name()+" logging C's failure", func() bool {
+			return d.Logged(`"msg":"peer gone"`, `"name":"C"`, `"kind":"fail"`)
 		})
 	}
 	if stopped, _ := lC.stopped(10 * time.Second); !stopped {

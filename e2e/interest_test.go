@@ -46,9 +46,9 @@ func TestUninterestedDaemonReceivesNothing(t *testing.T) {
 	// receiving what it gave up until the peers confirmed the narrower
 	// interest (and a short settle time). Measure once that is over.
 	testutil.WaitFor(t, 20*time.Second, "C's given-up scopes to stop lingering", func() bool {
-		return cc.metric("rsbd_lingering_scopes") == 0
+		return cc.Metric("rsbd_lingering_scopes") == 0
 	})
-	before, sentBefore := cc.metrics(), a.metric(`rsbd_sent_datagrams_total{kind="data"}`)
+	before, sentBefore := cc.Metrics(), a.Metric(`rsbd_sent_datagrams_total{kind="data"}`)
 	const n = 200
 	evs := make([]*notification.Event, n)
 	for i := range evs {
@@ -56,13 +56,13 @@ func TestUninterestedDaemonReceivesNothing(t *testing.T) {
 	}
 	p.publishAll(evs)
 	testutil.WaitFor(t, 20*time.Second, "B receiving the events", func() bool { return lB.count(onScope(sub, schemaText)) == n })
-	after := cc.metrics()
+	after := cc.Metrics()
 	for _, series := range []string{`rsbd_received_datagrams_total{kind="data"}`, `rsbd_drops_total{reason="not_interested"}`} {
 		if after[series] != before[series] {
 			t.Errorf("uninterested C: %s went from %v to %v", series, before[series], after[series])
 		}
 	}
-	if sent := a.metric(`rsbd_sent_datagrams_total{kind="data"}`); sent <= sentBefore {
+	if sent := a.Metric(`rsbd_sent_datagrams_total{kind="data"}`); sent <= sentBefore {
 		t.Fatalf("A sent no data datagrams (%v before, %v after)", sentBefore, sent)
 	}
 	if lC.count(onScope(pub, schemaText)) != 0 {
@@ -72,7 +72,7 @@ func TestUninterestedDaemonReceivesNothing(t *testing.T) {
 	late := dial(t, cc, "C/late")
 	late.listen(pub)
 	took := waitRoute(t, 20*time.Second, p, sub, late)
-	if got := cc.metric(`rsbd_received_datagrams_total{kind="data"}`); got <= after[`rsbd_received_datagrams_total{kind="data"}`] {
+	if got := cc.Metric(`rsbd_received_datagrams_total{kind="data"}`); got <= after[`rsbd_received_datagrams_total{kind="data"}`] {
 		t.Fatalf("C received the late listener's events without counting data datagrams (%v)", got)
 	}
 	t.Logf("listener added later on C received its first event after %v", took.Round(time.Millisecond))

@@ -18,7 +18,7 @@ func TestStartInAnyOrder(t *testing.T) {
 	seed, _, release := testport.Hold(t)
 	early := c.start("early", opts{solo: true, args: []string{"--join", seed}})
 	testutil.WaitFor(t, 20*time.Second, "a failed join attempt", func() bool {
-		return early.metric(`rsbd_membership_joins_total{result="failed"}`) >= 1
+		return early.Metric(`rsbd_membership_joins_total{result="failed"}`) >= 1
 	})
 	release()
 	late := c.start("late", opts{solo: true, args: []string{"--gossip-addr", seed}})

@@ -3,9 +3,9 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // rsbdBin is the daemon binary TestMain builds for all tests.
@@ -15,20 +15,14 @@ var rsbdBin string
 // the system under test, the race detector runs on the packages' own tests),
 // runs the tests and removes the binary.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "rsbd-e2e-")
+	bin, err := testutil.BuildMain("github.com/rsbd/rsbd/cmd/rsbd")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		os.Exit(1)
-	}
-	rsbdBin = filepath.Join(dir, "rsbd")
-	build := exec.Command("go", "build", "-o", rsbdBin, "github.com/rsbd/rsbd/cmd/rsbd")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: building rsbd:", err)
-		os.RemoveAll(dir)
+		testutil.RemoveBinaries()
 		os.Exit(1)
 	}
+	rsbdBin = bin
 	code := m.Run()
-	os.RemoveAll(dir)
+	testutil.RemoveBinaries()
 	os.Exit(code)
 }

@@ -123,8 +123,8 @@ func testThreeHosts(t *testing.T, multicast bool) {
 	td := threeDaemonClients(t, a, b, cc)
 	t.Logf("first event delivered %v after the daemons started", time.Since(start).Round(time.Millisecond))
 	for _, d := range []*daemon{a, b, cc} {
-		if !d.logged(`"msg":"rsbd transport open"`, `"interface":"eth0"`, `"max_datagram":1400`) {
-			t.Errorf("%s does not use LAN-sized datagrams on eth0:\n%s", d.name, d.logs.Tail(10))
+		if !d.Logged(`"msg":"rsbd transport open"`, `"interface":"eth0"`, `"max_datagram":1400`) {
+			t.Errorf("%s does not use LAN-sized datagrams on eth0:\n%s", d.Name(), d.Tail(10))
 		}
 	}
 	checkRouting(t, td)

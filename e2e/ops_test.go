@@ -58,13 +58,13 @@ func TestMetricsAndHealth(t *testing.T) {
 	c := newCluster(t)
 	d := c.start("D", opts{})
 	for _, path := range []string{"/livez", "/readyz"} {
-		if code, body, err := d.get(path); err != nil || code != http.StatusOK || strings.TrimSpace(body) != "ok" {
+		if code, body, err := d.Get(path); err != nil || code != http.StatusOK || strings.TrimSpace(body) != "ok" {
 			t.Errorf("%s: %d %q %v", path, code, body, err)
 		}
 	}
 	l := dial(t, d, "D/listener")
 	l.listen("/scope/with/a/name/")
-	_, body, err := d.get("/metrics")
+	_, body, err := d.Get("/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestMetricsAndHealth(t *testing.T) {
 			t.Errorf("family %s: type %q, want %q", name, types[name], typ)
 		}
 	}
-	m := d.metrics()
+	m := d.Metrics()
 	for _, s := range series {
 		if _, ok := m[s]; !ok {
 			t.Errorf("series %s missing", s)
@@ -86,7 +86,7 @@ func TestMetricsAndHealth(t *testing.T) {
 	if strings.Contains(body, "/scope/") {
 		t.Error("a scope appears in /metrics: label values must come from fixed sets")
 	}
-	if code, _, _ := d.get("/nothing-here"); code != http.StatusNotFound {
+	if code, _, _ := d.Get("/nothing-here"); code != http.StatusNotFound {
 		t.Errorf("unknown path answered %d", code)
 	}
 }
@@ -104,9 +104,9 @@ func TestSIGTERM(t *testing.T) {
 	cl.listen("/t/")
 	pub := dial(t, a, "A/pub")
 	waitRoute(t, 20*time.Second, pub, "/t/", cl)
-	code, took, ok := b.terminate()
+	code, took, ok := b.Terminate()
 	if !ok {
-		t.Fatalf("no exit within %v of SIGTERM", stopTimeout)
+		t.Fatalf("no exit within %v of SIGTERM", testutil.DaemonStopTimeout)
 	}
 	if code != 0 {
 		t.Fatalf("exit code %d after SIGTERM", code)
@@ -115,7 +115,7 @@ func TestSIGTERM(t *testing.T) {
 		t.Errorf("client connection not closed in order: stopped=%v err=%v", stopped, err)
 	}
 	testutil.WaitFor(t, 10*time.Second, "A seeing B leave", func() bool {
-		return a.metric("rsbd_peers") == 0 && a.logged(`"msg":"peer gone"`, `"name":"B"`, `"kind":"leave"`)
+		return a.Metric("rsbd_peers") == 0 && a.Logged(`"msg":"peer gone"`, `"name":"B"`, `"kind":"leave"`)
 	})
 	t.Logf("SIGTERM to exit 0 in %v", took.Round(time.Millisecond))
 }

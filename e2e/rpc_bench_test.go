@@ -35,9 +35,9 @@ func benchPairs(b *testing.B, poll string, pairs int) {
 	d := newCluster(b).start("rr", opts{args: []string{"--socket-spin-wait", poll}})
 	convs := make([]*conversation, pairs)
 	for i := range convs {
-		convs[i] = newConversation(b, d.info.Socket, i)
+		convs[i] = newConversation(b, d.Info().Socket, i)
 	}
-	polls0 := d.metric("rsbd_socket_spin_waits_total")
+	polls0 := d.Metric("rsbd_socket_spin_waits_total")
 	per := max(1, b.N/pairs)
 	rtts := make([][]time.Duration, pairs)
 	var wg sync.WaitGroup
@@ -56,7 +56,7 @@ func benchPairs(b *testing.B, poll string, pairs int) {
 		all = append(all, r...)
 	}
 	b.ReportMetric(float64(len(all))/b.Elapsed().Seconds(), "round-trips/s")
-	b.ReportMetric((d.metric("rsbd_socket_spin_waits_total")-polls0)/float64(max(len(all), 1)), "polls/round-trip")
+	b.ReportMetric((d.Metric("rsbd_socket_spin_waits_total")-polls0)/float64(max(len(all), 1)), "polls/round-trip")
 	rttstat.Report(b, all)
 }
 

@@ -58,7 +58,7 @@ func TestStalledClientDoesNotDelayOthers(t *testing.T) {
 	}
 	var drops float64
 	testutil.WaitFor(t, 10*time.Second, "drops counted for the stalled client", func() bool {
-		drops = b.metric(`rsbd_drops_total{reason="slow_client"}`)
+		drops = b.Metric(`rsbd_drops_total{reason="slow_client"}`)
 		return drops > 0
 	})
 	t.Logf("%d events of %d KiB reached the reading client in %v (slowest chunk of %d: %v) while %v were dropped for the stalled one",

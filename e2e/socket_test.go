@@ -24,7 +24,7 @@ func TestSocketRefusesBadInput(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t)
 	d := c.start("D", opts{})
-	before := d.metrics()
+	before := d.Metrics()
 	refused := []struct {
 		name      string
 		handshake bool // read the server's greeting before sending
@@ -49,7 +49,7 @@ func TestSocketRefusesBadInput(t *testing.T) {
 		}
 		conn.Close()
 		testutil.WaitFor(t, 10*time.Second, tt.name+": warning "+tt.log, func() bool {
-			return d.logged(`"level":"WARN"`, tt.log)
+			return d.Logged(`"level":"WARN"`, tt.log)
 		})
 	}
 	// Clients that give up early: close before the greeting, and close in
@@ -62,7 +62,7 @@ func TestSocketRefusesBadInput(t *testing.T) {
 
 	want := map[string]float64{`rsbd_drops_total{reason="frame_too_large"}`: 2, `rsbd_drops_total{reason="decode_error"}`: 2}
 	testutil.WaitFor(t, 10*time.Second, "the refusals counted", func() bool {
-		m := d.metrics()
+		m := d.Metrics()
 		for series, n := range want {
 			if m[series]-before[series] != n {
 				return false
@@ -74,17 +74,17 @@ func TestSocketRefusesBadInput(t *testing.T) {
 	listener, pub := dial(t, d, "D/listener"), dial(t, d, "D/pub")
 	listener.listen("/g/")
 	waitRoute(t, 10*time.Second, pub, "/g/", listener)
-	if code, _, err := d.get("/readyz"); err != nil || code != http.StatusOK {
+	if code, _, err := d.Get("/readyz"); err != nil || code != http.StatusOK {
 		t.Fatalf("/readyz after bad input: %d %v", code, err)
 	}
 	testutil.WaitFor(t, 10*time.Second, "only the good connections left (listener, publisher, witness)", func() bool {
-		return d.metric("rsbd_socket_connections") == 3
+		return d.Metric("rsbd_socket_connections") == 3
 	})
 }
 
 func rawDial(t *testing.T, d *daemon) net.Conn {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", d.info.Socket, 10*time.Second)
+	conn, err := net.DialTimeout("tcp", d.Info().Socket, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

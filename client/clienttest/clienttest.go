@@ -13,17 +13,9 @@ import (
 	"github.com/rsbd/rsbd/node"
 )
 
-// Timeouts of the helpers: generous, since tests share small machines.
-const (
-	// ClusterTimeout bounds the wait for nodes to see each other.
-	ClusterTimeout = 15 * time.Second
-	// DaemonStartTimeout bounds the wait for a daemon's ready file.
-	DaemonStartTimeout = 20 * time.Second
-	// DaemonStopTimeout bounds the wait for a daemon to exit.
-	DaemonStopTimeout = 10 * time.Second
-	// pollInterval is how often the helpers poll a condition.
-	pollInterval = 5 * time.Millisecond
-)
+// ClusterTimeout bounds the wait for nodes to see each other: generous,
+// since tests share small machines.
+const ClusterTimeout = 15 * time.Second
 
 // Logger returns a logger for test nodes: warnings, everything with -v.
 func Logger() *slog.Logger {

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rsbd/rsbd/client/clienttest"
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	clienttest.RemoveBinaries()
+	testutil.RemoveBinaries()
 	os.Exit(code)
 }
 

@@ -38,7 +38,7 @@ func forClusters(t *testing.T, fn func(t *testing.T, c cluster)) {
 			t.Skip("rsbd processes are not started with -short")
 		}
 		ds := clienttest.StartDaemons(t, 2)
-		bin := clienttest.Build(t, "github.com/rsbd/rsbd/cmd/rsb")
+		bin := testutil.Build(t, "github.com/rsbd/rsbd/cmd/rsb")
 		fn(t, cluster{uris: [2]string{ds[0].URI(), ds[1].URI()}, tool: processInvoker(bin)})
 	})
 }

@@ -1,7 +1,7 @@
-package clienttest
+package testutil
 
 import "syscall"
 
 // procAttr makes the kernel kill a daemon when the test process dies, so a
-// crashed test run leaves no daemons behind.
+// crashed or timed-out test run leaves no daemons behind.
 func procAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} }
