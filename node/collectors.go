@@ -1,13 +1,10 @@
 package node
 
 import (
-	"time"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rsbd/rsbd/group/membership"
 	"github.com/rsbd/rsbd/metrics"
-	"github.com/rsbd/rsbd/qos"
 	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/transport"
 )
@@ -15,13 +12,7 @@ import (
 const (
 	membershipLeave = membership.EventLeave
 	membershipFail  = membership.EventFail
-	// statsEvery is how often the engine folds its machines' counters into
-	// the metrics.
-	statsEvery = 100 * time.Millisecond
 )
-
-// timeNow is the engine's clock source outside the run loop.
-var timeNow = time.Now
 
 // registerCollectors adds the drop counts other packages keep to
 // rsbd_drops_total and keeps the socket and queue gauges current at scrape
@@ -41,13 +32,12 @@ func (n *Node) registerCollectors() {
 		if n.ep != nil {
 			n.ep.Stats().AddDrops(dc)
 		}
-		if s := n.eng.stats.Load(); s != nil {
-			dc[metrics.DropDuplicate] += s.rcv.Duplicates
-			dc[metrics.DropLate] += s.rcv.LateDrops
-			dc[metrics.DropUnknownStream] += s.rcv.UnknownStream
-			dc[metrics.DropStreamLimit] += s.rcv.StreamsEvicted
-			dc[metrics.DropMemoryLimit] += s.rcv.MemorySheds
-		}
+		s := n.eng.Stats().Receivers
+		dc[metrics.DropDuplicate] += s.Duplicates
+		dc[metrics.DropLate] += s.LateDrops
+		dc[metrics.DropUnknownStream] += s.UnknownStream
+		dc[metrics.DropStreamLimit] += s.StreamsEvicted
+		dc[metrics.DropMemoryLimit] += s.MemorySheds
 	})
 	n.m.AddRefresh(func() {
 		if n.sock != nil {
@@ -58,8 +48,9 @@ func (n *Node) registerCollectors() {
 			}
 			n.m.QueueDepth[metrics.QueueSocketOut].Set(float64(st.QueueFrames))
 		}
-		n.m.QueueDepth[metrics.QueueNetworkIn].Set(float64(len(n.eng.rxCh)))
-		n.m.QueueDepth[metrics.QueueSocketIn].Set(float64(max(n.eng.pubsPending.Load(), 0)))
+		q := n.eng.Queues()
+		n.m.QueueDepth[metrics.QueueNetworkIn].Set(float64(q.ReceivesQueued))
+		n.m.QueueDepth[metrics.QueueSocketIn].Set(float64(q.PublishesPending))
 	})
 }
 
@@ -124,54 +115,4 @@ func (n *Node) registerMembershipCollector() {
 	if err := n.m.Register(membership.Collector(n.mem.Stats)); err != nil {
 		n.log.Error("cannot register membership metrics", "err", err)
 	}
-}
-
-// engineStats is the snapshot of the engine's machines the scrape reads.
-type engineStats struct {
-	rcv  qos.ReceiversStats
-	send qos.SenderStats
-	// recycled is fragOwners.recycled plus the slabs the node's carver
-	// returned itself (fragmentation.RecordSlabs.recycled).
-	recycled uint64
-}
-
-// publishStats folds the machines' counters into the metrics (as deltas
-// since the last call) and stores a snapshot for the scrape.
-func (e *engine) publishStats(now time.Time) {
-	if now.Sub(e.statsAt) < statsEvery {
-		return
-	}
-	e.statsAt = now
-	s := &engineStats{rcv: e.rcv.Stats(), send: e.retired, recycled: e.frags.recycled + e.n.slabs.Recycled()}
-	retained := 0
-	for _, st := range e.senders {
-		addSenderStats(&s.send, st.s.Stats())
-		retained += st.s.HeldBytes()
-	}
-	m, p := e.n.m, e.stats.Load()
-	if p == nil {
-		p = &engineStats{}
-	}
-	m.NackedDatagrams.Add(float64(s.rcv.NackRanges - p.rcv.NackRanges))
-	m.NacksSuppressed.Add(float64(s.rcv.NacksSuppressed - p.rcv.NacksSuppressed))
-	m.RepairsReceived.Add(float64(s.rcv.RepairsReceived - p.rcv.RepairsReceived))
-	m.RepairsSent.Add(float64(s.send.RepairsSent - p.send.RepairsSent))
-	m.FragmentBuffersRecycled.Add(float64(s.recycled - p.recycled))
-	m.BufferedBytes[metrics.BufferRetransmit].Set(float64(retained))
-	m.BufferedBytes[metrics.BufferReorder].Set(float64(s.rcv.HeldBytes))
-	m.BufferedBytes[metrics.BufferReassembly].Set(float64(e.asmRel.BufferedBytes() + e.asmUnrel.BufferedBytes()))
-	e.stats.Store(s)
-}
-
-// addSenderStats adds the counters of b to a.
-func addSenderStats(a *qos.SenderStats, b qos.SenderStats) {
-	a.DataSent += b.DataSent
-	a.RecordsSent += b.RecordsSent
-	a.Heartbeats += b.Heartbeats
-	a.NacksReceived += b.NacksReceived
-	a.RepairsSent += b.RepairsSent
-	a.GoneSent += b.GoneSent
-	a.EvictedCount += b.EvictedCount
-	a.EvictedAcked += b.EvictedAcked
-	a.EvictedClosed += b.EvictedClosed
 }

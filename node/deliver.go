@@ -5,50 +5,33 @@ import (
 
 	"github.com/rsbd/rsbd/fragmentation"
 	"github.com/rsbd/rsbd/metrics"
+	"github.com/rsbd/rsbd/node/engine"
 	"github.com/rsbd/rsbd/node/sinks"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/proto/rsbpb"
+	"github.com/rsbd/rsbd/rsbsocket"
 )
 
-// Network deliveries (events for the local sinks and loss reports) never run
-// while the engine is locked. An engine section collects them in receive
-// order and, before it unlocks, appends them to the node's delivery queue;
-// one goroutine at a time (the delivering one) runs the queue in order:
-//
-//   - a socket reader that handled its datagrams directly delivers them
-//     itself when the queue is idle and empty (no copy, no hand-off: the
-//     records still lie in the reader's buffer);
-//   - everything else (batches the engine goroutine handled, a reader's
-//     deliveries while another goroutine delivers) is delivered by the
-//     node's delivery goroutine, which a reader also hands the queue to
-//     when it finds more queued after its own.
-//
-// Nothing that holds the engine lock ever waits for a delivery, so a
-// handler may publish, subscribe and cancel. The engine goroutine never
-// delivers: a handler waiting for the publish queue cannot hold it up.
+// Network deliveries (events for the local sinks and loss reports) come
+// from the engine's delivery queue (engine.Queue), which says who runs
+// them when: a socket reader its own small batch, else the node's delivery
+// goroutine. The delivering goroutine owns the deliverer.
 
-// deliveryKind says what a delivery carries.
-type deliveryKind uint8
-
-const (
-	deliverBody deliveryKind = iota // a serialized Notification
-	deliverMsg                      // a reassembled Notification
-	deliverLoss                     // a loss report
-)
-
-// delivery is one unit of work for the local sinks.
-type delivery struct {
-	kind deliveryKind
-	// owned says body is a copy of its own, which an event decoded from
-	// it may alias (rather than a reader's buffer or a shared slab).
-	owned bool
-	body  []byte
-	msg   *rsbpb.Notification
-	// room is the buffer msg's Data lies in, with room around it
-	// (fragmentation.Assembler.TakeRoom), or nil.
-	room []byte
-	loss *LossReport
-	size int
+// deliverer is the state of the delivering goroutine (one at a time; see
+// engine.Queue).
+type deliverer struct {
+	recent sinks.RecentEvents
+	// sockOut collects the socket clients the deliveries queued frames to.
+	sockOut rsbsocket.DeliverBatch
+	frames  rsbsocket.FrameParser // parses the bodies for socket clients
+	dec     notification.Decoder
+	// bodies decodes network bodies for embedded subscriptions with dec
+	// and slabs; its scratch event is the one borrowed deliveries reuse.
+	bodies bodyDecoder
+	match  sinks.MatchCache
+	// slabs takes the copies of bodies that leave a reader's buffer on
+	// the delivering goroutine.
+	slabs sinks.BodySlabs
 }
 
 // deliveryLoop is the delivery goroutine. It exits on stop. It writes the
@@ -56,31 +39,32 @@ type delivery struct {
 // that their writes begin while a backlog is still being delivered and a
 // client's send queue is handed a chunk's frames at a time.
 func (n *Node) deliveryLoop() {
+	q := n.eng.Deliveries()
 	for {
 		select {
 		case <-n.stop:
 			return
-		case <-n.dq.wake:
+		case <-q.Wake():
 		}
 		for {
-			c := n.dq.take()
+			c := q.Take()
 			if c == nil {
 				break
 			}
 			for c != nil {
-				n.deliverAll(c.ds, true)
-				c = recycle(c)
+				n.deliverAll(c.Deliveries, true)
+				c = c.Recycle()
 			}
-			n.eng.flushReplies()
+			n.eng.FlushReplies()
 		}
-		n.eng.flushReplies()
+		n.eng.FlushReplies()
 	}
 }
 
 // deliverAll runs ds in order and writes the frames it queued for socket
 // clients. stable says the bodies outlive the call (otherwise they lie in
 // a reader's buffer).
-func (n *Node) deliverAll(ds []delivery, stable bool) {
+func (n *Node) deliverAll(ds []engine.Delivery, stable bool) {
 	n.deliverRun(ds, stable)
 	// The frames queued for socket clients are written now, on this
 	// goroutine for a few idle connections.
@@ -89,16 +73,16 @@ func (n *Node) deliverAll(ds []delivery, stable bool) {
 
 // deliverRun runs ds in order, leaving the frames it queued for socket
 // clients to the caller's flush.
-func (n *Node) deliverRun(ds []delivery, stable bool) {
+func (n *Node) deliverRun(ds []engine.Delivery, stable bool) {
 	for i := range ds {
 		d := &ds[i]
-		switch d.kind {
-		case deliverBody:
-			n.deliverNetwork(d.body, stable, d.owned)
-		case deliverMsg:
-			n.deliverMessage(d.msg, d.size, d.room)
-		case deliverLoss:
-			n.reportLoss(*d.loss)
+		switch d.Kind {
+		case engine.DeliverBody:
+			n.deliverNetwork(d.Body, stable, d.Owned)
+		case engine.DeliverMsg:
+			n.deliverMessage(d.Msg, d.Size, d.Room)
+		case engine.DeliverLoss:
+			n.reportLoss(*d.Loss)
 		}
 	}
 }
@@ -153,16 +137,4 @@ func (n *Node) inlineLimit() int {
 		return borrowInlineMax
 	}
 	return inlineDeliverMax
-}
-
-// stabilize copies the bodies of ds out of a reader's buffer into slabs
-// that the decoded events may keep (their Data aliases them; see
-// sinks.BodySlabs). Decoding is left to the delivering goroutine, off the engine
-// lock.
-func stabilize(ds []delivery, slabs *sinks.BodySlabs) {
-	for i := range ds {
-		if ds[i].kind == deliverBody {
-			ds[i].body, ds[i].owned = slabs.Clone(ds[i].body), true
-		}
-	}
 }

@@ -9,140 +9,10 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/node/engine"
 	"github.com/rsbd/rsbd/notification"
-	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/scope"
 )
-
-// TestDeliveryQueueOrder drives the delivery queue as the engine does:
-// producers number deliveries under one lock (the engine lock), claim the
-// queue or push to it, and a delivery goroutine drains what they push. Every
-// delivery must run exactly once, in number order, one goroutine at a time.
-func TestDeliveryQueueOrder(t *testing.T) {
-	const producers, rounds = 4, 2000
-	q := newDeliveryQueue()
-	var emu sync.Mutex
-	next := 0
-	var got []int
-	var running atomic.Int32
-	deliver := func(ds []delivery) {
-		if running.Add(1) != 1 {
-			t.Error("two goroutines deliver at once")
-		}
-		for _, d := range ds {
-			got = append(got, d.size)
-		}
-		running.Add(-1)
-	}
-	stop := make(chan struct{})
-	consumer := make(chan struct{})
-	go func() {
-		defer close(consumer)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-q.wake:
-			}
-			for c := q.take(); c != nil; c = q.take() {
-				for c != nil {
-					deliver(c.ds)
-					c = recycle(c)
-				}
-			}
-		}
-	}()
-	var wg sync.WaitGroup
-	for p := 0; p < producers; p++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := 0; r < rounds; r++ {
-				emu.Lock()
-				ds := make([]delivery, 1+r%3)
-				for i := range ds {
-					ds[i].size = next
-					next++
-				}
-				own := r%2 == 0 && q.claim()
-				if !own {
-					q.push(ds)
-				}
-				emu.Unlock()
-				if own {
-					deliver(ds)
-					q.handOff()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	testutil.WaitFor(t, 10*time.Second, "every delivery", func() bool {
-		emu.Lock()
-		defer emu.Unlock()
-		q.mu.Lock()
-		defer q.mu.Unlock()
-		return !q.active && len(got) == next
-	})
-	close(stop)
-	<-consumer
-	for i, v := range got {
-		if v != i {
-			t.Fatalf("delivery %d ran as number %d", v, i)
-		}
-	}
-}
-
-// TestDeliveryQueueChunks pushes runs that fill, straddle and overflow
-// the queue's chunks: take must return every delivery once, in order, with
-// the byte count reset, and a chunk run and recycled must pin nothing.
-func TestDeliveryQueueChunks(t *testing.T) {
-	q := newDeliveryQueue()
-	next := 0
-	for _, n := range []int{1, deliveryChunkLen - 1, 1, 1, 3*deliveryChunkLen + 5, deliveryChunkLen} {
-		ds := make([]delivery, n)
-		for i := range ds {
-			ds[i] = delivery{size: next, body: []byte{1}}
-			next++
-		}
-		q.push(ds)
-	}
-	if want := int64(next*(next-1)/2 + next*rsbsocket.FrameOverhead); q.queued.Load() != want {
-		t.Fatalf("queued %d bytes, want %d", q.queued.Load(), want)
-	}
-	if q.claim() {
-		t.Fatal("claimed a queue that holds deliveries")
-	}
-	c := q.take()
-	if q.queued.Load() != 0 || q.head != nil || q.tail != nil {
-		t.Fatal("take left deliveries or bytes behind")
-	}
-	got := 0
-	for c != nil {
-		if len(c.ds) == 0 || len(c.ds) > deliveryChunkLen {
-			t.Fatalf("a chunk holds %d deliveries", len(c.ds))
-		}
-		for _, d := range c.ds {
-			if d.size != got {
-				t.Fatalf("delivery %d came as number %d", d.size, got)
-			}
-			got++
-		}
-		ds := c.ds[:cap(c.ds)]
-		c = recycle(c)
-		for i := range ds {
-			if ds[i].body != nil {
-				t.Fatal("a recycled chunk still holds a body")
-			}
-		}
-	}
-	if got != next {
-		t.Fatalf("took %d deliveries, pushed %d", got, next)
-	}
-	if q.take() != nil || q.busy.Load() {
-		t.Fatal("an empty queue was not given up")
-	}
-}
 
 // pingPong starts two nodes, reliable and ordered; b answers each event on
 // /req/ from inside its handler with replies(ev) events on /resp/.
@@ -219,8 +89,8 @@ func TestHandlerPublishesIntoFullWindow(t *testing.T) {
 			}
 		}
 	})
-	if w := b.eng.window; w != minFlowWindow {
-		t.Fatalf("window %d datagrams, want %d", w, minFlowWindow)
+	if w := b.eng.Window(); w != engine.MinFlowWindow {
+		t.Fatalf("window %d datagrams, want %d", w, engine.MinFlowWindow)
 	}
 	if err := a.Publish(context.Background(), seqEvent("/req/", 0, 64)); err != nil {
 		t.Fatal(err)
@@ -310,7 +180,7 @@ func TestOrderedUnderLoad(t *testing.T) {
 // datagrams) must leave half the granted receive buffer free, as the kernel
 // charges it, for overshoot and repairs.
 func TestFlowWindowFitsReceiveBuffer(t *testing.T) {
-	if got := datagramTruesize(DefaultLoopbackDatagram); got < DefaultLoopbackDatagram || got > 2*DefaultLoopbackDatagram {
+	if got := engine.DatagramTruesize(DefaultLoopbackDatagram); got < DefaultLoopbackDatagram || got > 2*DefaultLoopbackDatagram {
 		t.Fatalf("truesize of %d bytes estimated as %d", DefaultLoopbackDatagram, got)
 	}
 	nodes := startNodes(t, 1, func(_ int, c *Config) { c.SocketAddr = "off" })
@@ -319,26 +189,9 @@ func TestFlowWindowFitsReceiveBuffer(t *testing.T) {
 	if rcv == 0 {
 		t.Skip("granted receive buffer unknown")
 	}
-	w := int(n.eng.window)
-	if w > minFlowWindow && w*datagramTruesize(n.cfg.MaxDatagram) > rcv/2 {
+	w := int(n.eng.Window())
+	if w > engine.MinFlowWindow && w*engine.DatagramTruesize(n.cfg.MaxDatagram) > rcv/2 {
 		t.Fatalf("window of %d datagrams of %d bytes overfills half of a %d-byte buffer", w, n.cfg.MaxDatagram, rcv)
 	}
 	t.Logf("window %d datagrams, receive buffer %d", w, rcv)
-}
-
-// TestFlowWindowFitsReorderHold: whatever the kernel grants, the window
-// stays within half of what an ordered receiver with the same limits holds
-// behind a hole, for every datagram size.
-func TestFlowWindowFitsReorderHold(t *testing.T) {
-	for _, size := range []int{DefaultLANDatagram, 9000, DefaultLoopbackDatagram} {
-		for _, reorder := range []int{0, 1 << 20} {
-			n := &Node{cfg: Config{MaxDatagram: size}}
-			n.cfg.Streams.Receivers.Receiver.ReorderBytes = reorder
-			n.cfg.applyDefaults()
-			hold := n.cfg.Streams.Receivers.Receiver.HeldDatagrams(size)
-			if w := int(n.flowWindow()); w > minFlowWindow && w > hold/2 {
-				t.Errorf("datagrams of %d bytes, reorder bytes %d: window %d, hold %d", size, reorder, w, hold)
-			}
-		}
-	}
 }

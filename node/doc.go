@@ -5,10 +5,13 @@
 //   - the local sinks: RSB socket clients (through an rsbsocket.Server) and
 //     embedded subscriptions (Subscribe), matched by scope: a sink on /a/
 //     receives /a/ and every sub-scope;
-//   - the engine: one goroutine that owns every qos sender and receiver
-//     stream machine and the fragment assemblers, fed by bounded queues
-//     from the socket clients and the embedded publishers (pubQueue: the
-//     engine takes a burst at once) and from the UDP readers;
+//   - the stream engine (package node/engine): one goroutine that owns
+//     every qos sender and receiver stream machine and the fragment
+//     assemblers, fed by bounded queues from the socket clients and the
+//     embedded publishers (the engine takes a burst at once) and from the
+//     UDP readers; the node gives it its environment (engineenv.go: the
+//     transport, the interest tables, the metrics and itself as the
+//     deliverer of what the engine releases);
 //   - the network: a transport.Conn (UDP multicast, or unicast to each
 //     interested peer) and a memberlist cluster that carries which groups
 //     each node wants.
@@ -25,9 +28,10 @@
 // engine is idle, else copied and queued to the engine goroutine), which
 // repairs, orders and deduplicates by class and reports unrecoverable loss;
 // released records are reassembled and, after the engine lock is released,
-// delivered in receive order to the local sinks whose scope matches the
-// event's scope again (deliver.go): by the reader itself for small batches
-// when no delivery is under way, else by the node's delivery goroutine.
+// delivered in receive order (engine.Queue) to the local sinks whose
+// scope matches the event's scope again (deliver.go): by the reader itself
+// for small batches when no delivery is under way, else by the node's
+// delivery goroutine.
 // A delivered event's Data aliases the node's copy of its body: bodies of
 // 512 B to 4 KiB are copied into slabs they share with 7 to 15 others of
 // their size, so a Handler that retains such an event keeps its slab alive

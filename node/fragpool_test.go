@@ -7,11 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rsbd/rsbd/fragmentation"
 	"github.com/rsbd/rsbd/internal/faultnet"
 	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/scope"
-	"github.com/rsbd/rsbd/transport/datagram"
 )
 
 // TestRecycledFragmentsOverALossyNetwork: an embedded publisher's large
@@ -31,9 +29,8 @@ func TestRecycledFragmentsOverALossyNetwork(t *testing.T) {
 		}
 	}
 	checkIntact(t, got, n, recycleData)
-	a.eng.mu.Lock()
-	recycled, tracked := a.eng.frags.recycled, len(a.eng.frags.m)
-	a.eng.mu.Unlock()
+	buf := a.eng.Buffers()
+	recycled, tracked := buf.Recycled, buf.Tracked
 	if recycled == 0 {
 		t.Fatal("no fragment buffer went back to the pool")
 	}
@@ -92,46 +89,4 @@ func recycleData(i int) []byte {
 		d[k] = byte(k*7 + i)
 	}
 	return d
-}
-
-// TestFragmentRefsFollowStreams: a large event's buffer is held while a
-// reliable stream retains its fragments, on every stream it went to, and
-// goes back once the last of them lets it go; an event no peer wants
-// holds nothing.
-func TestFragmentRefsFollowStreams(t *testing.T) {
-	nodes := startNodes(t, 1, func(_ int, c *Config) { c.SocketAddr = "off" })
-	e := nodes[0].eng
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	capacity := nodes[0].recordCapacity()
-	frags, owner, err := fragmentation.SplitEvent(nil, testutil.Event("/refs/", 1, make([]byte, 200_000)), capacity)
-	if err != nil || owner == nil {
-		t.Fatalf("split: %v, owner %v", err, owner)
-	}
-	now := time.Now()
-	var sts []*senderState
-	for g := range 2 {
-		st := e.sender(datagram.StreamKey{Instance: e.n.instance, Group: datagram.GroupID{byte(g + 1)}, Class: datagram.ReliableOrdered}, now)
-		for _, r := range frags {
-			e.queueRecord(st, r, owner, now)
-		}
-		sts = append(sts, st)
-	}
-	e.settleHolds(owner, 2*len(frags)) // as engine.publish does
-	e.packPending(now)
-	if want := 2 * len(frags); int(owner.Holds()) != want {
-		t.Fatalf("refs %d, want %d (%d fragments on 2 streams)", owner.Holds(), want, len(frags))
-	}
-	e.handleOutput(now) // transmitted (nowhere: no peer), still retained
-	before := e.frags.recycled
-	sts[0].s.ReleaseAll(&e.out)
-	e.handleOutput(now)
-	if int(owner.Holds()) != len(frags) || e.frags.recycled != before {
-		t.Fatalf("one stream let go: refs %d, recycled %d", owner.Holds(), e.frags.recycled-before)
-	}
-	sts[1].s.ReleaseAll(&e.out)
-	e.handleOutput(now)
-	if owner.Holds() != 0 || e.frags.recycled != before+1 || len(e.frags.m) != 0 {
-		t.Fatalf("both let go: refs %d, recycled %d, tracked %d", owner.Holds(), e.frags.recycled-before, len(e.frags.m))
-	}
 }

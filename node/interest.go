@@ -207,11 +207,7 @@ func (n *Node) memberLoop() {
 			if ev.Kind == membershipLeave || ev.Kind == membershipFail {
 				inst := ev.Member.Instance
 				n.log.Info("peer gone", "name", ev.Member.Name, "kind", ev.Kind.String())
-				select {
-				case n.eng.ctlCh <- func(e *engine) { e.forget(inst, timeNow()) }:
-				case <-n.stop:
-					return
-				}
+				n.eng.Forget(inst)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/rsbd/rsbd/fragmentation"
 	"github.com/rsbd/rsbd/metrics"
+	"github.com/rsbd/rsbd/node/engine"
 	"github.com/rsbd/rsbd/node/sinks"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
@@ -41,9 +43,9 @@ func (h socketHandler) OnFrame(_ rsbsocket.ConnID, f rsbsocket.Frame) {
 	if n.interest().Len() == 0 {
 		return // no peer: nothing goes to the network
 	}
-	p := pubReq{body: f.Body, size: len(f.Body), scope: f.Scope, class: n.cfg.qosFor(f.Scope).Class()}
+	p := engine.Request{Body: f.Body, Size: len(f.Body), Scope: f.Scope, Class: n.cfg.qosFor(f.Scope).Class()}
 	if fragmentation.WholeSize(len(f.Body)) <= n.recordCapacity() {
-		p.record = wrapFrame(&f) // the engine's record without a copy of the body
+		p.Record = wrapFrame(&f) // the engine's record without a copy of the body
 	}
 	n.enqueue(p)
 }
@@ -71,34 +73,21 @@ func isHello(f rsbsocket.Frame) bool {
 
 // enqueue hands a publish request to the engine, waiting while the queue is
 // full unless the node stops.
-func (n *Node) enqueue(p pubReq) bool {
+func (n *Node) enqueue(p engine.Request) bool {
 	return n.submit(context.Background(), p) == nil
 }
 
 // submit hands a publish request to the engine: directly when it is idle,
 // else through its queue, waiting while the queue is full unless ctx ends
 // or the node stops.
-func (n *Node) submit(ctx context.Context, p pubReq) error {
-	if n.eng.direct(p) {
-		return nil
-	}
-	n.eng.pubsPending.Add(1)
-	for {
-		ok, room := n.eng.pubs.push(p)
-		if ok {
-			return nil
-		}
-		select {
-		case <-room:
-		case <-ctx.Done():
-			n.eng.pubsPending.Add(-1)
-			return ctx.Err()
-		case <-n.stop:
-			n.eng.pubsPending.Add(-1)
-			n.m.Drop(metrics.DropClosed)
+func (n *Node) submit(ctx context.Context, p engine.Request) error {
+	if err := n.eng.Submit(ctx, p); err != nil {
+		if errors.Is(err, engine.ErrStopped) {
 			return ErrClosed
 		}
+		return err
 	}
+	return nil
 }
 
 // Publish sends an event from an embedded participant: to the local socket
@@ -124,22 +113,22 @@ func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
 	sockWants := n.sock != nil && n.sock.Wanted(ev.Scope)
 	network := n.interest().Len() > 0
 	size := notification.NotificationSize(ev)
-	p := pubReq{scope: ev.Scope, size: size}
+	p := engine.Request{Scope: ev.Scope, Size: size}
 	if network && !sockWants && fragmentation.WholeSize(size) > n.recordCapacity() {
 		frags, owner, err := fragmentation.SplitEvent(nil, ev, n.recordCapacity())
 		if err != nil {
 			return fmt.Errorf("node: publish: %w", err)
 		}
-		p.frags, p.owner = frags, owner
+		p.Frags, p.Owner = frags, owner
 	} else if network || sockWants {
 		record, body, owner := fragmentation.MarshalSized(&n.slabs, ev, size)
-		p.record, p.body = record, body
+		p.Record, p.Body = record, body
 		if sockWants {
 			// Socket clients' queues share the record: its slab keeps
 			// the hold and is never reused.
 			n.sock.Deliver(body, ev.Scope, 0)
 		} else {
-			p.owner = owner // only the sender streams read it
+			p.Owner = owner // only the sender streams read it
 		}
 	}
 	n.m.EventsIn[metrics.PathLocal].Inc()
@@ -148,14 +137,12 @@ func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
 	if !network {
 		return nil // no peer: nothing goes to the network
 	}
-	p.class = n.cfg.qosFor(ev.Scope).Class()
+	p.Class = n.cfg.qosFor(ev.Scope).Class()
 	return n.submit(ctx, p)
 }
 
 // recordCapacity is the largest record a DATA datagram carries.
-func (n *Node) recordCapacity() int {
-	return n.cfg.MaxDatagram - dataHeader - recordOverhead
-}
+func (n *Node) recordCapacity() int { return engine.RecordCapacity(n.cfg.MaxDatagram) }
 
 // Subscribe registers fn for events on sc and its sub-scopes, local and
 // remote. The returned function cancels the subscription. An event's
@@ -358,30 +345,5 @@ func (n *Node) reportLoss(l LossReport) {
 	}
 }
 
-// flushReliable gives reliable streams up to d to finish: it waits until
-// the engine has sent nothing and heard no NACK for flushQuiet (so the final
-// heartbeats went out and receivers had their chance to ask for repairs).
-func (n *Node) flushReliable(d time.Duration) {
-	deadline := time.Now().Add(d)
-	for {
-		quiet := make(chan bool, 1)
-		select {
-		case n.eng.ctlCh <- func(e *engine) {
-			e.packPending(time.Now())
-			quiet <- time.Since(e.lastActive) >= flushQuiet
-		}:
-		case <-time.After(time.Until(deadline)):
-			return
-		}
-		select {
-		case q := <-quiet:
-			if q || !time.Now().Before(deadline) {
-				return
-			}
-		case <-time.After(time.Until(deadline)):
-			return
-		}
-		t := time.NewTimer(flushQuiet / 4)
-		<-t.C
-	}
-}
+// flushReliable gives reliable streams up to d to finish (engine.Flush).
+func (n *Node) flushReliable(d time.Duration) { n.eng.Flush(d) }

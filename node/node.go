@@ -18,6 +18,7 @@ import (
 	"github.com/rsbd/rsbd/group"
 	"github.com/rsbd/rsbd/group/membership"
 	"github.com/rsbd/rsbd/metrics"
+	"github.com/rsbd/rsbd/node/engine"
 	"github.com/rsbd/rsbd/node/interest"
 	"github.com/rsbd/rsbd/node/sinks"
 	"github.com/rsbd/rsbd/notification"
@@ -53,8 +54,8 @@ type Node struct {
 	sockLn   net.Listener // TCP; nil when SocketAddr is "off"
 	unixLn   net.Listener // nil without SocketPath
 	sinks    *sinks.Table
-	dq       *deliveryQueue
-	eng      *engine
+	dq       deliverer
+	eng      *engine.Engine
 	// engineUp is set once eng, membership and the node's goroutines
 	// exist: the transport's readers start before them (the engine sizes
 	// its flow window from the socket), and a start that failed earlier
@@ -96,12 +97,12 @@ func New(cfg Config, reg *prometheus.Registry) (*Node, error) {
 		reg:         reg,
 		m:           metrics.New(reg),
 		sinks:       sinks.NewTable(),
-		dq:          newDeliveryQueue(),
 		interestSig: make(chan struct{}, 1),
 		joined:      map[netip.AddrPort]bool{},
 		stop:        make(chan struct{}),
 	}
 	n.wanted.Store(nil, nil)
+	n.dq.bodies = bodyDecoder{dec: &n.dq.dec, slabs: &n.dq.slabs}
 	if err := n.start(); err != nil {
 		n.Close()
 		return nil, err
@@ -117,10 +118,9 @@ func (n *Node) start() error {
 	if err = n.openTransport(); err != nil {
 		return err
 	}
-	if n.eng, err = newEngine(n); err != nil {
+	if n.eng, err = n.newEngine(); err != nil {
 		return err
 	}
-	n.eng.tx.m = n.m
 	if err = n.openMembership(); err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func (n *Node) start() error {
 	n.registerTransportCollector()
 	n.registerMembershipCollector()
 	n.wg.Add(4)
-	go func() { defer n.wg.Done(); n.eng.run() }()
+	go func() { defer n.wg.Done(); n.eng.Run() }()
 	go func() { defer n.wg.Done(); n.deliveryLoop() }()
 	go func() { defer n.wg.Done(); n.interestLoop() }()
 	go func() { defer n.wg.Done(); n.memberLoop() }()
@@ -379,7 +379,7 @@ func (n *Node) close() error {
 	}
 	close(n.stop)
 	if n.eng != nil {
-		close(n.eng.stop)
+		n.eng.Stop()
 	}
 	if n.conn != nil {
 		errs = append(errs, n.conn.Close())

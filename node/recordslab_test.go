@@ -11,7 +11,6 @@ import (
 	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
-	"github.com/rsbd/rsbd/transport/datagram"
 )
 
 // slabData is the payload of small event i: 50 to 3 000 bytes, every byte
@@ -45,9 +44,7 @@ func TestRecycledRecordsOverALossyNetwork(t *testing.T) {
 		}
 	}
 	checkIntact(t, got, n, slabData)
-	a.eng.mu.Lock()
-	recycled := a.eng.frags.recycled
-	a.eng.mu.Unlock()
+	recycled := a.eng.Buffers().Recycled
 	if recycled == 0 {
 		t.Fatal("no record slab went back to the pool")
 	}
@@ -82,9 +79,7 @@ func TestSocketSharedRecordsNotRecycled(t *testing.T) {
 	}
 	testutil.WaitFor(t, 30*time.Second, "every event at the peer", func() bool { return got.len() >= n })
 	testutil.WaitFor(t, 30*time.Second, "every datagram acknowledged", func() bool { return retainedDatagrams(a) <= 2 })
-	a.eng.mu.Lock()
-	recycled := a.eng.frags.recycled
-	a.eng.mu.Unlock()
+	recycled := a.eng.Buffers().Recycled
 	if recycled != 0 {
 		t.Fatalf("%d buffers shared with a socket client's queue went back to the pool", recycled)
 	}
@@ -112,36 +107,4 @@ func describeData(d []byte) string {
 		return fmt.Sprintf("%d bytes", len(d))
 	}
 	return fmt.Sprintf("%d bytes starting as event %d", len(d), binary.BigEndian.Uint32(d))
-}
-
-// TestReleasedDatagramsReused: a DATA datagram the sender let go (here
-// unreliable, once transmitted) and its record list carry the engine's
-// next datagram, emptied of what they held.
-func TestReleasedDatagramsReused(t *testing.T) {
-	nodes := startNodes(t, 1, func(_ int, c *Config) { c.SocketAddr = "off" })
-	e := nodes[0].eng
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	now := time.Now()
-	st := e.sender(datagram.StreamKey{Instance: e.n.instance, Group: datagram.GroupID{9}, Class: datagram.UnreliableUnordered}, now)
-	send := func(rec string) *datagram.Datagram {
-		e.queueRecord(st, []byte(rec), nil, now)
-		e.packPending(now)
-		d := e.out.Datagrams[len(e.out.Datagrams)-1]
-		if len(d.Records) != 1 || string(d.Records[0]) != rec {
-			t.Fatalf("datagram holds %q, want %q", d.Records, rec)
-		}
-		e.handleOutput(now) // transmitted (nowhere: no peer) and released
-		return d
-	}
-	first := send("one")
-	if n := len(e.free.dgs); n == 0 || e.free.dgs[n-1] != first || first.Records != nil || first.Seq != 0 {
-		t.Fatalf("released datagram not kept empty: %d free, %+v", n, first)
-	}
-	if n := len(e.free.recs); n == 0 || e.free.recs[n-1][:1][0] != nil {
-		t.Fatalf("record list not kept, or kept with its record (%d free)", n)
-	}
-	if second := send("two"); second != first {
-		t.Fatal("the next datagram did not reuse the released one")
-	}
 }

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/rsbd/rsbd/metrics"
+	"github.com/rsbd/rsbd/node/engine"
 	"github.com/rsbd/rsbd/transport"
 	"github.com/rsbd/rsbd/transport/datagram"
 )
@@ -14,17 +15,15 @@ import (
 // one slab and queues it for the engine (dropping the batch, counted, when
 // the queue is full).
 func (n *Node) onPackets(batch []transport.Packet) {
-	pp := pktPool.Get().(*[]rxPkt)
+	pp := pktPool.Get().(*[]engine.Packet)
 	defer func() {
 		clear(*pp)
 		*pp = (*pp)[:0]
 		pktPool.Put(pp)
 	}()
-	total := 0
 	for _, p := range batch {
 		if n.acceptPacket(p.Data) {
-			*pp = append(*pp, rxPkt{data: p.Data, from: p.From})
-			total += len(p.Data)
+			*pp = append(*pp, engine.Packet{Data: p.Data, From: p.From})
 		}
 	}
 	if len(*pp) == 0 {
@@ -36,35 +35,11 @@ func (n *Node) onPackets(batch []transport.Packet) {
 		n.m.DropN(metrics.DropUnknownStream, uint64(len(*pp)))
 		return
 	}
-	if n.eng.directReceive(rxBatch{pkts: *pp}) {
-		return
-	}
-	if n.eng.rxBytes.Add(int64(total)) > int64(n.cfg.ReceiveQueueBytes) && n.eng.rxPending.Load() > 0 {
-		// The queued batches hold their bound (an empty queue takes any
-		// one batch): reliable streams repair what is dropped here.
-		n.eng.rxBytes.Add(-int64(total))
-		n.m.DropN(metrics.DropQueueFull, uint64(len(*pp)))
-		return
-	}
-	slab := make([]byte, 0, total)
-	b := rxBatch{pkts: make([]rxPkt, len(*pp)), bytes: total}
-	for i, p := range *pp {
-		start := len(slab)
-		slab = append(slab, p.data...)
-		b.pkts[i] = rxPkt{data: slab[start:len(slab):len(slab)], from: p.from}
-	}
-	n.eng.rxPending.Add(1)
-	select {
-	case n.eng.rxCh <- b:
-	default:
-		n.eng.rxPending.Add(-1)
-		n.eng.rxBytes.Add(-int64(total))
-		n.m.DropN(metrics.DropQueueFull, uint64(len(b.pkts)))
-	}
+	n.eng.Receive(*pp)
 }
 
 // pktPool recycles the per-batch packet lists of the readers.
-var pktPool = sync.Pool{New: func() any { return new([]rxPkt) }}
+var pktPool = sync.Pool{New: func() any { return new([]engine.Packet) }}
 
 // acceptPacket is the cheap pre-filter on the reader goroutine: DATA,
 // HEARTBEAT and GONE of unwanted groups are dropped here; everything else

@@ -33,9 +33,7 @@ func TestSmallEventsToIdleSocketClientLoseNothing(t *testing.T) {
 		sent <- floodResult{n, err}
 	}()
 	testutil.WaitFor(t, 60*time.Second, "A's window to fill", func() bool {
-		a.eng.mu.Lock()
-		defer a.eng.mu.Unlock()
-		return len(a.eng.blocked) > 0 || b.sock.Stats().Drops[rsbsocket.DropQueueFull] > 0
+		return a.eng.Blocked() || b.sock.Stats().Drops[rsbsocket.DropQueueFull] > 0
 	})
 	stop.Store(true)
 	var got atomic.Int64

@@ -1,4 +1,4 @@
-package node
+package engine
 
 import "sync"
 
@@ -15,8 +15,8 @@ import "sync"
 // bounds.
 type pubQueue struct {
 	mu       sync.Mutex
-	items    []pubReq
-	bytes    int // the events' bytes (pubReq.size) of items
+	items    []Request
+	bytes    int // the events' bytes (Request.size) of items
 	limit    int
 	maxBytes int
 	room     chan struct{} // made for the first waiter, closed by take; nil: none waits
@@ -32,9 +32,9 @@ func newPubQueue(limit, maxBytes int) *pubQueue {
 // push queues p unless the queue is full (see pubQueue); then it returns
 // false and a channel closed once the engine has taken the queued
 // requests.
-func (q *pubQueue) push(p pubReq) (bool, <-chan struct{}) {
+func (q *pubQueue) push(p Request) (bool, <-chan struct{}) {
 	q.mu.Lock()
-	if len(q.items) >= q.limit || (len(q.items) > 0 && q.bytes+p.size > q.maxBytes) {
+	if len(q.items) >= q.limit || (len(q.items) > 0 && q.bytes+p.Size > q.maxBytes) {
 		if q.room == nil {
 			q.room = make(chan struct{})
 		}
@@ -43,7 +43,7 @@ func (q *pubQueue) push(p pubReq) (bool, <-chan struct{}) {
 		return false, room
 	}
 	q.items = append(q.items, p)
-	q.bytes += p.size
+	q.bytes += p.Size
 	first := len(q.items) == 1
 	q.mu.Unlock()
 	if first {
@@ -63,7 +63,7 @@ func (q *pubQueue) signal() {
 // take returns every queued request in order, leaving the queue with
 // spare's memory (spare must be empty and hold no requests), and wakes
 // the publishers waiting for room.
-func (q *pubQueue) take(spare []pubReq) []pubReq {
+func (q *pubQueue) take(spare []Request) []Request {
 	q.mu.Lock()
 	got := q.items
 	q.items, q.bytes = spare[:0], 0

@@ -1,4 +1,4 @@
-package node
+package engine
 
 import (
 	"bytes"
@@ -52,12 +52,11 @@ func TestPartialOrigins(t *testing.T) {
 func TestFragmentRefusalsAreCounted(t *testing.T) {
 	for name, class := range map[string]datagram.Class{"unreliable": datagram.UnreliableUnordered, "reliable": datagram.ReliableOrdered} {
 		t.Run(name, func(t *testing.T) {
-			n := startNodes(t, 1, nil)[0]
+			e, env := newTestEngine(t, nil)
 			frags, _, err := fragmentation.SplitEvent(nil, testutil.Event("/split/me/", 42, bytes.Repeat([]byte("0123456789"), 500)), 1400)
 			if err != nil || len(frags) < 3 {
 				t.Fatalf("%d fragments, %v", len(frags), err)
 			}
-			e := n.eng
 			st := datagram.StreamKey{Group: datagram.GroupID{9}, Class: class}
 			now := time.Now()
 			e.mu.Lock()
@@ -75,7 +74,7 @@ func TestFragmentRefusalsAreCounted(t *testing.T) {
 			}
 			for reason, want := range map[string]float64{"fragment_duplicate": 1, "reassembly_timeout": 1,
 				"fragment_after_drop": float64(len(frags) - 1)} {
-				if got := metricValue(t, n, "rsbd_drops_total", "reason", reason); got != want {
+				if got := env.drops(t, reason); got != want {
 					t.Errorf("drops{reason=%s} = %v, want %v", reason, got, want)
 				}
 			}

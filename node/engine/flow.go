@@ -1,4 +1,4 @@
-package node
+package engine
 
 import (
 	"math"
@@ -32,35 +32,35 @@ type ackState struct {
 	at   time.Time
 }
 
-// flowWindow returns the window in datagrams for the node's datagram size.
-// Peers are assumed to run with the same limits. It fits the window in half
-// of the receive buffer the kernel granted: the kernel charges each
-// datagram's whole buffer, so a window of flowWindowBytes of 60 000-byte
-// datagrams nearly fills the usual 8 MiB, and a publish may overshoot the
-// window by one event's fragments, repairs and heartbeats; an overflowing
-// socket buffer costs a NACK round per lost datagram. It also fits the
-// window in half of what an ordered receiver holds behind a hole (its
-// reorder bounds): everything in flight after a lost datagram waits there
-// for the repair, and a hold that overflows gives the hole up as lost.
-func (n *Node) flowWindow() uint64 {
-	w := flowWindowBytes / n.cfg.MaxDatagram
-	if n.ep != nil {
-		if rcv := n.ep.Stats().RecvBuffer; rcv > 0 {
-			w = min(w, rcv/datagramTruesize(n.cfg.MaxDatagram)/2)
-		}
+// FlowWindow returns the flow-control window in datagrams of an engine
+// configured with cfg; peers are assumed to run with the same limits. It
+// fits the window in half of the receive buffer the kernel granted
+// (cfg.RecvBuffer): the kernel charges each datagram's whole buffer, so a
+// window of flowWindowBytes of 60 000-byte datagrams nearly fills the
+// usual 8 MiB, and a publish may overshoot the window by one event's
+// fragments, repairs and heartbeats; an overflowing socket buffer costs a
+// NACK round per lost datagram. It also fits the window in half of what an
+// ordered receiver holds behind a hole (its reorder bounds): everything in
+// flight after a lost datagram waits there for the repair, and a hold that
+// overflows gives the hole up as lost.
+func FlowWindow(cfg Config) uint64 {
+	cfg.applyDefaults()
+	w := flowWindowBytes / cfg.MaxDatagram
+	if cfg.RecvBuffer > 0 {
+		w = min(w, cfg.RecvBuffer/DatagramTruesize(cfg.MaxDatagram)/2)
 	}
-	w = min(w, n.cfg.Streams.Receivers.Receiver.HeldDatagrams(n.cfg.MaxDatagram)/2)
-	limit := n.cfg.Streams.Sender.RetainCount
+	w = min(w, cfg.Streams.Receivers.Receiver.HeldDatagrams(cfg.MaxDatagram)/2)
+	limit := cfg.Streams.Sender.RetainCount
 	if limit == 0 {
 		limit = defaultRetainCount
 	}
-	return uint64(max(minFlowWindow, min(w, limit/2)))
+	return uint64(max(MinFlowWindow, min(w, limit/2)))
 }
 
-// datagramTruesize estimates what the kernel charges a socket's receive
+// DatagramTruesize estimates what the kernel charges a socket's receive
 // buffer for a datagram of size bytes: its data rounded up to whole pages
 // of a power-of-two allocation, plus the buffer head.
-func datagramTruesize(size int) int {
+func DatagramTruesize(size int) int {
 	alloc := 4096
 	for alloc < size+skbOverhead {
 		alloc *= 2
@@ -69,16 +69,16 @@ func datagramTruesize(size int) int {
 }
 
 // handleAck records a receiver's progress on one of this node's streams.
-func (e *engine) handleAck(d *datagram.Datagram, now time.Time) {
-	key := datagram.StreamKey{Instance: e.n.instance, Group: d.Stream.Group, Class: d.Stream.Class}
+func (e *Engine) handleAck(d *datagram.Datagram, now time.Time) {
+	key := datagram.StreamKey{Instance: e.cfg.Instance, Group: d.Stream.Group, Class: d.Stream.Class}
 	st, ok := e.senders[key]
 	if !ok {
-		e.n.m.Drop(metrics.DropUnknownStream)
+		e.m.Drop(metrics.DropUnknownStream)
 		return
 	}
 	p, known := st.rx[d.Stream.Instance]
 	if !known && len(st.rx) >= maxFlowReceivers {
-		e.n.m.Drop(metrics.DropStreamLimit) // this receiver does not pace the stream
+		e.m.Drop(metrics.DropStreamLimit) // this receiver does not pace the stream
 		return
 	}
 	if d.Edge > p.edge {
@@ -101,7 +101,7 @@ func (e *engine) handleAck(d *datagram.Datagram, now time.Time) {
 // It does not while the start placeholder stands for receivers that have
 // not ACKed yet, nor when the table of receivers is full and some receiver
 // may not be counted.
-func (e *engine) releaseAcked(st *senderState, low uint64, placeholder bool) {
+func (e *Engine) releaseAcked(st *senderState, low uint64, placeholder bool) {
 	if placeholder || len(st.rx) == 0 || len(st.rx) >= maxFlowReceivers {
 		return
 	}
@@ -109,13 +109,13 @@ func (e *engine) releaseAcked(st *senderState, low uint64, placeholder bool) {
 }
 
 // checkWindow updates whether st blocks new publishes.
-func (e *engine) checkWindow(st *senderState, now time.Time) {
+func (e *Engine) checkWindow(st *senderState, now time.Time) {
 	low, _ := scanReceivers(st, now)
 	e.setBlocked(st, e.lagging(st, low))
 }
 
 // setBlocked records whether st blocks new publishes.
-func (e *engine) setBlocked(st *senderState, blocked bool) {
+func (e *Engine) setBlocked(st *senderState, blocked bool) {
 	if blocked {
 		e.blocked[st] = struct{}{}
 	} else {
@@ -142,7 +142,7 @@ func scanReceivers(st *senderState, now time.Time) (low uint64, placeholder bool
 // lagging reports whether st, a stream whose slowest active receiver has
 // everything below low, has more datagrams in flight to it than the window
 // allows.
-func (e *engine) lagging(st *senderState, low uint64) bool {
+func (e *Engine) lagging(st *senderState, low uint64) bool {
 	if !st.s.Key().Class.Reliable() || low == math.MaxUint64 {
 		return false
 	}
@@ -151,14 +151,14 @@ func (e *engine) lagging(st *senderState, low uint64) bool {
 }
 
 // recheckBlocked re-evaluates blocked senders (ACK timeouts) at tick.
-func (e *engine) recheckBlocked(now time.Time) {
+func (e *Engine) recheckBlocked(now time.Time) {
 	for st := range e.blocked {
 		e.checkWindow(st, now)
 	}
 }
 
 // forgetReceiver removes a departed instance from every sender's window.
-func (e *engine) forgetReceiver(inst datagram.InstanceID, now time.Time) {
+func (e *Engine) forgetReceiver(inst datagram.InstanceID, now time.Time) {
 	for _, st := range e.senders {
 		if _, ok := st.rx[inst]; ok {
 			delete(st.rx, inst)
@@ -169,10 +169,10 @@ func (e *engine) forgetReceiver(inst datagram.InstanceID, now time.Time) {
 
 // noteReliableData remembers a reliable stream that received DATA, so its
 // progress is ACKed at the next flush.
-func (e *engine) noteReliableData(key datagram.StreamKey) {
+func (e *Engine) noteReliableData(key datagram.StreamKey) {
 	if _, ok := e.acks[key]; !ok {
 		if len(e.acks) >= maxAckStreams {
-			e.n.m.Drop(metrics.DropStreamLimit) // this stream is not ACKed (not paced)
+			e.m.Drop(metrics.DropStreamLimit) // this stream is not ACKed (not paced)
 			return
 		}
 		e.acks[key] = ackState{}
@@ -186,19 +186,19 @@ func (e *engine) noteReliableData(key datagram.StreamKey) {
 // deliveryHighWater, measured so too) and what the senders have in flight,
 // a window for each of two, whose records of at least minWireRecord bytes
 // each become a frame.
-func (e *engine) ackReserve() int {
-	inFlight := 2 * int(e.window) * e.n.cfg.MaxDatagram
+func (e *Engine) ackReserve() int {
+	inFlight := 2 * int(e.window) * e.cfg.MaxDatagram
 	return deliveryHighWater + inFlight + inFlight/minWireRecord*rsbsocket.FrameOverhead
 }
 
 // sendAcks ACKs every tracked stream whose edge advanced by ackEvery
 // datagrams or whose progress is older than ackInterval.
-func (e *engine) sendAcks(now time.Time, force bool) {
+func (e *Engine) sendAcks(now time.Time, force bool) {
 	if !e.ackDirty && !force {
 		return
 	}
 	e.ackDirty = false
-	if (e.n.sock != nil && e.n.sock.BackloggedWithin(e.ackReserve())) || e.n.dq.backlogged() {
+	if e.env.Sinks.Backlogged(e.ackReserve()) || e.dq.backlogged() {
 		// A local client's queue, or the deliveries to the local sinks,
 		// are at their high watermark: hold the ACKs so remote senders stop
 		// at their window instead of overflowing it.
@@ -223,7 +223,7 @@ func (e *engine) sendAcks(now time.Time, force bool) {
 		e.acks[key] = ackState{edge: edge, at: now}
 		e.out.Datagrams = append(e.out.Datagrams, &datagram.Datagram{
 			Kind:   datagram.KindAck,
-			Stream: datagram.StreamKey{Instance: e.n.instance, Group: key.Group, Class: key.Class},
+			Stream: datagram.StreamKey{Instance: e.cfg.Instance, Group: key.Group, Class: key.Class},
 			Target: key.Instance,
 			Edge:   edge,
 		})

@@ -1,4 +1,4 @@
-package node
+package engine
 
 import (
 	"errors"
@@ -13,15 +13,15 @@ import (
 )
 
 // receive decodes and routes a batch of datagrams.
-func (e *engine) receive(b rxBatch, now time.Time) {
+func (e *Engine) receive(b rxBatch, now time.Time) {
 	for _, p := range b.pkts {
 		d := &e.d
-		if err := datagram.Decode(p.data, d); err != nil {
-			e.n.m.Drop(metrics.DropDecodeError)
+		if err := datagram.Decode(p.Data, d); err != nil {
+			e.m.Drop(metrics.DropDecodeError)
 			continue
 		}
-		e.n.m.DatagramsIn[kindLabel(d.Kind)].Inc()
-		if d.Stream.Instance == e.n.instance {
+		e.m.DatagramsIn[kindLabel(d.Kind)].Inc()
+		if d.Stream.Instance == e.cfg.Instance {
 			continue
 		}
 		e.route(d, p, now)
@@ -32,27 +32,27 @@ func (e *engine) receive(b rxBatch, now time.Time) {
 }
 
 // route hands d to the machine it belongs to.
-func (e *engine) route(d *datagram.Datagram, p rxPkt, now time.Time) {
+func (e *Engine) route(d *datagram.Datagram, p Packet, now time.Time) {
 	if d.Kind == datagram.KindAck {
-		if d.Target == e.n.instance {
+		if d.Target == e.cfg.Instance {
 			e.handleAck(d, now)
 		}
 		return
 	}
-	if d.Kind == datagram.KindNack && d.Target == e.n.instance {
-		key := datagram.StreamKey{Instance: e.n.instance, Group: d.Stream.Group, Class: d.Stream.Class}
+	if d.Kind == datagram.KindNack && d.Target == e.cfg.Instance {
+		key := datagram.StreamKey{Instance: e.cfg.Instance, Group: d.Stream.Group, Class: d.Stream.Class}
 		if st, ok := e.senders[key]; ok {
-			e.n.m.NacksReceived.Inc()
+			e.m.NacksReceived.Inc()
 			e.lastActive = now
 			st.s.HandleNack(d, now, &e.out)
 			e.noteSender(st)
 		} else {
-			e.n.m.Drop(metrics.DropUnknownStream)
+			e.m.Drop(metrics.DropUnknownStream)
 		}
 		return
 	}
-	if !e.n.wantsGroup(d.Stream.Group) {
-		e.n.m.Drop(metrics.DropNotInterested)
+	if !e.env.Wanted.Has(d.Stream.Group) {
+		e.m.Drop(metrics.DropNotInterested)
 		return
 	}
 	if d.Kind != datagram.KindNack {
@@ -67,8 +67,8 @@ func (e *engine) route(d *datagram.Datagram, p rxPkt, now time.Time) {
 // noteOrigin remembers the unicast address of a sender instance, where
 // NACKs for its streams go. The map is bounded by the receivers table: it
 // is pruned when instances are forgotten and capped here.
-func (e *engine) noteOrigin(inst datagram.InstanceID, p rxPkt) {
-	if a, ok := e.origin[inst]; ok && a == p.from {
+func (e *Engine) noteOrigin(inst datagram.InstanceID, p Packet) {
+	if a, ok := e.origin[inst]; ok && a == p.From {
 		return
 	}
 	if _, ok := e.origin[inst]; !ok && len(e.origin) >= maxOrigins {
@@ -77,11 +77,11 @@ func (e *engine) noteOrigin(inst datagram.InstanceID, p rxPkt) {
 			break
 		}
 	}
-	e.origin[inst] = p.from
+	e.origin[inst] = p.From
 }
 
 // forget frees every stream of a departed sender instance.
-func (e *engine) forget(inst datagram.InstanceID, now time.Time) {
+func (e *Engine) forget(inst datagram.InstanceID, now time.Time) {
 	e.rcv.Forget(inst, now, &e.out)
 	delete(e.origin, inst)
 	e.forgetReceiver(inst, now)
@@ -90,32 +90,32 @@ func (e *engine) forget(inst datagram.InstanceID, now time.Time) {
 // deliverRecords reassembles the records of one released DATA datagram and
 // collects complete events for delivery. Past deliveryMaxBytes of queued
 // deliveries, unreliable events are dropped.
-func (e *engine) deliverRecords(dl qos.Delivery, now time.Time) {
+func (e *Engine) deliverRecords(dl qos.Delivery, now time.Time) {
 	asm := e.asmUnrel
 	if dl.Stream.Class.Reliable() {
 		asm = e.asmRel
-	} else if e.n.dq.overLimit() {
-		e.n.m.DropN(metrics.DropQueueFull, uint64(len(dl.Records)))
+	} else if e.dq.overLimit() {
+		e.m.DropN(metrics.DropQueueFull, uint64(len(dl.Records)))
 		return
 	}
 	for _, r := range dl.Records {
 		body, whole, err := fragmentation.UnwrapWhole(r)
 		if err != nil {
-			e.n.m.Drop(metrics.DropDecodeError)
+			e.m.Drop(metrics.DropDecodeError)
 			continue
 		}
 		if !whole {
 			e.assemble(asm, r, dl, now)
 			continue
 		}
-		e.dl = append(e.dl, delivery{kind: deliverBody, body: body, size: len(body)})
+		e.dl = append(e.dl, Delivery{Kind: DeliverBody, Body: body, Size: len(body)})
 	}
 }
 
 // assemble offers a fragment of the delivery dl to asm and collects the
 // event it completes. On reliable streams it notes where partial events
 // came from (partialOrigins).
-func (e *engine) assemble(asm *fragmentation.Assembler, r []byte, dl qos.Delivery, now time.Time) {
+func (e *Engine) assemble(asm *fragmentation.Assembler, r []byte, dl qos.Delivery, now time.Time) {
 	n, err := asm.AddBytes(now, r)
 	if asm == e.asmRel && err == nil {
 		if sender, seq, ok := asm.LastEventID(); ok {
@@ -126,7 +126,7 @@ func (e *engine) assemble(asm *fragmentation.Assembler, r []byte, dl qos.Deliver
 			}
 		}
 	}
-	e.countAssemblyDrops()
+	e.countAssemblyDrops(now)
 	if err != nil {
 		e.countRefusal(err)
 		return
@@ -134,38 +134,38 @@ func (e *engine) assemble(asm *fragmentation.Assembler, r []byte, dl qos.Deliver
 	if n == nil {
 		return
 	}
-	e.dl = append(e.dl, delivery{kind: deliverMsg, msg: n, room: asm.TakeRoom(), size: proto.Size(n)})
+	e.dl = append(e.dl, Delivery{Kind: DeliverMsg, Msg: n, Room: asm.TakeRoom(), Size: proto.Size(n)})
 }
 
 // countRefusal counts a fragment the assembler refused without a drop
 // record: a repeat, a fragment of an event it dropped before (counted when
 // it was dropped) or one that does not decode. Other refusals come with a
 // record (countAssemblyDrops).
-func (e *engine) countRefusal(err error) {
+func (e *Engine) countRefusal(err error) {
 	switch {
 	case errors.Is(err, fragmentation.ErrDuplicate):
-		e.n.m.Drop(metrics.DropFragmentDuplicate)
+		e.m.Drop(metrics.DropFragmentDuplicate)
 	case fragmentation.ReasonOf(err) == fragmentation.ReasonAfterDrop:
-		e.n.m.Drop(metrics.DropFragmentAfterDrop)
+		e.m.Drop(metrics.DropFragmentAfterDrop)
 	case !errors.Is(err, fragmentation.ErrDropped):
-		e.n.m.Drop(metrics.DropDecodeError)
-		e.n.log.Debug("fragment refused", "err", err)
+		e.m.Drop(metrics.DropDecodeError)
+		e.log.Debug("fragment refused", "err", err)
 	}
 }
 
 // countAssemblyDrops moves the assemblers' drop records into the metrics,
 // and reports the reliable events their bounds evicted as losses.
-func (e *engine) countAssemblyDrops() {
+func (e *Engine) countAssemblyDrops(now time.Time) {
 	for _, a := range []*fragmentation.Assembler{e.asmRel, e.asmUnrel} {
 		e.scratch.drops = a.AppendDrops(e.scratch.drops[:0])
 		for _, d := range e.scratch.drops {
-			e.n.m.Drop(assemblyDropReason(d.Reason))
+			e.m.Drop(assemblyDropReason(d.Reason))
 			if a != e.asmRel {
 				continue
 			}
 			if l, ok := e.partials.dropped(d); ok {
-				l.At = time.Now()
-				e.dl = append(e.dl, delivery{kind: deliverLoss, loss: &l})
+				l.At = now
+				e.dl = append(e.dl, Delivery{Kind: DeliverLoss, Loss: &l})
 			}
 		}
 	}

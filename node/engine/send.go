@@ -1,4 +1,4 @@
-package node
+package engine
 
 import (
 	"net/netip"
@@ -13,21 +13,25 @@ import (
 	"github.com/rsbd/rsbd/transport/datagram"
 )
 
-// pubReq asks the engine to send one serialized Notification to the network.
-type pubReq struct {
-	body []byte
-	// record, when set, is body already wrapped as an unfragmented
-	// FragmentedNotification (body lies inside it).
-	record []byte
-	// frags, when set, are the event's fragments, made without body.
-	frags [][]byte
-	// owner, when set, is the pooled buffer that frags or record lie in,
+// Request asks the engine to send one serialized Notification to the
+// network (Submit).
+type Request struct {
+	// Body is the serialized Notification, unless Frags carries it.
+	Body []byte
+	// Record, when set, is Body already wrapped as an unfragmented
+	// FragmentedNotification (Body lies inside it).
+	Record []byte
+	// Frags, when set, are the event's fragments, made without Body.
+	Frags [][]byte
+	// Owner, when set, is the pooled buffer that Frags or Record lie in,
 	// with a hold for this publish that the engine drops once the
-	// streams took theirs (fragBuf).
-	owner *fragmentation.Buf
-	size  int // serialized size of the Notification
-	scope scope.Scope
-	class datagram.Class
+	// streams took theirs.
+	Owner *fragmentation.Buf
+	// Size is the serialized size of the Notification.
+	Size int
+	// Scope is the event's scope; Class the class of its streams.
+	Scope scope.Scope
+	Class datagram.Class
 }
 
 // senderState is a sender stream and the records waiting to be packed.
@@ -61,34 +65,34 @@ const recordOverhead = 4
 
 // publish turns one Notification into records and queues them on the sender
 // stream of every group some peer wants.
-func (e *engine) publish(p pubReq, now time.Time) {
-	wanted := e.wantedGroups(p.scope)
+func (e *Engine) publish(p Request, now time.Time) {
+	wanted := e.wantedGroups(p.Scope)
 	if len(wanted) == 0 {
-		e.settleHolds(p.owner, 0)
+		e.settleHolds(p.Owner, 0)
 		return
 	}
 	recs, pieces, err := e.records(p)
 	if pieces != nil {
 		// Pieces alias the body in its slab, untracked: the slab keeps
 		// the publish's hold and is never reused.
-		p.owner = nil
+		p.Owner = nil
 	}
 	if err != nil {
-		e.settleHolds(p.owner, 0)
-		e.n.m.Drop(metrics.DropFragmentInvalid)
-		e.n.log.Warn("cannot fragment event", "scope", p.scope.String(), "size", p.size, "err", err)
+		e.settleHolds(p.Owner, 0)
+		e.m.Drop(metrics.DropFragmentInvalid)
+		e.log.Warn("cannot fragment event", "scope", p.Scope.String(), "size", p.Size, "err", err)
 		return
 	}
-	e.n.m.EventsOut[metrics.PathNetwork].Inc()
-	e.n.m.BytesOut[metrics.PathNetwork].Add(float64(p.size))
+	e.m.EventsOut[metrics.PathNetwork].Inc()
+	e.m.BytesOut[metrics.PathNetwork].Add(float64(p.Size))
 	queued := 0
 	for _, id := range wanted {
-		st := e.sender(datagram.StreamKey{Instance: e.n.instance, Group: id, Class: p.class}, now)
+		st := e.sender(datagram.StreamKey{Instance: e.cfg.Instance, Group: id, Class: p.Class}, now)
 		if st == nil {
 			continue
 		}
 		for _, r := range recs {
-			e.queueRecord(st, r, p.owner, now)
+			e.queueRecord(st, r, p.Owner, now)
 		}
 		queued += len(recs)
 		for _, ps := range pieces {
@@ -96,14 +100,14 @@ func (e *engine) publish(p pubReq, now time.Time) {
 		}
 	}
 	clear(pieces) // the engine's scratch list keeps no event body alive
-	e.settleHolds(p.owner, queued)
+	e.settleHolds(p.Owner, queued)
 }
 
 // settleHolds turns the hold a publish had on its pooled buffer, if any,
 // into one per record of it queued on a stream (queued), pooling the
 // buffer when none was and nothing else holds it. It runs before the
 // engine handles any release of what it queued (handleOutput).
-func (e *engine) settleHolds(fb *fragmentation.Buf, queued int) {
+func (e *Engine) settleHolds(fb *fragmentation.Buf, queued int) {
 	switch {
 	case fb == nil || queued == 1:
 	case queued == 0:
@@ -122,8 +126,8 @@ type wantEntry struct {
 
 // wantedGroups returns the groups of sc and its super-scopes that some peer
 // wants, cached per scope until the interest table changes.
-func (e *engine) wantedGroups(sc scope.Scope) []datagram.GroupID {
-	in := e.n.interest()
+func (e *Engine) wantedGroups(sc scope.Scope) []datagram.GroupID {
+	in := e.env.Interest()
 	if g := in.Generation(); g != e.want.gen || len(e.want.m) >= maxWantCache {
 		e.want.gen = g
 		clear(e.want.m)
@@ -151,14 +155,14 @@ func (e *engine) wantedGroups(sc scope.Scope) []datagram.GroupID {
 // FragmentedNotifications that each fit one datagram: whole records, or
 // for an event that must be split the fragments in pieces that alias its
 // body, so that its data is not copied on the way to the socket.
-func (e *engine) records(p pubReq) (recs [][]byte, pieces [][][]byte, err error) {
-	if p.frags != nil {
-		return p.frags, nil, nil
+func (e *Engine) records(p Request) (recs [][]byte, pieces [][][]byte, err error) {
+	if p.Frags != nil {
+		return p.Frags, nil, nil
 	}
-	body := p.body
-	capacity := e.n.recordCapacity()
-	if p.record != nil && len(p.record) <= capacity {
-		return append(e.scratch.recs[:0], p.record), nil, nil
+	body := p.Body
+	capacity := e.capacity
+	if p.Record != nil && len(p.Record) <= capacity {
+		return append(e.scratch.recs[:0], p.Record), nil, nil
 	}
 	if fragmentation.WholeSize(len(body)) <= capacity {
 		return append(e.scratch.recs[:0], fragmentation.AppendWhole(make([]byte, 0, fragmentation.WholeSize(len(body))), body)), nil, nil
@@ -170,7 +174,7 @@ func (e *engine) records(p pubReq) (recs [][]byte, pieces [][][]byte, err error)
 
 // sender returns the sender state of key, creating it (and evicting the
 // least recently used past MaxSenders).
-func (e *engine) sender(key datagram.StreamKey, now time.Time) *senderState {
+func (e *Engine) sender(key datagram.StreamKey, now time.Time) *senderState {
 	if st := e.lastSender; st != nil && st.s.Key() == key {
 		st.used = now
 		return st
@@ -180,12 +184,12 @@ func (e *engine) sender(key datagram.StreamKey, now time.Time) *senderState {
 		e.lastSender = st
 		return st
 	}
-	if len(e.senders) >= e.n.cfg.MaxSenders {
+	if len(e.senders) >= e.cfg.MaxSenders {
 		e.evictOldestSender()
 	}
-	s, err := qos.NewSender(key, e.n.cfg.Streams.Sender)
+	s, err := qos.NewSender(key, e.cfg.Streams.Sender)
 	if err != nil {
-		e.n.log.Error("cannot create sender stream", "err", err)
+		e.log.Error("cannot create sender stream", "err", err)
 		return nil
 	}
 	st := &senderState{s: s, used: now, size: dataHeader}
@@ -199,7 +203,7 @@ func (e *engine) sender(key datagram.StreamKey, now time.Time) *senderState {
 	return st
 }
 
-func (e *engine) evictOldestSender() {
+func (e *Engine) evictOldestSender() {
 	var oldest datagram.StreamKey
 	var t time.Time
 	for k, st := range e.senders {
@@ -213,13 +217,13 @@ func (e *engine) evictOldestSender() {
 		delete(e.blocked, e.senders[oldest])
 		delete(e.senders, oldest)
 		e.lastSender = nil
-		e.n.m.Drop(metrics.DropStreamLimit)
+		e.m.Drop(metrics.DropStreamLimit)
 	}
 }
 
 // expireSenders frees sender streams idle past DefaultSenderIdle that no
 // longer retain anything for repair.
-func (e *engine) expireSenders(now time.Time) {
+func (e *Engine) expireSenders(now time.Time) {
 	for k, st := range e.senders {
 		if st.idle() && st.s.Retained() == 0 && now.Sub(st.used) > DefaultSenderIdle {
 			addSenderStats(&e.retired, st.s.Stats())
@@ -233,8 +237,8 @@ func (e *engine) expireSenders(now time.Time) {
 // pending one first when r does not fit or it holds pieces. owner, when
 // set, is the pooled buffer r lies in: r holds a ref on it until the
 // datagram is released.
-func (e *engine) queueRecord(st *senderState, r []byte, owner *fragmentation.Buf, now time.Time) {
-	if len(st.pieces) > 0 || st.size+recordOverhead+len(r) > e.n.cfg.MaxDatagram || len(st.pending) == datagram.MaxRecords {
+func (e *Engine) queueRecord(st *senderState, r []byte, owner *fragmentation.Buf, now time.Time) {
+	if len(st.pieces) > 0 || st.size+recordOverhead+len(r) > e.cfg.MaxDatagram || len(st.pending) == datagram.MaxRecords {
 		e.sendPending(st, now)
 	}
 	if len(st.pending) == 0 {
@@ -261,12 +265,12 @@ func (e *engine) queueRecord(st *senderState, r []byte, owner *fragmentation.Buf
 // queuePieces adds a fragment given in pieces to the pending DATA datagram
 // of st, sending the pending one first when the fragment does not fit or
 // it holds whole records.
-func (e *engine) queuePieces(st *senderState, ps [][]byte, now time.Time) {
+func (e *Engine) queuePieces(st *senderState, ps [][]byte, now time.Time) {
 	n := 0
 	for _, p := range ps {
 		n += len(p)
 	}
-	if len(st.pending) > 0 || st.size+recordOverhead+n > e.n.cfg.MaxDatagram || len(st.pieces) == datagram.MaxRecords {
+	if len(st.pending) > 0 || st.size+recordOverhead+n > e.cfg.MaxDatagram || len(st.pieces) == datagram.MaxRecords {
 		e.sendPending(st, now)
 	}
 	if len(st.pieces) == 0 {
@@ -277,7 +281,7 @@ func (e *engine) queuePieces(st *senderState, ps [][]byte, now time.Time) {
 }
 
 // sendPending numbers the pending DATA datagram of st.
-func (e *engine) sendPending(st *senderState, now time.Time) {
+func (e *Engine) sendPending(st *senderState, now time.Time) {
 	if st.idle() {
 		return
 	}
@@ -293,7 +297,7 @@ func (e *engine) sendPending(st *senderState, now time.Time) {
 		e.frags.attach(d, owners)
 	}
 	if _, err := st.s.Send(d, now, &e.out); err != nil {
-		e.n.log.Error("sender stream refused datagram", "err", err)
+		e.log.Error("sender stream refused datagram", "err", err)
 		e.frags.release(d) // neither sent nor kept
 		e.free.put(d)
 	}
@@ -304,7 +308,7 @@ func (e *engine) sendPending(st *senderState, now time.Time) {
 }
 
 // packPending sends every pending DATA datagram.
-func (e *engine) packPending(now time.Time) {
+func (e *Engine) packPending(now time.Time) {
 	for _, st := range e.dirty {
 		e.sendPending(st, now)
 	}
@@ -314,34 +318,34 @@ func (e *engine) packPending(now time.Time) {
 
 // transmit encodes ds and sends each to its destinations, batching runs of
 // datagrams that go to the same destinations into one system call.
-func (e *engine) transmit(ds []*datagram.Datagram) {
+func (e *Engine) transmit(ds []*datagram.Datagram) {
 	if len(ds) == 0 {
 		return
 	}
 	e.tx.reset()
-	_, gather := e.n.conn.(transport.GatherConn)
+	_, gather := e.env.Conn.(transport.GatherConn)
 	for _, d := range ds {
 		dst := e.destinations(d)
 		if len(dst) == 0 {
 			continue
 		}
 		if !e.tx.sameDst(dst) {
-			e.tx.send(e.n.conn)
+			e.tx.send(e.env.Conn)
 			e.tx.setDst(dst)
 		}
 		if err := e.tx.add(d, gather); err != nil {
-			e.n.log.Error("cannot encode datagram", "kind", d.Kind, "err", err)
+			e.log.Error("cannot encode datagram", "kind", d.Kind, "err", err)
 			continue
 		}
-		e.n.m.DatagramsOut[kindLabel(d.Kind)].Inc()
+		e.m.DatagramsOut[kindLabel(d.Kind)].Inc()
 	}
-	e.tx.send(e.n.conn)
+	e.tx.send(e.env.Conn)
 }
 
 // destinations returns where d goes: its group's multicast address, or in
 // unicast mode every interested peer; a NACK also goes to the unicast
 // address of the sender it asks.
-func (e *engine) destinations(d *datagram.Datagram) []netip.AddrPort {
+func (e *Engine) destinations(d *datagram.Datagram) []netip.AddrPort {
 	dst := e.tx.dstScratch[:0]
 	if d.Kind == datagram.KindAck {
 		if a, ok := e.origin[d.Target]; ok {
@@ -354,20 +358,20 @@ func (e *engine) destinations(d *datagram.Datagram) []netip.AddrPort {
 		if a, ok := e.origin[d.Target]; ok {
 			dst = append(dst, a)
 		}
-		if !e.n.cfg.Unicast {
-			dst = append(dst, e.n.pool.Addr(d.Stream.Group))
+		if !e.cfg.Unicast {
+			dst = append(dst, e.env.Groups.Addr(d.Stream.Group))
 		}
 		e.tx.dstScratch = dst
 		return dst
 	}
-	if !e.n.cfg.Unicast {
-		dst = append(dst, e.n.pool.Addr(d.Stream.Group))
+	if !e.cfg.Unicast {
+		dst = append(dst, e.env.Groups.Addr(d.Stream.Group))
 		e.tx.dstScratch = dst
 		return dst
 	}
-	e.tx.peers = e.n.interest().AppendPeers(e.tx.peers[:0], d.Stream.Group)
+	e.tx.peers = e.env.Interest().AppendPeers(e.tx.peers[:0], d.Stream.Group)
 	for _, p := range e.tx.peers {
-		if p.Addr.IsValid() && p.Instance != e.n.instance {
+		if p.Addr.IsValid() && p.Instance != e.cfg.Instance {
 			dst = append(dst, p.Addr)
 		}
 	}
