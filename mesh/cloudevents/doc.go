@@ -1,0 +1,37 @@
+// Package cloudevents is the mesh gateway's CloudEvents adaptor: web
+// clients publish to and subscribe from RSB scopes over HTTP without
+// speaking RSB.
+//
+// A Gateway is an http.Handler on a client.Bus (embedded in a node, or
+// over the socket transport): a participant of the bus like any other.
+// The request path is the scope.
+//
+//   - POST publishes. The Content-Type chooses the HTTP binding's mode:
+//     application/cloudevents+json is one structured event,
+//     application/cloudevents-batch+json a batch, anything else binary
+//     mode (attributes in ce-* headers, datacontenttype in Content-Type,
+//     the body is data). An event's subject, when it has one, must be the
+//     path's scope or a sub-scope of it, and is where it is published; an
+//     event without one is published on the path's scope. The reply is
+//     202 with the ids of the events accepted ({"accepted":[{"id":…,
+//     "rsbid":…}]}); malformed input gets 400, an oversize body 413, a
+//     CloudEvents format other than JSON 415, each with a message and
+//     counted by reason (Stats).
+//   - GET subscribes to the scope and its sub-scopes: with a WebSocket
+//     upgrade (subprotocol cloudevents.json, one structured event per text
+//     message; text messages the client sends are published as POST would
+//     publish them), otherwise as Server-Sent Events (one structured event
+//     per event, its id as the SSE id).
+//
+// RSB events become CloudEvents by package cloudevent's mapping, so an
+// event published here and received by an RSB client carries its
+// CloudEvents attributes as "ce:" user infos, and an RSB event received
+// here carries its RSB metadata as rsb… extensions.
+//
+// Every subscriber has a bounded queue (Config.QueueLen): a client that
+// does not keep up loses the events that find its queue full, counted in
+// Stats.Dropped, and never holds up the bus or other subscribers.
+//
+// The package also registers the "cloudevents" FrameAdaptor with package
+// mesh: structured CloudEvents JSON to and from EVENT frames.
+package cloudevents

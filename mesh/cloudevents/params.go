@@ -1,0 +1,34 @@
+package cloudevents
+
+import (
+	"time"
+
+	"github.com/rsbd/rsbd/cloudevent"
+)
+
+// Defaults of Config and fixed limits of the gateway.
+const (
+	// DefaultMaxBodyBytes bounds a POST body: the largest batch the JSON
+	// format takes.
+	DefaultMaxBodyBytes = cloudevent.MaxBatchBytes
+
+	// DefaultQueueLen bounds the events waiting for one subscriber: enough
+	// for a burst while the client's connection drains, small enough that
+	// a thousand stalled subscribers hold little.
+	DefaultQueueLen = 256
+
+	// DefaultWriteTimeout bounds one write to a subscriber; a client that
+	// does not read for that long is disconnected.
+	DefaultWriteTimeout = 10 * time.Second
+
+	// Subprotocol is the WebSocket subprotocol of the CloudEvents
+	// WebSocket binding for JSON, the only one served.
+	Subprotocol = "cloudevents.json"
+
+	// maxWSMessage bounds a message a WebSocket client sends: one
+	// structured event.
+	maxWSMessage = cloudevent.MaxEventJSONBytes
+
+	// headerPrefix starts the HTTP headers of the binary mode's attributes.
+	headerPrefix = "ce-"
+)
