@@ -28,6 +28,11 @@
 // CloudEvents attributes as "ce:" user infos, and an RSB event received
 // here carries its RSB metadata as rsb… extensions.
 //
+// An event with the emttl extension (a time to live in milliseconds from
+// its time, see package mesh/frame) that has expired is neither published
+// nor delivered, and counted (Stats.Expired); a POST reply marks it
+// "expired".
+//
 // Every subscriber has a bounded queue (Config.QueueLen): a client that
 // does not keep up loses the events that find its queue full, counted in
 // Stats.Dropped, and never holds up the bus or other subscribers.

@@ -124,8 +124,8 @@ func (r reason) String() string {
 
 // counters are the gateway's statistics.
 type counters struct {
-	published, delivered, dropped, unmappable, subscribers atomic.Int64
-	rejected                                               [numReasons]atomic.Int64
+	published, delivered, dropped, unmappable, expired, subscribers atomic.Int64
+	rejected                                                        [numReasons]atomic.Int64
 }
 
 // Stats counts what a Gateway did.
@@ -145,6 +145,9 @@ type Stats struct {
 	// Unmappable counts received events no CloudEvent can carry (see
 	// cloudevent.FromRSB), not delivered.
 	Unmappable int64
+	// Expired counts events past their time to live (emttl, or a
+	// malformed one), neither published nor delivered.
+	Expired int64
 }
 
 // Stats returns the gateway's counters.
@@ -152,7 +155,7 @@ func (g *Gateway) Stats() Stats {
 	s := Stats{
 		Published: g.st.published.Load(), Subscribers: g.st.subscribers.Load(),
 		Delivered: g.st.delivered.Load(), Dropped: g.st.dropped.Load(),
-		Unmappable: g.st.unmappable.Load(), Rejected: make(map[string]int64),
+		Unmappable: g.st.unmappable.Load(), Expired: g.st.expired.Load(), Rejected: make(map[string]int64),
 	}
 	for r := range numReasons {
 		if n := g.st.rejected[r].Load(); n > 0 {

@@ -11,9 +11,11 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/cloudevent"
+	"github.com/rsbd/rsbd/mesh/frame"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -26,7 +28,10 @@ var errSubject = errors.New("cloudevents: subject outside the path's scope")
 // accepted is one entry of the reply to a publish.
 type accepted struct {
 	ID    string `json:"id"`
-	RSBID string `json:"rsbid"`
+	RSBID string `json:"rsbid,omitempty"`
+	// Expired marks an event whose time to live (emttl) had passed: it is
+	// accepted but not published.
+	Expired bool `json:"expired,omitempty"`
 }
 
 // publish serves a POST: decodes the events of the body in the mode its
@@ -163,10 +168,19 @@ func headerValue(v string) (string, error) {
 }
 
 // publishEvents checks every event, then publishes them in order, each on
-// its subject (which must lie within sc) or on sc.
+// its subject (which must lie within sc) or on sc; an event past its time
+// to live is not published, and counted.
 func (g *Gateway) publishEvents(ctx context.Context, events []*cloudevent.Event, sc scope.Scope) ([]accepted, error) {
 	evs := make([]*client.Event, len(events))
+	now := time.Now()
 	for i, e := range events {
+		expired, err := frame.EventExpired(e, now)
+		if err != nil {
+			return nil, fmt.Errorf("event %d: %w", i, err)
+		}
+		if expired {
+			continue
+		}
 		ev, err := toClientEvent(e, sc)
 		if err != nil {
 			if len(events) > 1 {
@@ -178,6 +192,11 @@ func (g *Gateway) publishEvents(ctx context.Context, events []*cloudevent.Event,
 	}
 	ids := make([]accepted, len(evs))
 	for i, ev := range evs {
+		if ev == nil {
+			g.st.expired.Add(1)
+			ids[i] = accepted{ID: events[i].ID, Expired: true}
+			continue
+		}
 		if err := g.inf.PublishEvent(ctx, ev); err != nil {
 			return nil, fmt.Errorf("publishing event %d: %w", i, err)
 		}

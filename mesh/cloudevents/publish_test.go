@@ -2,6 +2,7 @@ package cloudevents
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -10,6 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rsbd/rsbd/client"
+	"github.com/rsbd/rsbd/cloudevent"
+	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/notification"
+	"github.com/rsbd/rsbd/scope"
 )
 
 // curlPost posts body to url with the headers and returns the status code
@@ -172,5 +179,47 @@ func TestBadInput(t *testing.T) {
 	}
 	if ev := read(t, rd); userInfo(t, ev, "ce:id") != "1" {
 		t.Errorf("event %+v", ev.Event)
+	}
+}
+
+func TestExpiredEvents(t *testing.T) {
+	e := start(t, Config{})
+	rd := e.reader(t, "/ttl/")
+	old := `"time":"2020-01-01T00:00:00Z"`
+	batch := `[{"specversion":"1.0","id":"late","source":"/s","type":"t",` + old + `,"emttl":"1000"},
+		{"specversion":"1.0","id":"fresh","source":"/s","type":"t",` + old + `,"emttl":"` + strconv.Itoa(1<<62) + `"}]`
+	status, body := e.post(t, "/ttl/", cloudevent.BatchMediaType, batch, nil)
+	if status != 202 || !strings.Contains(body, `{"id":"late","expired":true}`) {
+		t.Fatalf("%d %s", status, body)
+	}
+	if ev := read(t, rd); userInfo(t, ev, "ce:id") != "fresh" {
+		t.Errorf("published %+v", ev.Event)
+	}
+	if st := e.g.Stats(); st.Expired != 1 || st.Published != 1 {
+		t.Errorf("stats %+v", st)
+	}
+	if status, body := e.post(t, "/ttl/", cloudevent.MediaType, `{"specversion":"1.0","id":"1","source":"/s","type":"t","emttl":"soon"}`, nil); status != 400 {
+		t.Errorf("bad emttl: %d %s", status, body)
+	}
+	// An RSB event that carries an expired emttl is not delivered.
+	s, err := e.g.subscribe(scope.MustParse("/ttl/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.g.closeSubscription(s)
+	inf, err := e.bus.NewInformer(scope.MustParse("/ttl/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inf.Close()
+	ev := &client.Event{Event: notification.Event{WireSchema: "bytes", Data: []byte("x")}}
+	ev.MetaData.CreateTime = 1_000_000
+	ev.MetaData.SetUserInfo("ce:emttl", "1")
+	if err := inf.PublishEvent(context.Background(), ev); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, waitTimeout, "expired delivery counted", func() bool { return e.g.Stats().Expired == 2 })
+	if len(s.q) != 0 {
+		t.Errorf("an expired event was queued")
 	}
 }

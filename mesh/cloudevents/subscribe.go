@@ -8,6 +8,7 @@ import (
 
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/cloudevent"
+	"github.com/rsbd/rsbd/mesh/frame"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
 )
@@ -42,6 +43,10 @@ func (g *Gateway) subscribe(sc scope.Scope) (*subscription, error) {
 		ce, err := cloudevent.FromRSB(&ev.Event)
 		if err != nil {
 			g.st.unmappable.Add(1)
+			return nil
+		}
+		if expired, err := frame.EventExpired(ce, time.Now()); expired || err != nil {
+			g.st.expired.Add(1)
 			return nil
 		}
 		b, err := cloudevent.Marshal(ce)

@@ -83,21 +83,35 @@ func (f *Frame) RSB() (*notification.Event, error) {
 // or without time never expires. A malformed emttl or time is an error
 // wrapping ErrBadTTL; the caller refuses the frame.
 func (f *Frame) Expired(now time.Time) (bool, error) {
-	ttl, ok := f.Get(AttrTTL)
-	if !ok {
+	ttl, hasTTL := f.Get(AttrTTL)
+	at, hasTime := f.Get(cloudevent.AttrTime)
+	return expired(ttl, hasTTL, at, hasTime, now)
+}
+
+// EventExpired is Frame.Expired for a CloudEvent: whether its emttl
+// extension has passed at now.
+func EventExpired(e *cloudevent.Event, now time.Time) (bool, error) {
+	ttl, hasTTL := e.Extensions[AttrTTL]
+	return expired(ttl, hasTTL, e.Time, e.Time != "", now)
+}
+
+// expired reports whether ttl milliseconds after the time at have passed
+// at now.
+func expired(ttl string, hasTTL bool, at string, hasTime bool, now time.Time) (bool, error) {
+	if !hasTTL {
 		return false, nil
 	}
 	ms, err := strconv.ParseInt(ttl, 10, 64)
 	if err != nil || ms < 0 {
 		return false, fmt.Errorf("%w: %q", ErrBadTTL, ttl)
 	}
-	at, ok := f.Get(cloudevent.AttrTime)
-	if !ok {
+	if !hasTime {
 		return false, nil
 	}
 	t, err := cloudevent.ParseTime(at)
 	if err != nil {
 		return false, fmt.Errorf("%w: %w", ErrBadTTL, err)
 	}
-	return now.Sub(t) > time.Duration(min(ms, int64(1<<63-1)/int64(time.Millisecond)))*time.Millisecond, nil
+	const maxMs = int64(1<<63-1) / int64(time.Millisecond)
+	return now.Sub(t) > time.Duration(min(ms, maxMs))*time.Millisecond, nil
 }

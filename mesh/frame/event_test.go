@@ -123,5 +123,12 @@ func TestExpired(t *testing.T) {
 		if got != tc.expired || !errors.Is(err, tc.err) {
 			t.Errorf("%+v at %v: %v %v, want %v %v", tc.attrs, tc.now, got, err, tc.expired, tc.err)
 		}
+		e := &cloudevent.Event{Extensions: map[string]string{}}
+		for _, a := range tc.attrs {
+			_ = e.SetAttr(a.Name, a.Value)
+		}
+		if got, err := EventExpired(e, tc.now); got != tc.expired || !errors.Is(err, tc.err) {
+			t.Errorf("event %+v at %v: %v %v, want %v %v", tc.attrs, tc.now, got, err, tc.expired, tc.err)
+		}
 	}
 }
