@@ -18,6 +18,13 @@ type Config struct {
 	// QueueLen bounds the events waiting for one subscriber
 	// (DefaultQueueLen).
 	QueueLen int
+	// QueueBytes bounds the JSON bytes waiting for one subscriber
+	// (DefaultQueueBytes); an event heavier than the bound alone still
+	// passes an empty queue.
+	QueueBytes int64
+	// MaxSubscribers bounds the subscriptions served at once
+	// (DefaultMaxSubscribers).
+	MaxSubscribers int
 	// WriteTimeout bounds one write to a subscriber (DefaultWriteTimeout).
 	WriteTimeout time.Duration
 	// OriginPatterns are the host patterns (path.Match syntax) of the
@@ -31,7 +38,10 @@ type Config struct {
 
 // DefaultConfig returns the configuration with every default filled in.
 func DefaultConfig() Config {
-	return Config{MaxBodyBytes: DefaultMaxBodyBytes, QueueLen: DefaultQueueLen, WriteTimeout: DefaultWriteTimeout}
+	return Config{
+		MaxBodyBytes: DefaultMaxBodyBytes, QueueLen: DefaultQueueLen, QueueBytes: DefaultQueueBytes,
+		MaxSubscribers: DefaultMaxSubscribers, WriteTimeout: DefaultWriteTimeout,
+	}
 }
 
 // Validate checks c; zero fields are valid (their defaults apply).
@@ -41,6 +51,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: MaxBodyBytes %d outside 0..%d", ErrConfig, c.MaxBodyBytes, DefaultMaxBodyBytes)
 	case c.QueueLen < 0:
 		return fmt.Errorf("%w: QueueLen %d < 0", ErrConfig, c.QueueLen)
+	case c.QueueBytes < 0:
+		return fmt.Errorf("%w: QueueBytes %d < 0", ErrConfig, c.QueueBytes)
+	case c.MaxSubscribers < 0:
+		return fmt.Errorf("%w: MaxSubscribers %d < 0", ErrConfig, c.MaxSubscribers)
 	case c.WriteTimeout < 0:
 		return fmt.Errorf("%w: WriteTimeout %v < 0", ErrConfig, c.WriteTimeout)
 	}
@@ -55,6 +69,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.QueueLen == 0 {
 		c.QueueLen = d.QueueLen
+	}
+	if c.QueueBytes == 0 {
+		c.QueueBytes = d.QueueBytes
+	}
+	if c.MaxSubscribers == 0 {
+		c.MaxSubscribers = d.MaxSubscribers
 	}
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = d.WriteTimeout

@@ -33,9 +33,12 @@
 // nor delivered, and counted (Stats.Expired); a POST reply marks it
 // "expired".
 //
-// Every subscriber has a bounded queue (Config.QueueLen): a client that
-// does not keep up loses the events that find its queue full, counted in
-// Stats.Dropped, and never holds up the bus or other subscribers.
+// Every subscriber has a queue bounded in events and bytes
+// (Config.QueueLen, Config.QueueBytes): a client that does not keep up
+// loses the events that find its queue full, counted in Stats.Dropped, and
+// never holds up the bus or other subscribers. At most
+// Config.MaxSubscribers subscriptions are served at once; one more gets
+// 503.
 //
 // The package also registers the "cloudevents" FrameAdaptor with package
 // mesh: structured CloudEvents JSON to and from EVENT frames.

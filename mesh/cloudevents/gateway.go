@@ -113,13 +113,14 @@ const (
 	reasonBus                       // the bus refused the publish
 	reasonSubprotocol               // a WebSocket without cloudevents.json
 	reasonClosed                    // the gateway is closed
+	reasonSubscribers               // MaxSubscribers reached
 	numReasons
 )
 
 // String returns the reason's label.
 func (r reason) String() string {
 	return [...]string{"scope", "method", "body", "too_large", "format", "malformed", "subject",
-		"bus", "subprotocol", "closed"}[r]
+		"bus", "subprotocol", "closed", "subscribers"}[r]
 }
 
 // counters are the gateway's statistics.
@@ -134,7 +135,7 @@ type Stats struct {
 	Published int64
 	// Rejected counts refused requests and WebSocket messages by reason
 	// label (scope, method, body, too_large, format, malformed, subject,
-	// bus, subprotocol, closed).
+	// bus, subprotocol, closed, subscribers).
 	Rejected map[string]int64
 	// Subscribers is the number of SSE and WebSocket subscriptions open.
 	Subscribers int64

@@ -17,6 +17,15 @@ const (
 	// a thousand stalled subscribers hold little.
 	DefaultQueueLen = 256
 
+	// DefaultQueueBytes bounds what the events waiting for one subscriber
+	// weigh together (their JSON): without it a queue of DefaultQueueLen
+	// events of the largest size would hold gigabytes.
+	DefaultQueueBytes = 16 << 20
+
+	// DefaultMaxSubscribers bounds the SSE and WebSocket subscriptions a
+	// gateway serves at once; one more gets 503.
+	DefaultMaxSubscribers = 1024
+
 	// DefaultWriteTimeout bounds one write to a subscriber; a client that
 	// does not read for that long is disconnected.
 	DefaultWriteTimeout = 10 * time.Second

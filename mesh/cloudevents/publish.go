@@ -82,6 +82,8 @@ func classify(err error) (int, reason) {
 		return http.StatusRequestEntityTooLarge, reasonTooLarge
 	case errors.Is(err, errSubject):
 		return http.StatusBadRequest, reasonSubject
+	case errors.Is(err, errTooManySubscribers):
+		return http.StatusServiceUnavailable, reasonSubscribers
 	case errors.Is(err, client.ErrClosed), errors.Is(err, client.ErrDisconnected):
 		return http.StatusServiceUnavailable, reasonBus
 	case errors.Is(err, context.Canceled):

@@ -2,8 +2,10 @@ package cloudevents
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/rsbd/rsbd/client"
@@ -24,19 +26,52 @@ type outgoing struct {
 	json []byte
 }
 
-// subscription is one client's listener and its bounded queue.
+// errTooManySubscribers: the gateway serves MaxSubscribers already.
+var errTooManySubscribers = errors.New("cloudevents: too many subscribers")
+
+// subscription is one client's listener and its queue, bounded in events
+// and in bytes.
 type subscription struct {
 	l *client.Listener
 	q chan outgoing
+	// bytes is what the queued events weigh.
+	bytes atomic.Int64
+}
+
+// take returns o's weight to the queue's byte bound once o left the queue.
+func (s *subscription) take(o outgoing) outgoing {
+	s.bytes.Add(-int64(len(o.json)))
+	return o
+}
+
+// offer queues o unless the queue is full in events or bytes.
+func (s *subscription) offer(o outgoing, maxBytes int64) bool {
+	n := int64(len(o.json))
+	if total := s.bytes.Add(n); total > maxBytes && total != n {
+		s.bytes.Add(-n)
+		return false
+	}
+	select {
+	case s.q <- o:
+		return true
+	default:
+		s.bytes.Add(-n)
+		return false
+	}
 }
 
 // subscribe opens a subscription to sc and its sub-scopes. Introspection
 // events (under /__rsb/) reach only a subscription within that scope.
 func (g *Gateway) subscribe(sc scope.Scope) (*subscription, error) {
+	if g.st.subscribers.Add(1) > int64(g.cfg.MaxSubscribers) {
+		g.st.subscribers.Add(-1)
+		return nil, fmt.Errorf("%w: %d", errTooManySubscribers, g.cfg.MaxSubscribers)
+	}
 	s := &subscription{q: make(chan outgoing, g.cfg.QueueLen)}
 	public := func(ev *notification.Event) bool { return sc.IsReserved() || !ev.Scope.IsReserved() }
 	l, err := g.bus.NewListener(sc, client.WithFilter(public))
 	if err != nil {
+		g.st.subscribers.Add(-1)
 		return nil, err
 	}
 	l.AddHandler(func(ev *client.Event) error {
@@ -54,16 +89,13 @@ func (g *Gateway) subscribe(sc scope.Scope) (*subscription, error) {
 			g.st.unmappable.Add(1)
 			return nil
 		}
-		select {
-		case s.q <- outgoing{ce.ID, b}:
-		default:
+		if !s.offer(outgoing{ce.ID, b}, g.cfg.QueueBytes) {
 			g.st.dropped.Add(1)
 		}
 		return nil
 	})
 	s.l = l
 	g.subs.Add(1)
-	g.st.subscribers.Add(1)
 	return s, nil
 }
 
@@ -111,23 +143,35 @@ func (g *Gateway) serveSSE(w http.ResponseWriter, r *http.Request, sc scope.Scop
 		case <-tick.C:
 			buf = append(buf, ":\n\n"...)
 		case o := <-s.q:
-			buf = appendSSE(buf, o)
+			buf = appendSSE(buf, s.take(o))
 			g.st.delivered.Add(1)
 		}
 	}
 }
 
 // appendSSE appends o as one SSE event: its id, and its JSON on data
-// lines (one per line of the JSON, which only data embedded as JSON can
-// break).
+// lines. Only data embedded as JSON can hold line breaks (as white space);
+// SSE ends a line at CR, LF or CRLF, so the JSON is cut at each, and the
+// client, joining the data lines with LF, reads the same JSON value.
 func appendSSE(b []byte, o outgoing) []byte {
 	b = append(b, "id: "...)
 	b = append(b, o.id...)
 	b = append(b, '\n')
-	for line := range bytes.Lines(o.json) {
+	rest := o.json
+	for {
+		i := bytes.IndexAny(rest, "\r\n")
+		if i < 0 {
+			break
+		}
 		b = append(b, "data: "...)
-		b = append(b, bytes.TrimRight(line, "\r\n")...)
+		b = append(b, rest[:i]...)
 		b = append(b, '\n')
+		if rest[i] == '\r' && i+1 < len(rest) && rest[i+1] == '\n' {
+			i++
+		}
+		rest = rest[i+1:]
 	}
-	return append(b, '\n')
+	b = append(b, "data: "...)
+	b = append(b, rest...)
+	return append(b, '\n', '\n')
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"net/http"
 	"os/exec"
 	"strings"
 	"testing"
@@ -197,5 +198,45 @@ func TestGatewayClose(t *testing.T) {
 	}
 	if err := e.g.Close(); err != nil && !errors.Is(err, client.ErrClosed) {
 		t.Errorf("second Close: %v", err)
+	}
+}
+
+func TestAppendSSE(t *testing.T) {
+	o := outgoing{id: "7", json: []byte("{\"data\":{\r\n\"a\":1,\r\"b\":\n2}}")}
+	want := "id: 7\ndata: {\"data\":{\ndata: \"a\":1,\ndata: \"b\":\ndata: 2}}\n\n"
+	if got := string(appendSSE(nil, o)); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+func TestQueueBytesBound(t *testing.T) {
+	s := &subscription{q: make(chan outgoing, 10)}
+	big := outgoing{json: make([]byte, 100)}
+	if !s.offer(big, 50) {
+		t.Fatal("an event over the bound must pass an empty queue")
+	}
+	if s.offer(outgoing{json: make([]byte, 1)}, 50) {
+		t.Fatal("queue over its byte bound took another event")
+	}
+	s.take(<-s.q)
+	if s.bytes.Load() != 0 || !s.offer(outgoing{json: make([]byte, 30)}, 50) || s.offer(outgoing{json: make([]byte, 30)}, 50) {
+		t.Errorf("bytes %d", s.bytes.Load())
+	}
+}
+
+func TestMaxSubscribers(t *testing.T) {
+	e := start(t, Config{MaxSubscribers: 1})
+	s, err := e.g.subscribe(scope.MustParse("/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.g.closeSubscription(s)
+	resp, err := http.Get(e.srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || e.g.Stats().Rejected["subscribers"] != 1 {
+		t.Errorf("status %d, stats %+v", resp.StatusCode, e.g.Stats())
 	}
 }

@@ -32,7 +32,9 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request, sc scop
 	c.SetReadLimit(maxWSMessage)
 	s, err := g.subscribe(sc)
 	if err != nil {
-		_ = c.Close(websocket.StatusInternalError, "subscribing failed")
+		_, why := classify(err)
+		g.st.rejected[why].Add(1)
+		_ = c.Close(websocket.StatusTryAgainLater, err.Error())
 		return
 	}
 	defer g.closeSubscription(s)
@@ -47,6 +49,7 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request, sc scop
 			_ = c.Close(websocket.StatusGoingAway, "gateway closing")
 			return
 		case o := <-s.q:
+			o = s.take(o)
 			wctx, wcancel := context.WithTimeout(ctx, g.cfg.WriteTimeout)
 			err := c.Write(wctx, websocket.MessageText, o.json)
 			wcancel()
