@@ -9,8 +9,11 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/mesh/cloudevents"
+	"github.com/rsbd/rsbd/metrics"
 	"github.com/rsbd/rsbd/node"
 )
 
@@ -26,8 +29,9 @@ type gateway struct {
 	failed atomic.Pointer[error]
 }
 
-// startGateway serves the CloudEvents gateway on addr.
-func startGateway(nd *node.Node, addr string, log *slog.Logger) (*gateway, error) {
+// startGateway serves the CloudEvents gateway on addr and registers its
+// metrics with reg.
+func startGateway(nd *node.Node, addr string, log *slog.Logger, reg prometheus.Registerer) (*gateway, error) {
 	bus, err := client.EmbeddedConfig(nd, client.Config{Logger: log})
 	if err != nil {
 		return nil, err
@@ -38,10 +42,15 @@ func startGateway(nd *node.Node, addr string, log *slog.Logger) (*gateway, error
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
+	if err == nil {
+		if err = reg.Register(gatewayCollector(gw)); err != nil {
+			ln.Close()
+		}
+	}
 	if err != nil {
 		_ = gw.Close()
 		_ = bus.Close()
-		return nil, fmt.Errorf("gateway listener: %w", err)
+		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	g := &gateway{bus: bus, gw: gw, ln: ln,
 		srv: &http.Server{Handler: gw, ReadHeaderTimeout: gatewayHeaderTimeout, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}}
@@ -75,4 +84,33 @@ func (g *gateway) close(ctx context.Context) error {
 	err := g.gw.Close()
 	err = errors.Join(err, g.srv.Shutdown(ctx))
 	return errors.Join(err, g.bus.Close())
+}
+
+// gatewayCollector exports the gateway's counters as rsbd_gateway_*
+// metrics, every label from a fixed set.
+func gatewayCollector(gw *cloudevents.Gateway) prometheus.Collector {
+	type st = cloudevents.Stats
+	ms := []metrics.SnapshotMetric[st]{
+		{Name: "rsbd_gateway_published_events_total", Help: "Events the gateway published to the bus.",
+			Type: prometheus.CounterValue, Value: func(s st) float64 { return float64(s.Published) }},
+		{Name: "rsbd_gateway_delivered_events_total", Help: "Events the gateway wrote to SSE and WebSocket subscribers.",
+			Type: prometheus.CounterValue, Value: func(s st) float64 { return float64(s.Delivered) }},
+		{Name: "rsbd_gateway_subscribers", Help: "SSE and WebSocket subscriptions open.",
+			Type: prometheus.GaugeValue, Value: func(s st) float64 { return float64(s.Subscribers) }},
+	}
+	for reason, value := range map[string]func(st) float64{
+		"queue_full": func(s st) float64 { return float64(s.Dropped) },
+		"unmappable": func(s st) float64 { return float64(s.Unmappable) },
+		"expired":    func(s st) float64 { return float64(s.Expired) },
+	} {
+		ms = append(ms, metrics.SnapshotMetric[st]{Name: "rsbd_gateway_dropped_events_total",
+			Help: "Events the gateway did not deliver or publish, by reason.", Type: prometheus.CounterValue,
+			Labels: prometheus.Labels{"reason": reason}, Value: value})
+	}
+	for _, reason := range cloudevents.RejectReasons() {
+		ms = append(ms, metrics.SnapshotMetric[st]{Name: "rsbd_gateway_rejected_total",
+			Help: "Requests and WebSocket messages the gateway refused, by reason.", Type: prometheus.CounterValue,
+			Labels: prometheus.Labels{"reason": reason}, Value: func(s st) float64 { return float64(s.Rejected[reason]) }})
+	}
+	return metrics.NewSnapshotCollector(gw.Stats, ms...)
 }

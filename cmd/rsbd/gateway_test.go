@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -84,6 +85,18 @@ func TestGatewayServes(t *testing.T) {
 			t.Fatalf("SSE event %q: %v", data, err)
 		}
 		break
+	}
+	resp, err = http.Get("http://" + d.info.Metrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"rsbd_gateway_published_events_total ", "rsbd_gateway_subscribers 1",
+		`rsbd_gateway_rejected_total{reason="malformed"} 0`, `rsbd_gateway_dropped_events_total{reason="queue_full"} 0`} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
 	}
 	d.signals <- syscall.SIGTERM
 	select {

@@ -97,3 +97,10 @@ func FuzzDecodeRequest(f *testing.F) {
 		}
 	})
 }
+
+func TestRejectReasons(t *testing.T) {
+	got := RejectReasons()
+	if len(got) != int(numReasons) || got[0] != "scope" || got[len(got)-1] != "subscribers" {
+		t.Errorf("%v", got)
+	}
+}

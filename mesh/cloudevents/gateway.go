@@ -123,6 +123,16 @@ func (r reason) String() string {
 		"bus", "subprotocol", "closed", "subscribers"}[r]
 }
 
+// RejectReasons returns the reason labels of Stats.Rejected, the fixed set
+// a metric may label refusals with.
+func RejectReasons() []string {
+	out := make([]string, numReasons)
+	for r := range numReasons {
+		out[r] = r.String()
+	}
+	return out
+}
+
 // counters are the gateway's statistics.
 type counters struct {
 	published, delivered, dropped, unmappable, expired, subscribers atomic.Int64
