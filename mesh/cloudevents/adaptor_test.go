@@ -100,7 +100,7 @@ func FuzzDecodeRequest(f *testing.F) {
 
 func TestRejectReasons(t *testing.T) {
 	got := RejectReasons()
-	if len(got) != int(numReasons) || got[0] != "scope" || got[len(got)-1] != "subscribers" {
+	if len(got) != int(numReasons) || got[0] != "scope" || got[len(got)-1] != "filter" {
 		t.Errorf("%v", got)
 	}
 }

@@ -21,7 +21,10 @@
 //     upgrade (subprotocol cloudevents.json, one structured event per text
 //     message; text messages the client sends are published as POST would
 //     publish them), otherwise as Server-Sent Events (one structured event
-//     per event, its id as the SSE id).
+//     per event, its id as the SSE id). The query parameter filter takes a
+//     filter list of the CloudEvents Subscriptions API (package
+//     cloudevent/filter: exact, prefix, suffix, all, any, not), evaluated
+//     before an event is queued; one that does not parse gets 400.
 //
 // RSB events become CloudEvents by package cloudevent's mapping, so an
 // event published here and received by an RSB client carries its

@@ -114,13 +114,14 @@ const (
 	reasonSubprotocol               // a WebSocket without cloudevents.json
 	reasonClosed                    // the gateway is closed
 	reasonSubscribers               // MaxSubscribers reached
+	reasonFilter                    // a subscription's filter does not parse
 	numReasons
 )
 
 // String returns the reason's label.
 func (r reason) String() string {
 	return [...]string{"scope", "method", "body", "too_large", "format", "malformed", "subject",
-		"bus", "subprotocol", "closed", "subscribers"}[r]
+		"bus", "subprotocol", "closed", "subscribers", "filter"}[r]
 }
 
 // RejectReasons returns the reason labels of Stats.Rejected, the fixed set
@@ -145,7 +146,7 @@ type Stats struct {
 	Published int64
 	// Rejected counts refused requests and WebSocket messages by reason
 	// label (scope, method, body, too_large, format, malformed, subject,
-	// bus, subprotocol, closed, subscribers).
+	// bus, subprotocol, closed, subscribers, filter).
 	Rejected map[string]int64
 	// Subscribers is the number of SSE and WebSocket subscriptions open.
 	Subscribers int64

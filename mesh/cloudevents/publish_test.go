@@ -14,6 +14,7 @@ import (
 
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/cloudevent"
+	"github.com/rsbd/rsbd/cloudevent/filter"
 	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
@@ -202,7 +203,7 @@ func TestExpiredEvents(t *testing.T) {
 		t.Errorf("bad emttl: %d %s", status, body)
 	}
 	// An RSB event that carries an expired emttl is not delivered.
-	s, err := e.g.subscribe(scope.MustParse("/ttl/"))
+	s, err := e.g.subscribe(scope.MustParse("/ttl/"), filter.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}

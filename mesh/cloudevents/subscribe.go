@@ -10,6 +10,7 @@ import (
 
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/cloudevent"
+	"github.com/rsbd/rsbd/cloudevent/filter"
 	"github.com/rsbd/rsbd/mesh/frame"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
@@ -60,9 +61,10 @@ func (s *subscription) offer(o outgoing, maxBytes int64) bool {
 	}
 }
 
-// subscribe opens a subscription to sc and its sub-scopes. Introspection
-// events (under /__rsb/) reach only a subscription within that scope.
-func (g *Gateway) subscribe(sc scope.Scope) (*subscription, error) {
+// subscribe opens a subscription to sc and its sub-scopes for the events
+// that pass flt. Introspection events (under /__rsb/) reach only a
+// subscription within that scope.
+func (g *Gateway) subscribe(sc scope.Scope, flt filter.Filter) (*subscription, error) {
 	if g.st.subscribers.Add(1) > int64(g.cfg.MaxSubscribers) {
 		g.st.subscribers.Add(-1)
 		return nil, fmt.Errorf("%w: %d", errTooManySubscribers, g.cfg.MaxSubscribers)
@@ -82,6 +84,9 @@ func (g *Gateway) subscribe(sc scope.Scope) (*subscription, error) {
 		}
 		if expired, err := frame.EventExpired(ce, time.Now()); expired || err != nil {
 			g.st.expired.Add(1)
+			return nil
+		}
+		if !flt.Match(ce) {
 			return nil
 		}
 		b, err := cloudevent.Marshal(ce)
@@ -110,7 +115,12 @@ func (g *Gateway) closeSubscription(s *subscription) {
 // client goes, a write times out or the gateway closes.
 func (g *Gateway) serveSSE(w http.ResponseWriter, r *http.Request, sc scope.Scope) {
 	rc := http.NewResponseController(w)
-	s, err := g.subscribe(sc)
+	flt, err := filter.Parse([]byte(r.URL.Query().Get("filter")))
+	if err != nil {
+		g.fail(w, http.StatusBadRequest, reasonFilter, err.Error())
+		return
+	}
+	s, err := g.subscribe(sc, flt)
 	if err != nil {
 		g.refuse(w, err)
 		return

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/cloudevent"
+	"github.com/rsbd/rsbd/cloudevent/filter"
 	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
@@ -163,7 +164,7 @@ func TestWebSocketNeedsSubprotocol(t *testing.T) {
 // does not fit is dropped and counted.
 func TestSlowSubscriberDrops(t *testing.T) {
 	e := start(t, Config{QueueLen: 2})
-	s, err := e.g.subscribe(scope.MustParse("/slow/"))
+	s, err := e.g.subscribe(scope.MustParse("/slow/"), filter.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +227,7 @@ func TestQueueBytesBound(t *testing.T) {
 
 func TestMaxSubscribers(t *testing.T) {
 	e := start(t, Config{MaxSubscribers: 1})
-	s, err := e.g.subscribe(scope.MustParse("/"))
+	s, err := e.g.subscribe(scope.MustParse("/"), filter.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}

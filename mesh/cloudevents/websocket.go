@@ -8,6 +8,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/rsbd/rsbd/cloudevent"
+	"github.com/rsbd/rsbd/cloudevent/filter"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -15,6 +16,11 @@ import (
 // (JSON): the events on sc go out as text messages, and text messages that
 // come in are published.
 func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request, sc scope.Scope) {
+	flt, err := filter.Parse([]byte(r.URL.Query().Get("filter")))
+	if err != nil {
+		g.fail(w, http.StatusBadRequest, reasonFilter, err.Error())
+		return
+	}
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		Subprotocols:   []string{Subprotocol},
 		OriginPatterns: g.cfg.OriginPatterns,
@@ -30,7 +36,7 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request, sc scop
 		return
 	}
 	c.SetReadLimit(maxWSMessage)
-	s, err := g.subscribe(sc)
+	s, err := g.subscribe(sc, flt)
 	if err != nil {
 		_, why := classify(err)
 		g.st.rejected[why].Add(1)
