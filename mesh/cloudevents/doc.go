@@ -26,6 +26,15 @@
 //     cloudevent/filter: exact, prefix, suffix, all, any, not), evaluated
 //     before an event is queued; one that does not parse gets 400.
 //
+// AddWebhook subscribes a URL: each event on a scope that passes a filter
+// is POSTed there in structured mode, one at a time, at least once: 200,
+// 201, 202 and 204 accept it; 410 ends the webhook; a 429's Retry-After is
+// waited for; redirects are not followed; other failures and timeouts are
+// retried with doubling back-off (Backoff up to MaxBackoff) for
+// MaxAttempts attempts, after which the event goes to the dead-letter scope
+// with the user info "rsbd:webhook-error", or is dropped without one
+// (counted either way).
+//
 // RSB events become CloudEvents by package cloudevent's mapping, so an
 // event published here and received by an RSB client carries its
 // CloudEvents attributes as "ce:" user infos, and an RSB event received

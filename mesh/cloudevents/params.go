@@ -30,6 +30,22 @@ const (
 	// does not read for that long is disconnected.
 	DefaultWriteTimeout = 10 * time.Second
 
+	// DefaultWebhookAttempts bounds the deliveries a webhook tries per
+	// event before it gives the event up to its dead-letter scope.
+	DefaultWebhookAttempts = 5
+
+	// DefaultWebhookBackoff is a webhook's wait after a first failed
+	// attempt; it doubles after each further one.
+	DefaultWebhookBackoff = 100 * time.Millisecond
+
+	// DefaultWebhookMaxBackoff bounds a webhook's wait between attempts,
+	// a 429's Retry-After included: one event does not hold the webhook for
+	// long.
+	DefaultWebhookMaxBackoff = 10 * time.Second
+
+	// DefaultWebhookTimeout bounds one delivery attempt.
+	DefaultWebhookTimeout = 10 * time.Second
+
 	// Subprotocol is the WebSocket subprotocol of the CloudEvents
 	// WebSocket binding for JSON, the only one served.
 	Subprotocol = "cloudevents.json"
