@@ -117,10 +117,21 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 		log.Error("cannot start", "err", err)
 		return exitFailure
 	}
+	var gw *gateway
+	if s.gatewayAddr != "" {
+		if gw, err = startGateway(nd, s.gatewayAddr, log, reg); err != nil {
+			log.Error("cannot serve the gateway", "addr", s.gatewayAddr, "err", err)
+			nd.Close()
+			return exitFailure
+		}
+	}
 	var stopping atomic.Bool
 	ready := func() error {
 		if stopping.Load() {
 			return errShuttingDown
+		}
+		if err := gw.ready(); err != nil {
+			return err
 		}
 		return nd.Ready()
 	}
@@ -129,25 +140,25 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 		ms = metrics.NewServer(metrics.NewHandler(reg, ready), log)
 		if err := ms.Start(s.metricsAddr); err != nil {
 			log.Error("cannot serve metrics", "addr", s.metricsAddr, "err", err)
-			nd.Close()
+			closeAll(nd, nil, gw, log)
 			return exitFailure
 		}
 	}
-	info := readyInfoOf(nd, ms)
+	info := readyInfoOf(nd, ms, gw)
 	if s.readyFile != "" {
 		if err := writeReadyFile(s.readyFile, info); err != nil {
 			log.Error("cannot write ready file", "path", s.readyFile, "err", err)
-			closeAll(nd, ms, log)
+			closeAll(nd, ms, gw, log)
 			return exitFailure
 		}
 		defer os.Remove(s.readyFile)
 	}
 	log.Info("rsbd serving", "version", version, "socket", info.Socket, "socket_path", info.SocketPath, "gossip", info.Gossip,
-		"data", info.Data, "metrics", info.Metrics, "multicast", !s.node.Unicast, "peers", len(nd.Members()))
+		"data", info.Data, "metrics", info.Metrics, "gateway", info.Gateway, "multicast", !s.node.Unicast, "peers", len(nd.Members()))
 	sig := <-signals
 	log.Info("shutting down", "signal", sig.String())
 	stopping.Store(true)
-	return shutdown(log, func() error { return closeAll(nd, ms, log) }, signals, shutdownTimeout)
+	return shutdown(log, func() error { return closeAll(nd, ms, gw, log) }, signals, shutdownTimeout)
 }
 
 // startGCFloor puts the heap floor of --gc-floor in force, unless it is
@@ -175,9 +186,17 @@ func startGCFloor(floorMiB int, log *slog.Logger) func() {
 	return stop
 }
 
-// closeAll closes the node (socket clients, reliable flush, leaving the
-// cluster), then the HTTP endpoints, so /readyz answers 503 meanwhile.
-func closeAll(nd *node.Node, ms *metrics.Server, log *slog.Logger) error {
+// closeAll closes the gateway (nil: none), the node (socket clients,
+// reliable flush, leaving the cluster), then the HTTP endpoints, so /readyz
+// answers 503 meanwhile.
+func closeAll(nd *node.Node, ms *metrics.Server, gw *gateway, log *slog.Logger) error {
+	if gw != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), gatewayCloseTimeout)
+		if err := gw.close(ctx); err != nil {
+			log.Warn("gateway closed with errors", "err", err)
+		}
+		cancel()
+	}
 	err := nd.Close()
 	if ms != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), metricsCloseTimeout)
@@ -224,9 +243,11 @@ type readyInfo struct {
 	Gossip     string `json:"gossip"`
 	Data       string `json:"data"`
 	Metrics    string `json:"metrics,omitempty"`
+	// Gateway is the CloudEvents gateway's HTTP address, if it serves.
+	Gateway string `json:"gateway,omitempty"`
 }
 
-func readyInfoOf(nd *node.Node, ms *metrics.Server) readyInfo {
+func readyInfoOf(nd *node.Node, ms *metrics.Server, gw *gateway) readyInfo {
 	info := readyInfo{PID: os.Getpid(), Version: version, Gossip: nd.GossipAddr().String(), Data: nd.DataAddr().String()}
 	if a := nd.SocketAddr(); a != nil {
 		info.Socket = a.String()
@@ -234,6 +255,9 @@ func readyInfoOf(nd *node.Node, ms *metrics.Server) readyInfo {
 	info.SocketPath = nd.SocketPath()
 	if ms != nil {
 		info.Metrics = ms.Addr().String()
+	}
+	if gw != nil {
+		info.Gateway = gw.Addr().String()
 	}
 	return info
 }

@@ -36,7 +36,10 @@
 //
 // Logs go to standard error through log/slog: text on a terminal, one JSON
 // object per line otherwise (--log-format). /metrics, /livez and /readyz
-// are served on --metrics-addr. SIGTERM or SIGINT stops accepting clients,
+// are served on --metrics-addr. With --gateway-http (off by default) the
+// daemon serves the CloudEvents gateway (package mesh/cloudevents) on its
+// own HTTP address, a participant of the bus embedded in the node; /readyz
+// fails if it stops serving. SIGTERM or SIGINT stops accepting clients,
 // closes them in order, lets reliable streams finish for a bounded time,
 // leaves the cluster and exits 0; a second signal exits at once with 1.
 // Exit code 2 means bad flags or configuration, 1 a failure to start.

@@ -49,6 +49,7 @@ const (
 	keyLogLevel      = "rsbd.log.level"
 	keyLogFormat     = "rsbd.log.format"
 	keyReadyFile     = "rsbd.ready.file"
+	keyGatewayHTTP   = "rsbd.gateway.http"
 	keyNackTries     = "rsbd.nack.tries"
 	keyNackGiveUp    = "rsbd.nack.give.up"
 )
@@ -80,6 +81,7 @@ var options = []option{
 	{"socket-path", "", "PATH", "Unix socket also serving the RSB socket protocol, for local clients (they dial unix:PATH)"},
 	{"gossip-addr", node.DefaultGossipAddr, "IP:PORT", "memberlist bind address, UDP and TCP"},
 	{"metrics-addr", DefaultMetricsAddr, "HOST:PORT", `HTTP address of /metrics, /livez, /readyz ("off" disables it)`},
+	{"gateway-http", valueOff, "off|HOST:PORT", "HTTP address of the CloudEvents gateway: POST publishes on the path's scope, GET subscribes (SSE, or WebSocket with subprotocol cloudevents.json)"},
 	{"join", "", "HOST:PORT[,...]", "gossip addresses of cluster members to join"},
 	{"multicast", "true", "", "carry events by multicast; false sends to each interested peer (unicast)"},
 	{"data-addr", node.DefaultDataAddr, "IP:PORT", "unicast UDP address for data, NACKs and repairs (port 0: any)"},

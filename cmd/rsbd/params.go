@@ -18,6 +18,15 @@ const (
 	// metricsCloseTimeout bounds the wait for scrapes in progress at exit.
 	metricsCloseTimeout = 2 * time.Second
 
+	// gatewayHeaderTimeout bounds how long a gateway client may take to
+	// send its request headers: a client that opens connections and sends
+	// nothing holds little for long.
+	gatewayHeaderTimeout = 10 * time.Second
+
+	// gatewayCloseTimeout bounds the wait for gateway requests in progress
+	// at exit (subscriptions end at once).
+	gatewayCloseTimeout = 2 * time.Second
+
 	// cpuLatencyDevice is the kernel's PM QoS interface for the CPU wake-up
 	// latency: a request lasts while its file stays open.
 	cpuLatencyDevice = "/dev/cpu_dma_latency"

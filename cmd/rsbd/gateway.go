@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rsbd/rsbd/client"
+	"github.com/rsbd/rsbd/mesh/cloudevents"
+	"github.com/rsbd/rsbd/metrics"
+	"github.com/rsbd/rsbd/node"
+)
+
+// gateway is the CloudEvents gateway of --gateway-http: an HTTP server
+// whose handler publishes and subscribes through a Bus embedded in the
+// node, as any participant of the bus.
+type gateway struct {
+	bus *client.Bus
+	gw  *cloudevents.Gateway
+	srv *http.Server
+	ln  net.Listener
+	// failed holds the error that ended the HTTP server, if one did.
+	failed atomic.Pointer[error]
+}
+
+// startGateway serves the CloudEvents gateway on addr and registers its
+// metrics with reg.
+func startGateway(nd *node.Node, addr string, log *slog.Logger, reg prometheus.Registerer) (*gateway, error) {
+	bus, err := client.EmbeddedConfig(nd, client.Config{Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	gw, err := cloudevents.New(bus, cloudevents.Config{Logger: log})
+	if err != nil {
+		_ = bus.Close()
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err == nil {
+		if err = reg.Register(gatewayCollector(gw)); err != nil {
+			ln.Close()
+		}
+	}
+	if err != nil {
+		_ = gw.Close()
+		_ = bus.Close()
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	g := &gateway{bus: bus, gw: gw, ln: ln,
+		srv: &http.Server{Handler: gw, ReadHeaderTimeout: gatewayHeaderTimeout, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}}
+	go func() {
+		if err := g.srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			log.Error("gateway stopped serving", "err", err)
+			g.failed.Store(&err)
+		}
+	}()
+	return g, nil
+}
+
+// ready reports why the gateway does not serve (/readyz); nil for a
+// gateway serving, or none configured.
+func (g *gateway) ready() error {
+	if g == nil {
+		return nil
+	}
+	if err := g.failed.Load(); err != nil {
+		return fmt.Errorf("gateway: %w", *err)
+	}
+	return nil
+}
+
+// Addr returns the address the gateway listens on.
+func (g *gateway) Addr() net.Addr { return g.ln.Addr() }
+
+// close ends the subscriptions, stops the HTTP server (waiting for
+// requests in progress until ctx ends) and closes the gateway's Bus.
+func (g *gateway) close(ctx context.Context) error {
+	err := g.gw.Close()
+	err = errors.Join(err, g.srv.Shutdown(ctx))
+	return errors.Join(err, g.bus.Close())
+}
+
+// gatewayCollector exports the gateway's counters as rsbd_gateway_*
+// metrics, every label from a fixed set.
+func gatewayCollector(gw *cloudevents.Gateway) prometheus.Collector {
+	type st = cloudevents.Stats
+	ms := []metrics.SnapshotMetric[st]{
+		{Name: "rsbd_gateway_published_events_total", Help: "Events the gateway published to the bus.",
+			Type: prometheus.CounterValue, Value: func(s st) float64 { return float64(s.Published) }},
+		{Name: "rsbd_gateway_delivered_events_total", Help: "Events the gateway wrote to SSE and WebSocket subscribers.",
+			Type: prometheus.CounterValue, Value: func(s st) float64 { return float64(s.Delivered) }},
+		{Name: "rsbd_gateway_subscribers", Help: "SSE and WebSocket subscriptions open.",
+			Type: prometheus.GaugeValue, Value: func(s st) float64 { return float64(s.Subscribers) }},
+	}
+	for reason, value := range map[string]func(st) float64{
+		"queue_full": func(s st) float64 { return float64(s.Dropped) },
+		"unmappable": func(s st) float64 { return float64(s.Unmappable) },
+		"expired":    func(s st) float64 { return float64(s.Expired) },
+	} {
+		ms = append(ms, metrics.SnapshotMetric[st]{Name: "rsbd_gateway_dropped_events_total",
+			Help: "Events the gateway did not deliver or publish, by reason.", Type: prometheus.CounterValue,
+			Labels: prometheus.Labels{"reason": reason}, Value: value})
+	}
+	for _, reason := range cloudevents.RejectReasons() {
+		ms = append(ms, metrics.SnapshotMetric[st]{Name: "rsbd_gateway_rejected_total",
+			Help: "Requests and WebSocket messages the gateway refused, by reason.", Type: prometheus.CounterValue,
+			Labels: prometheus.Labels{"reason": reason}, Value: func(s st) float64 { return float64(s.Rejected[reason]) }})
+	}
+	return metrics.NewSnapshotCollector(gw.Stats, ms...)
+}

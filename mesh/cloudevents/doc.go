@@ -1,0 +1,57 @@
+// Package cloudevents is the mesh gateway's CloudEvents adaptor: web
+// clients publish to and subscribe from RSB scopes over HTTP without
+// speaking RSB.
+//
+// A Gateway is an http.Handler on a client.Bus (embedded in a node, or
+// over the socket transport): a participant of the bus like any other.
+// The request path is the scope.
+//
+//   - POST publishes. The Content-Type chooses the HTTP binding's mode:
+//     application/cloudevents+json is one structured event,
+//     application/cloudevents-batch+json a batch, anything else binary
+//     mode (attributes in ce-* headers, datacontenttype in Content-Type,
+//     the body is data). An event's subject, when it has one, must be the
+//     path's scope or a sub-scope of it, and is where it is published; an
+//     event without one is published on the path's scope. The reply is
+//     202 with the ids of the events accepted ({"accepted":[{"id":…,
+//     "rsbid":…}]}); malformed input gets 400, an oversize body 413, a
+//     CloudEvents format other than JSON 415, each with a message and
+//     counted by reason (Stats).
+//   - GET subscribes to the scope and its sub-scopes: with a WebSocket
+//     upgrade (subprotocol cloudevents.json, one structured event per text
+//     message; text messages the client sends are published as POST would
+//     publish them), otherwise as Server-Sent Events (one structured event
+//     per event, its id as the SSE id). The query parameter filter takes a
+//     filter list of the CloudEvents Subscriptions API (package
+//     cloudevent/filter: exact, prefix, suffix, all, any, not), evaluated
+//     before an event is queued; one that does not parse gets 400.
+//
+// AddWebhook subscribes a URL: each event on a scope that passes a filter
+// is POSTed there in structured mode, one at a time, at least once: 200,
+// 201, 202 and 204 accept it; 410 ends the webhook; a 429's Retry-After is
+// waited for; redirects are not followed; other failures and timeouts are
+// retried with doubling back-off (Backoff up to MaxBackoff) for
+// MaxAttempts attempts, after which the event goes to the dead-letter scope
+// with the user info "rsbd:webhook-error", or is dropped without one
+// (counted either way).
+//
+// RSB events become CloudEvents by package cloudevent's mapping, so an
+// event published here and received by an RSB client carries its
+// CloudEvents attributes as "ce:" user infos, and an RSB event received
+// here carries its RSB metadata as rsb… extensions.
+//
+// An event with the emttl extension (a time to live in milliseconds from
+// its time, see package mesh/frame) that has expired is neither published
+// nor delivered, and counted (Stats.Expired); a POST reply marks it
+// "expired".
+//
+// Every subscriber has a queue bounded in events and bytes
+// (Config.QueueLen, Config.QueueBytes): a client that does not keep up
+// loses the events that find its queue full, counted in Stats.Dropped, and
+// never holds up the bus or other subscribers. At most
+// Config.MaxSubscribers subscriptions are served at once; one more gets
+// 503.
+//
+// The package also registers the "cloudevents" FrameAdaptor with package
+// mesh: structured CloudEvents JSON to and from EVENT frames.
+package cloudevents

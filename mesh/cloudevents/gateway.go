@@ -1,0 +1,178 @@
+package cloudevents
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rsbd/rsbd/client"
+	"github.com/rsbd/rsbd/scope"
+)
+
+// Gateway serves CloudEvents over HTTP, SSE and WebSocket on a bus (see
+// the package documentation). It is an http.Handler, safe for concurrent
+// use.
+type Gateway struct {
+	bus *client.Bus
+	cfg Config
+	log *slog.Logger
+	// inf publishes every event the gateway receives, on its subject.
+	inf *client.Informer
+	// ctx ends with Close, and with it every subscription.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// subs counts the subscriptions being served, for Close to wait on.
+	subs sync.WaitGroup
+	st   counters
+}
+
+// New returns a Gateway publishing and subscribing through bus, which the
+// caller keeps and closes after the Gateway.
+func New(bus *client.Bus, cfg Config) (*Gateway, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	inf, err := bus.NewInformer(scope.Root)
+	if err != nil {
+		return nil, fmt.Errorf("cloudevents: informer: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Gateway{bus: bus, cfg: cfg, log: cfg.Logger, inf: inf, ctx: ctx, cancel: cancel}, nil
+}
+
+// Close ends every subscription, waits for their handlers to return and
+// retires the gateway's informer. Requests after Close get 503.
+func (g *Gateway) Close() error {
+	g.cancel()
+	g.subs.Wait()
+	return g.inf.Close()
+}
+
+// ServeHTTP serves one request; the path is the scope.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g.ctx.Err() != nil {
+		g.fail(w, http.StatusServiceUnavailable, reasonClosed, "gateway closed")
+		return
+	}
+	sc, err := scope.Parse(r.URL.Path)
+	if err != nil {
+		g.fail(w, http.StatusBadRequest, reasonScope, err.Error())
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		g.publish(w, r, sc)
+	case http.MethodGet:
+		if isUpgrade(r) {
+			g.serveWebSocket(w, r, sc)
+		} else {
+			g.serveSSE(w, r, sc)
+		}
+	default:
+		w.Header().Set("Allow", "GET, POST")
+		g.fail(w, http.StatusMethodNotAllowed, reasonMethod, r.Method+" not allowed")
+	}
+}
+
+// isUpgrade reports whether r asks for a WebSocket.
+func isUpgrade(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+// fail replies status with a JSON error message and counts the refusal.
+func (g *Gateway) fail(w http.ResponseWriter, status int, why reason, msg string) {
+	g.st.rejected[why].Add(1)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	b, _ := json.Marshal(struct {
+		Error  string `json:"error"`
+		Reason string `json:"reason"`
+	}{msg, why.String()})
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// reason names why the gateway refused a request or a message; Stats
+// counts refusals by reason. Values: append only.
+type reason int
+
+// The reasons.
+const (
+	reasonScope       reason = iota // the path is not a scope
+	reasonMethod                    // neither GET nor POST
+	reasonBody                      // the body could not be read whole
+	reasonTooLarge                  // the body or an event is over a limit
+	reasonFormat                    // a CloudEvents format other than JSON
+	reasonMalformed                 // not a valid CloudEvent
+	reasonSubject                   // the subject is not within the path's scope
+	reasonBus                       // the bus refused the publish
+	reasonSubprotocol               // a WebSocket without cloudevents.json
+	reasonClosed                    // the gateway is closed
+	reasonSubscribers               // MaxSubscribers reached
+	reasonFilter                    // a subscription's filter does not parse
+	numReasons
+)
+
+// String returns the reason's label.
+func (r reason) String() string {
+	return [...]string{"scope", "method", "body", "too_large", "format", "malformed", "subject",
+		"bus", "subprotocol", "closed", "subscribers", "filter"}[r]
+}
+
+// RejectReasons returns the reason labels of Stats.Rejected, the fixed set
+// a metric may label refusals with.
+func RejectReasons() []string {
+	out := make([]string, numReasons)
+	for r := range numReasons {
+		out[r] = r.String()
+	}
+	return out
+}
+
+// counters are the gateway's statistics.
+type counters struct {
+	published, delivered, dropped, unmappable, expired, subscribers atomic.Int64
+	rejected                                                        [numReasons]atomic.Int64
+}
+
+// Stats counts what a Gateway did.
+type Stats struct {
+	// Published counts events published to the bus.
+	Published int64
+	// Rejected counts refused requests and WebSocket messages by reason
+	// label (scope, method, body, too_large, format, malformed, subject,
+	// bus, subprotocol, closed, subscribers, filter).
+	Rejected map[string]int64
+	// Subscribers is the number of SSE and WebSocket subscriptions open.
+	Subscribers int64
+	// Delivered counts events written to subscribers.
+	Delivered int64
+	// Dropped counts events lost to a subscriber's full queue.
+	Dropped int64
+	// Unmappable counts received events no CloudEvent can carry (see
+	// cloudevent.FromRSB), not delivered.
+	Unmappable int64
+	// Expired counts events past their time to live (emttl, or a
+	// malformed one), neither published nor delivered.
+	Expired int64
+}
+
+// Stats returns the gateway's counters.
+func (g *Gateway) Stats() Stats {
+	s := Stats{
+		Published: g.st.published.Load(), Subscribers: g.st.subscribers.Load(),
+		Delivered: g.st.delivered.Load(), Dropped: g.st.dropped.Load(),
+		Unmappable: g.st.unmappable.Load(), Expired: g.st.expired.Load(), Rejected: make(map[string]int64),
+	}
+	for r := range numReasons {
+		if n := g.st.rejected[r].Load(); n > 0 {
+			s.Rejected[r.String()] = n
+		}
+	}
+	return s
+}

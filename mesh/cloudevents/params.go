@@ -1,0 +1,59 @@
+package cloudevents
+
+import (
+	"time"
+
+	"github.com/rsbd/rsbd/cloudevent"
+)
+
+// Defaults of Config and fixed limits of the gateway.
+const (
+	// DefaultMaxBodyBytes bounds a POST body: the largest batch the JSON
+	// format takes.
+	DefaultMaxBodyBytes = cloudevent.MaxBatchBytes
+
+	// DefaultQueueLen bounds the events waiting for one subscriber: enough
+	// for a burst while the client's connection drains, small enough that
+	// a thousand stalled subscribers hold little.
+	DefaultQueueLen = 256
+
+	// DefaultQueueBytes bounds what the events waiting for one subscriber
+	// weigh together (their JSON): without it a queue of DefaultQueueLen
+	// events of the largest size would hold gigabytes.
+	DefaultQueueBytes = 16 << 20
+
+	// DefaultMaxSubscribers bounds the SSE and WebSocket subscriptions a
+	// gateway serves at once; one more gets 503.
+	DefaultMaxSubscribers = 1024
+
+	// DefaultWriteTimeout bounds one write to a subscriber; a client that
+	// does not read for that long is disconnected.
+	DefaultWriteTimeout = 10 * time.Second
+
+	// DefaultWebhookAttempts bounds the deliveries a webhook tries per
+	// event before it gives the event up to its dead-letter scope.
+	DefaultWebhookAttempts = 5
+
+	// DefaultWebhookBackoff is a webhook's wait after a first failed
+	// attempt; it doubles after each further one.
+	DefaultWebhookBackoff = 100 * time.Millisecond
+
+	// DefaultWebhookMaxBackoff bounds a webhook's wait between attempts,
+	// a 429's Retry-After included: one event does not hold the webhook for
+	// long.
+	DefaultWebhookMaxBackoff = 10 * time.Second
+
+	// DefaultWebhookTimeout bounds one delivery attempt.
+	DefaultWebhookTimeout = 10 * time.Second
+
+	// Subprotocol is the WebSocket subprotocol of the CloudEvents
+	// WebSocket binding for JSON, the only one served.
+	Subprotocol = "cloudevents.json"
+
+	// maxWSMessage bounds a message a WebSocket client sends: one
+	// structured event.
+	maxWSMessage = cloudevent.MaxEventJSONBytes
+
+	// headerPrefix starts the HTTP headers of the binary mode's attributes.
+	headerPrefix = "ce-"
+)
