@@ -154,7 +154,11 @@ func (c *ClientConn) request(ctx context.Context, method, format string, data []
 		}
 		return rep, nil
 	case <-ctx.Done():
-		go c.cancelCall(sc, id)
+		// A server holds its own copy of the deadline; only a cancellation
+		// needs telling.
+		if ctx.Err() == context.Canceled {
+			go c.cancelCall(sc, id)
+		}
 		return nil, ctxStatus(ctx)
 	}
 }

@@ -35,6 +35,7 @@ type clientStream struct {
 	hdrOnce  sync.Once
 	hdrReady chan struct{}
 	header   metadata.MD
+	hdrGot   bool        // a Headers frame came (set before hdrReady closes)
 	trailer  metadata.MD // set by the reader once Trailers arrived
 	sent     bool        // the one request of a server-streaming call went
 	closed   bool        // CloseSend done
@@ -115,7 +116,10 @@ func (cs *clientStream) watch() {
 
 func (cs *clientStream) gotHeaders(md metadata.MD) {
 	cs.hdrOnce.Do(func() {
-		cs.header = md
+		if md == nil {
+			md = metadata.MD{}
+		}
+		cs.header, cs.hdrGot = md, true
 		if cs.co.header != nil {
 			*cs.co.header = md
 		}
@@ -130,16 +134,9 @@ func (cs *clientStream) finished(st *status.Status) {
 
 // Header waits for the response's leading metadata.
 func (cs *clientStream) Header() (metadata.MD, error) {
-	select {
-	case <-cs.hdrReady:
-	case <-cs.s.done:
-	}
-	select {
-	case <-cs.hdrReady:
-		if cs.header != nil || !cs.s.ended() {
-			return cs.header, nil
-		}
-	default:
+	<-cs.hdrReady
+	if cs.hdrGot {
+		return cs.header, nil
 	}
 	return nil, cs.s.err()
 }

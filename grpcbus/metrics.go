@@ -71,4 +71,5 @@ const (
 	dropMalformed     = "malformed"
 	dropOverflow      = "overflow"
 	dropUnexpected    = "unexpected"
+	dropDuplicate     = "duplicate"
 )

@@ -185,9 +185,17 @@ func (sv *Server) onRequest(svc *service, ev *client.Event) {
 		sv.met.drop(dropMalformed)
 		return
 	}
-	rq := &request{svc: svc, ev: ev, to: to, callID: id}
+	rq := &request{svc: svc, ev: ev, to: to, callID: id, key: from + " " + id}
 	rq.action, _ = userInfo(infos, keyAction)
 	rq.format, _ = userInfo(infos, keyWireFormat)
+	// The call is tracked before this returns, so that a CANCEL the
+	// caller sends after it finds the call.
+	rq.ctx, rq.cancel = sv.callContext(rq)
+	if !sv.trackCall(rq.key, rq.cancel) {
+		rq.cancel()
+		go sv.fail(rq, status.New(codes.ResourceExhausted, "grpcbus: too many calls in progress"))
+		return
+	}
 	go sv.serve(rq)
 }
 
@@ -199,12 +207,18 @@ type request struct {
 	callID string
 	action string
 	format string
+	key    string // caller and call id, for CANCEL
+	// ctx is the handler's context, cancel ends it.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 func (rq *request) fullMethod() string { return "/" + rq.svc.name + "/" + rq.action }
 
 // serve answers one request: a unary call, or the opening of a stream.
 func (sv *Server) serve(rq *request) {
+	defer rq.cancel()
+	defer sv.untrackCall(rq.key)
 	if !sv.o.cfg.supports(rq.format) {
 		sv.fail(rq, status.Newf(codes.Unimplemented, "grpcbus: wire format %q not supported", rq.format))
 		return

@@ -27,8 +27,7 @@ func (sv *Server) serveStream(rq *request, sd *grpc.StreamDesc) {
 		return
 	}
 	s := newStream(sv.ep, rq.fullMethod(), rq.format, sv.pingTimeout(infos))
-	ctx, cancel := sv.callContext(rq)
-	defer cancel()
+	ctx, cancel := rq.ctx, rq.cancel
 	ss := &serverStream{sv: sv, s: s, desc: sd}
 	s.onFinish = func(st *status.Status) {
 		cancel()

@@ -14,16 +14,8 @@ import (
 
 // serveUnary runs a unary handler and replies with its answer.
 func (sv *Server) serveUnary(rq *request, md *grpc.MethodDesc) {
-	ctx, cancel := sv.callContext(rq)
-	defer cancel()
-	key := rq.to.String() + " " + rq.callID
-	if !sv.trackCall(key, cancel) {
-		sv.fail(rq, status.New(codes.ResourceExhausted, "grpcbus: too many calls in progress"))
-		return
-	}
-	defer sv.untrackCall(key)
 	ts := &unaryTransport{method: rq.fullMethod()}
-	ctx = grpc.NewContextWithServerTransportStream(ctx, ts)
+	ctx := grpc.NewContextWithServerTransportStream(rq.ctx, ts)
 	dec := func(v any) error {
 		if err := unmarshal(rq.format, rq.ev.Data, v); err != nil {
 			return status.Errorf(codes.Internal, "grpcbus: decoding the request: %v", err)

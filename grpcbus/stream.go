@@ -42,7 +42,8 @@ type stream struct {
 	peerID   uint64
 
 	timeout   time.Duration
-	lastHeard atomic.Int64 // unix ns of the last frame or ping from the peer
+	lastHeard atomic.Int64  // unix ns of the last frame or ping from the peer
+	inSeq     atomic.Uint64 // stream_sequence of the last Message received
 
 	window   int // messages this side grants at a time
 	consumed int // messages read since the last WindowUpdate, by the reader
@@ -105,13 +106,38 @@ func (s *stream) onFrame(fr *grpcbuspb.TransportFrame, infos []notification.User
 		if s.onHeaders != nil {
 			s.onHeaders(takeMetadata(infos, prefixHeader))
 		}
-	default:
-		select {
-		case s.inbox <- inFrame{fr: fr, infos: infos}:
-		default:
-			s.ep.met.drop(dropOverflow)
-			s.abort(codes.ResourceExhausted, "peer exceeded the flow-control window", true)
+	case *grpcbuspb.TransportFrame_Message:
+		if s.inOrder(fr.StreamSequence) {
+			s.enqueue(fr, infos)
 		}
+	default:
+		s.enqueue(fr, infos)
+	}
+}
+
+// inOrder reports whether a Message with seq is the next one. A repeated
+// one is dropped and counted; a gap means a lost message and ends the
+// stream with DATA_LOSS.
+func (s *stream) inOrder(seq uint64) bool {
+	if s.inSeq.CompareAndSwap(seq-1, seq) {
+		return true
+	}
+	if seq <= s.inSeq.Load() {
+		s.ep.met.drop(dropDuplicate)
+		return false
+	}
+	s.abort(codes.DataLoss, "grpcbus: message lost on the bus", true)
+	return false
+}
+
+// enqueue hands a frame to the reader; a full inbox means the peer sent
+// past its window.
+func (s *stream) enqueue(fr *grpcbuspb.TransportFrame, infos []notification.UserInfo) {
+	select {
+	case s.inbox <- inFrame{fr: fr, infos: infos}:
+	default:
+		s.ep.met.drop(dropOverflow)
+		s.abort(codes.ResourceExhausted, "peer exceeded the flow-control window", true)
 	}
 }
 
@@ -161,11 +187,12 @@ func (s *stream) sendFrame(ctx context.Context, fr *grpcbuspb.TransportFrame, in
 func (s *stream) finish(st *status.Status) {
 	s.once.Do(func() {
 		s.st = st
-		close(s.done)
-		s.ep.remove(s.id)
+		// onFinish first: a handler woken by done sees its context ended.
 		if s.onFinish != nil {
 			s.onFinish(st)
 		}
+		close(s.done)
+		s.ep.remove(s.id)
 	})
 }
 
