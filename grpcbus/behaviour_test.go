@@ -285,3 +285,59 @@ func TestMetricsCountCalls(t *testing.T) {
 		t.Errorf("open streams %v", got)
 	}
 }
+
+func TestCallLimit(t *testing.T) {
+	nodes := clienttest.StartNodes(t, 1)
+	bus := embeddedBus(t, 0, nodes)
+	cfg := testConfig()
+	cfg.MaxCalls = 1
+	srv := startBusServer(t, bus, newEchoServer(), cfg)
+	c := pb.NewEchoClient(busConn(t, bus, testConfig()))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _, _ = c.Unary(ctx, &pb.EchoRequest{WaitMs: 10000}) }()
+	testutil.WaitFor(t, 5*time.Second, "call running", func() bool {
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		return len(srv.calls) == 1
+	})
+	if _, err := c.Unary(ctx, &pb.EchoRequest{}); status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("second call: %v, want ResourceExhausted", err)
+	}
+}
+
+func TestStopAndClose(t *testing.T) {
+	nodes := clienttest.StartNodes(t, 1)
+	bus := embeddedBus(t, 0, nodes)
+	e := newEchoServer()
+	srv := startBusServer(t, bus, e, testConfig())
+	conn := busConn(t, bus, testConfig())
+	c := pb.NewEchoClient(conn)
+	open := func() pb.Echo_BidiClient {
+		st, err := c.Bidi(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Send(&pb.EchoRequest{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Recv(); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	st := open()
+	conn.Close()
+	if _, err := st.Recv(); status.Code(err) != codes.Canceled {
+		t.Errorf("after ClientConn.Close: %v, want Canceled", err)
+	}
+	if err := ended(t, e); !errors.Is(err, context.Canceled) {
+		t.Errorf("handler after ClientConn.Close: %v", err)
+	}
+	c = pb.NewEchoClient(busConn(t, bus, testConfig()))
+	st = open()
+	srv.Stop()
+	if _, err := st.Recv(); status.Code(err) != codes.Unavailable {
+		t.Errorf("after Server.Stop: %v, want Unavailable", err)
+	}
+}

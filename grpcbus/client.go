@@ -65,7 +65,7 @@ func NewClientConn(bus *client.Bus, opts ...Option) (*ClientConn, error) {
 // Close cancels the open streams (telling their servers) and leaves the
 // bus; calls still waiting fail.
 func (c *ClientConn) Close() error {
-	c.ep.close()
+	c.ep.close(codes.Canceled)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for id, ch := range c.pending {

@@ -2,6 +2,7 @@ package grpcbus
 
 import (
 	"context"
+	"flag"
 	"io"
 	"net"
 	"strings"
@@ -143,7 +144,9 @@ func serverStreamInt(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo,
 func testConfig() Config {
 	c := DefaultConfig()
 	c.PingInterval, c.PingTimeout = 100*time.Millisecond, 600*time.Millisecond
-	c.Logger = clienttest.Logger()
+	if flag.Parsed() {
+		c.Logger = clienttest.Logger()
+	}
 	return c
 }
 

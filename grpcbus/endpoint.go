@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/grpc/codes"
+
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/proto/grpcbuspb"
@@ -145,7 +147,7 @@ func (e *endpoint) sweep(now time.Time) {
 	for _, s := range e.snapshot() {
 		if s.silentSince(now) {
 			e.met.missedBeat()
-			s.abort(codeUnavailable, "peer endpoint silent for "+s.timeout.String(), true)
+			s.abort(codes.Unavailable, "peer endpoint silent for "+s.timeout.String(), true)
 		}
 	}
 }
@@ -231,9 +233,9 @@ func (e *endpoint) ping(to string, data uint64, ack bool) {
 	}
 }
 
-// close cancels every stream (telling the peers), stops listening and
-// waits for the endpoint's goroutine.
-func (e *endpoint) close() {
+// close ends every stream with code (telling the peers), stops listening
+// and waits for the endpoint's goroutine.
+func (e *endpoint) close(code codes.Code) {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -242,7 +244,7 @@ func (e *endpoint) close() {
 	e.closed = true
 	e.mu.Unlock()
 	for _, s := range e.snapshot() {
-		s.abort(codeUnavailable, "endpoint closed", true)
+		s.abort(code, "grpcbus: endpoint closed", true)
 	}
 	e.cancel()
 	<-e.done

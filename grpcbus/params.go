@@ -65,3 +65,8 @@ const cancelSendTimeout = time.Second
 // maxWindow bounds the window a peer may grant or ask for: beyond it a
 // value is taken as malformed.
 const maxWindow = 1 << 20
+
+// maxRejecting bounds the RESOURCE_EXHAUSTED answers a server sends at
+// once: a flood of requests past MaxCalls costs dropped requests, not
+// goroutines.
+const maxRejecting = 64

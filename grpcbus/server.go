@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -34,6 +35,8 @@ type Server struct {
 	calls     map[string]context.CancelFunc // running unary calls by caller and call id
 	started   bool
 	stopped   bool
+
+	rejecting atomic.Int32 // RESOURCE_EXHAUSTED answers under way
 }
 
 // service is a registered service: its implementation, methods and
@@ -164,7 +167,7 @@ func (sv *Server) Stop() {
 	}
 	sv.cancel()
 	if sv.started {
-		sv.ep.close()
+		sv.ep.close(codes.Unavailable)
 	} else {
 		sv.ep.pub.Close()
 	}
@@ -193,10 +196,24 @@ func (sv *Server) onRequest(svc *service, ev *client.Event) {
 	rq.ctx, rq.cancel = sv.callContext(rq)
 	if !sv.trackCall(rq.key, rq.cancel) {
 		rq.cancel()
-		go sv.fail(rq, status.New(codes.ResourceExhausted, "grpcbus: too many calls in progress"))
+		sv.reject(rq)
 		return
 	}
 	go sv.serve(rq)
+}
+
+// reject answers RESOURCE_EXHAUSTED to a request past MaxCalls; past
+// maxRejecting answers under way, the request is dropped and counted.
+func (sv *Server) reject(rq *request) {
+	if sv.rejecting.Add(1) > maxRejecting {
+		sv.rejecting.Add(-1)
+		sv.met.drop(dropOverflow)
+		return
+	}
+	go func() {
+		defer sv.rejecting.Add(-1)
+		sv.fail(rq, status.New(codes.ResourceExhausted, "grpcbus: too many calls in progress"))
+	}()
 }
 
 // request is a received request and where its reply goes.

@@ -17,8 +17,6 @@ import (
 	"github.com/rsbd/rsbd/scope"
 )
 
-const codeUnavailable = codes.Unavailable
-
 // inFrame is a received frame that waits for the reader, with the user
 // infos of its event.
 type inFrame struct {
