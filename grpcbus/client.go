@@ -214,7 +214,9 @@ func (c *ClientConn) onReply(ev *client.Event) {
 	id, _ := userInfo(ev.MetaData.UserInfos, keyCallID)
 	c.mu.Lock()
 	ch, ok := c.pending[id]
-	delete(c.pending, id)
+	if ok && ev.Method == methodReply {
+		delete(c.pending, id)
+	}
 	c.mu.Unlock()
 	if !ok || ev.Method != methodReply {
 		c.met.drop(dropUnexpected)

@@ -49,7 +49,7 @@ func encodeFrame(f string, fr *grpcbuspb.TransportFrame) ([]byte, error) {
 	if f == WireJSON {
 		return protojson.Marshal(fr)
 	}
-	return proto.Marshal(fr)
+	return appendFrame(nil, fr), nil
 }
 
 // decodeFrame decodes and checks a frame received in wire format f: it must
@@ -62,7 +62,7 @@ func decodeFrame(f string, data []byte) (*grpcbuspb.TransportFrame, error) {
 	var err error
 	switch f {
 	case WireProto:
-		err = proto.Unmarshal(data, fr)
+		fr, err = parseFrame(data)
 	case WireJSON:
 		err = protojson.Unmarshal(data, fr)
 	default:

@@ -56,6 +56,36 @@ func TestFrameRoundTrip(t *testing.T) {
 	}
 }
 
+// TestFrameWireMatchesProtobuf checks the reflection-free codec against
+// protobuf's own on every variant.
+func TestFrameWireMatchesProtobuf(t *testing.T) {
+	for _, fr := range sampleFrames() {
+		want, _ := proto.Marshal(fr)
+		if got := appendFrame(nil, fr); string(got) != string(want) {
+			t.Errorf("%v: % x, protobuf % x", fr, got, want)
+		}
+		got, err := parseFrame(want)
+		if err != nil || !proto.Equal(got, fr) {
+			t.Errorf("%v: parsed %v %v", fr, got, err)
+		}
+	}
+}
+
+func sampleFrames() []*grpcbuspb.TransportFrame {
+	return []*grpcbuspb.TransportFrame{
+		{StreamId: 1, StreamSequence: 1, Frame: &grpcbuspb.TransportFrame_Message{Message: &grpcbuspb.Message{Payload: []byte("x")}}},
+		{StreamId: 1 << 40, StreamSequence: 300, Frame: &grpcbuspb.TransportFrame_Message{Message: &grpcbuspb.Message{}}},
+		{StreamId: 2, Frame: &grpcbuspb.TransportFrame_WindowUpdate{WindowUpdate: &grpcbuspb.WindowUpdate{Delta: 64}}},
+		{StreamId: 2, Frame: &grpcbuspb.TransportFrame_HalfClose{HalfClose: &grpcbuspb.HalfClose{}}},
+		{StreamId: 3, Frame: &grpcbuspb.TransportFrame_Trailers{Trailers: &grpcbuspb.Trailers{Status: 5, StatusMessage: "nf"}}},
+		{StreamId: 3, Frame: &grpcbuspb.TransportFrame_Trailers{Trailers: &grpcbuspb.Trailers{}}},
+		{StreamId: 4, Frame: &grpcbuspb.TransportFrame_Cancel{Cancel: &grpcbuspb.Cancel{Status: 1, Reason: "bye"}}},
+		{StreamId: 5, Frame: &grpcbuspb.TransportFrame_Headers{Headers: &grpcbuspb.Headers{}}},
+		{Frame: &grpcbuspb.TransportFrame_Ping{Ping: &grpcbuspb.Ping{Data: 9, Ack: true}}},
+		{Frame: &grpcbuspb.TransportFrame_Ping{Ping: &grpcbuspb.Ping{}}},
+	}
+}
+
 func TestDecodeFrameRejects(t *testing.T) {
 	ping0, _ := proto.Marshal(&grpcbuspb.TransportFrame{StreamId: 0, Frame: &grpcbuspb.TransportFrame_Cancel{Cancel: &grpcbuspb.Cancel{}}})
 	pingN, _ := proto.Marshal(&grpcbuspb.TransportFrame{StreamId: 3, Frame: &grpcbuspb.TransportFrame_Ping{Ping: &grpcbuspb.Ping{}}})
@@ -77,12 +107,7 @@ func TestDecodeFrameRejects(t *testing.T) {
 // FuzzDecodeFrame feeds arbitrary bytes to the frame decoder: it must not
 // panic, and what it accepts must encode again and decode the same.
 func FuzzDecodeFrame(f *testing.F) {
-	for _, fr := range []*grpcbuspb.TransportFrame{
-		{StreamId: 1, StreamSequence: 1, Frame: &grpcbuspb.TransportFrame_Message{Message: &grpcbuspb.Message{Payload: []byte("x")}}},
-		{StreamId: 2, Frame: &grpcbuspb.TransportFrame_WindowUpdate{WindowUpdate: &grpcbuspb.WindowUpdate{Delta: 64}}},
-		{StreamId: 3, Frame: &grpcbuspb.TransportFrame_Trailers{Trailers: &grpcbuspb.Trailers{Status: 5, StatusMessage: "nf"}}},
-		{Frame: &grpcbuspb.TransportFrame_Ping{Ping: &grpcbuspb.Ping{Data: 9, Ack: true}}},
-	} {
+	for _, fr := range sampleFrames() {
 		for _, w := range []string{WireProto, WireJSON} {
 			b, _ := encodeFrame(w, fr)
 			f.Add(w == WireJSON, b)
@@ -90,6 +115,8 @@ func FuzzDecodeFrame(f *testing.F) {
 	}
 	f.Add(false, []byte{})
 	f.Add(false, []byte{0x08})
+	f.Add(false, []byte{0x1a, 0x05, 0x0a, 0x09})
+	f.Add(false, []byte{0x08, 0x01, 0x32, 0x02, 0x12, 0xc0})
 	f.Add(true, []byte(`{"streamId":"1","message":{"payload":"!!"}}`))
 	f.Fuzz(func(t *testing.T, json bool, data []byte) {
 		w := WireProto
@@ -99,6 +126,12 @@ func FuzzDecodeFrame(f *testing.F) {
 		fr, err := decodeFrame(w, data)
 		if err != nil {
 			return
+		}
+		if w == WireProto {
+			ref := new(grpcbuspb.TransportFrame)
+			if err := proto.Unmarshal(appendFrame(nil, fr), ref); err != nil || !proto.Equal(ref, fr) {
+				t.Fatalf("protobuf reads the re-encoded frame as %v (%v), want %v", ref, err, fr)
+			}
 		}
 		b, err := encodeFrame(w, fr)
 		if err != nil {
