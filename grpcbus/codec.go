@@ -49,7 +49,11 @@ func encodeFrame(f string, fr *grpcbuspb.TransportFrame) ([]byte, error) {
 	if f == WireJSON {
 		return protojson.Marshal(fr)
 	}
-	return appendFrame(nil, fr), nil
+	size := frameOverhead
+	if m, ok := fr.Frame.(*grpcbuspb.TransportFrame_Message); ok {
+		size += len(m.Message.GetPayload())
+	}
+	return appendFrame(make([]byte, 0, size), fr), nil
 }
 
 // decodeFrame decodes and checks a frame received in wire format f: it must

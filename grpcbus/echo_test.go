@@ -27,8 +27,9 @@ import (
 // ended before the handler did its work.
 type echoServer struct {
 	pb.UnimplementedEchoServer
-	ended chan error
-	sent  atomic.Int64 // messages ServerStream sent
+	ended   chan error
+	sent    atomic.Int64 // messages ServerStream sent
+	waiting atomic.Int64 // handlers that began to wait
 }
 
 func newEchoServer() *echoServer { return &echoServer{ended: make(chan error, 16)} }
@@ -38,6 +39,7 @@ func (e *echoServer) wait(ctx context.Context, req *pb.EchoRequest) error {
 	if req.WaitMs <= 0 {
 		return nil
 	}
+	e.waiting.Add(1)
 	t := time.NewTimer(time.Duration(req.WaitMs) * time.Millisecond)
 	defer t.Stop()
 	select {

@@ -48,6 +48,13 @@ type endpoint struct {
 	done   chan struct{}
 }
 
+// formatInfos are the user infos of a frame with nothing else to say,
+// by wire format.
+var formatInfos = map[string][]notification.UserInfo{
+	WireProto: {{Key: keyWireFormat, Value: WireProto}},
+	WireJSON:  {{Key: keyWireFormat, Value: WireJSON}},
+}
+
 // pingIn is a received ping and the endpoint that sent it.
 type pingIn struct {
 	from string
@@ -213,7 +220,12 @@ func (e *endpoint) sendFrame(ctx context.Context, to scope.Scope, f string, fr *
 	}
 	ev := &client.Event{}
 	ev.Scope, ev.Method, ev.WireSchema, ev.Data = to, methodFrame, wireSchemaRaw, data
-	ev.MetaData.UserInfos = append(infos, notification.UserInfo{Key: keyWireFormat, Value: f})
+	if infos == nil {
+		infos = formatInfos[f] // the informer copies user infos: shared is safe
+	} else {
+		infos = append(infos, notification.UserInfo{Key: keyWireFormat, Value: f})
+	}
+	ev.MetaData.UserInfos = infos
 	return e.pub.PublishEvent(ctx, ev)
 }
 

@@ -16,7 +16,7 @@ import (
 // buffered returns the messages the server's only stream holds unsent.
 func buffered(srv *Server) (msgs int, ok bool) {
 	ss := srv.ep.snapshot()
-	if len(ss) != 1 || ss[0].snd == nil {
+	if len(ss) != 1 || ss[0].peerAddr.Load() == nil {
 		return 0, false
 	}
 	q := ss[0].snd

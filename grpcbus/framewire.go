@@ -40,7 +40,15 @@ func appendFrame(b []byte, fr *pbf.TransportFrame) []byte {
 	var num protowire.Number
 	switch v := fr.Frame.(type) {
 	case *pbf.TransportFrame_Message:
-		num, inner = numMessage, appendBytesField(nil, numFirst, v.Message.GetPayload())
+		// The payload is written in place: a message is copied once.
+		p := v.Message.GetPayload()
+		size := 0
+		if len(p) > 0 {
+			size = protowire.SizeTag(numFirst) + protowire.SizeBytes(len(p))
+		}
+		b = protowire.AppendTag(b, numMessage, protowire.BytesType)
+		b = protowire.AppendVarint(b, uint64(size))
+		return appendBytesField(b, numFirst, p)
 	case *pbf.TransportFrame_WindowUpdate:
 		num, inner = numWindow, appendVarintField(nil, numFirst, uint64(v.WindowUpdate.GetDelta()))
 	case *pbf.TransportFrame_HalfClose:

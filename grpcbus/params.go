@@ -70,3 +70,7 @@ const maxWindow = 1 << 20
 // once: a flood of requests past MaxCalls costs dropped requests, not
 // goroutines.
 const maxRejecting = 64
+
+// frameOverhead is room for a frame's fields besides its payload: tags,
+// ids and lengths, each a few bytes.
+const frameOverhead = 32

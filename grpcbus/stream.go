@@ -72,10 +72,11 @@ func newStream(ep *endpoint, method, format string, timeout time.Duration) *stre
 // and starts the sender.
 func (s *stream) setPeer(peer scope.Scope, id uint64, credits int) {
 	s.peer, s.peerID = peer, id
-	addr := peer.String()
-	s.peerAddr.Store(&addr)
 	s.snd = newSender(s, credits, s.ep.cfg.MaxBufferedWrites)
 	go s.snd.run()
+	// peerAddr last: whoever loads it sees the sender.
+	addr := peer.String()
+	s.peerAddr.Store(&addr)
 }
 
 // isPeer reports whether addr is the peer's endpoint.
@@ -95,7 +96,7 @@ func (s *stream) onFrame(fr *grpcbuspb.TransportFrame, infos []notification.User
 	s.lastHeard.Store(time.Now().UnixNano())
 	switch v := fr.Frame.(type) {
 	case *grpcbuspb.TransportFrame_WindowUpdate:
-		if s.snd != nil {
+		if s.peerAddr.Load() != nil {
 			s.snd.grant(int(v.WindowUpdate.Delta))
 		}
 	case *grpcbuspb.TransportFrame_Cancel:
