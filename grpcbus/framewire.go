@@ -13,20 +13,19 @@ import (
 // The protobuf wire numbers of TransportFrame and its variants
 // (proto/grpcbus/transport.proto; append only).
 const (
-	numStreamID   protowire.Number = 1
-	numSequence   protowire.Number = 2
-	numMessage    protowire.Number = 3
-	numWindow     protowire.Number = 4
-	numHalfClose  protowire.Number = 5
-	numTrailers   protowire.Number = 6
-	numCancel     protowire.Number = 7
-	numHeaders    protowire.Number = 8
-	numPing       protowire.Number = 9
-	numFirst      protowire.Number = 1 // first field of a variant
-	numSecond     protowire.Number = 2 // second field of a variant
-	errTruncated                   = "truncated field"
-	errWrongType                   = "wrong wire type"
-	maxStatusText                  = 1 << 16
+	numStreamID  protowire.Number = 1
+	numSequence  protowire.Number = 2
+	numMessage   protowire.Number = 3
+	numWindow    protowire.Number = 4
+	numHalfClose protowire.Number = 5
+	numTrailers  protowire.Number = 6
+	numCancel    protowire.Number = 7
+	numHeaders   protowire.Number = 8
+	numPing      protowire.Number = 9
+	numFirst     protowire.Number = 1 // first field of a variant
+	numSecond    protowire.Number = 2 // second field of a variant
+	errTruncated                  = "truncated field"
+	errWrongType                  = "wrong wire type"
 )
 
 var errFrame = errors.New("frame")

@@ -74,3 +74,7 @@ const maxRejecting = 64
 // frameOverhead is room for a frame's fields besides its payload: tags,
 // ids and lengths, each a few bytes.
 const frameOverhead = 32
+
+// maxStatusText bounds the status message or cancel reason a frame may
+// carry: a status message is a sentence, not a payload.
+const maxStatusText = 1 << 16
