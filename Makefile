@@ -1,6 +1,7 @@
 # rsbd build, test and maintenance targets. `make check` is the gate for every commit.
 GO            ?= go
 PROTOC_GEN_GO ?= google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+PROTOC_GEN_GO_GRPC ?= google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 STATICCHECK   ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GOBIN         ?= $(shell $(GO) env GOPATH)/bin
 PROTO_FILES   := $(shell find proto -name '*.proto' | sort)
@@ -35,11 +36,15 @@ tidy-check:
 	if ! cmp -s go.mod /tmp/rsbd-go.mod.bak || ! cmp -s go.sum /tmp/rsbd-go.sum.bak; then \
 		echo "go.mod/go.sum not tidy (run go mod tidy)"; exit 1; fi
 
-# proto regenerates the Go code from proto/ with protoc and the pinned protoc-gen-go.
+# proto regenerates the Go code from proto/ with protoc and the pinned protoc-gen-go
+# and protoc-gen-go-grpc (which writes stubs only for files that declare a service).
 proto:
 	@test -x $(GOBIN)/protoc-gen-go && $(GOBIN)/protoc-gen-go --version | grep -q v1.36.12 || GOBIN=$(GOBIN) $(GO) install $(PROTOC_GEN_GO)
+	@test -x $(GOBIN)/protoc-gen-go-grpc && $(GOBIN)/protoc-gen-go-grpc --version | grep -q 1.6.2 || GOBIN=$(GOBIN) $(GO) install $(PROTOC_GEN_GO_GRPC)
 	protoc -Iproto --plugin=protoc-gen-go=$(GOBIN)/protoc-gen-go \
-		--go_out=. --go_opt=module=github.com/rsbd/rsbd $(PROTO_FILES)
+		--plugin=protoc-gen-go-grpc=$(GOBIN)/protoc-gen-go-grpc \
+		--go_out=. --go_opt=module=github.com/rsbd/rsbd \
+		--go-grpc_out=. --go-grpc_opt=module=github.com/rsbd/rsbd $(PROTO_FILES)
 
 # proto-check fails when the committed generated code differs from a fresh generation.
 proto-check: proto

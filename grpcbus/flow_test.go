@@ -1,0 +1,94 @@
+package grpcbus
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rsbd/rsbd/client/clienttest"
+	"github.com/rsbd/rsbd/internal/testutil"
+	pb "github.com/rsbd/rsbd/proto/grpcbustestpb"
+)
+
+// buffered returns the messages the server's only stream holds unsent.
+func buffered(srv *Server) (msgs int, ok bool) {
+	ss := srv.ep.snapshot()
+	if len(ss) != 1 || ss[0].peerAddr.Load() == nil {
+		return 0, false
+	}
+	q := ss[0].snd
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.msgs, true
+}
+
+// TestSlowReaderBoundsSender has a server stream far more messages than a
+// window while its reader pauses: the server's handler blocks with at
+// most window + buffer messages in flight, and the reader then gets every
+// message once, in order.
+func TestSlowReaderBoundsSender(t *testing.T) {
+	for _, nodes := range []int{1, 2} {
+		t.Run(fmt.Sprintf("nodes=%d", nodes), func(t *testing.T) { slowReader(t, nodes) })
+	}
+}
+
+func slowReader(t *testing.T, k int) {
+	nodes := clienttest.StartNodes(t, k)
+	reg := prometheus.NewRegistry()
+	cfg := testConfig()
+	cfg.InitialWindow, cfg.MaxBufferedWrites, cfg.Registerer = 8, 4, reg
+	e := newEchoServer()
+	srv := startBusServer(t, embeddedBus(t, k-1, nodes), e, cfg)
+	conn := busConn(t, embeddedBus(t, 0, nodes), cfg)
+	awaitServing(t, conn)
+	const total = 500
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := pb.NewEchoClient(conn).ServerStream(ctx, &pb.EchoRequest{Text: "m", Count: total, Pad: make([]byte, 1024)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := 0
+	check := func(r *pb.EchoResponse) {
+		t.Helper()
+		if read++; r.Seq != int32(read) {
+			t.Fatalf("message %d has seq %d", read, r.Seq)
+		}
+	}
+	for range 3 {
+		r, err := st.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(r)
+	}
+	// The reader pauses: the server fills the window and its buffer, then
+	// blocks in Send.
+	limit := int64(read + cfg.InitialWindow + cfg.MaxBufferedWrites + 1)
+	testutil.WaitFor(t, 10*time.Second, "server blocked on a full buffer", func() bool {
+		n, ok := buffered(srv)
+		return ok && n == cfg.MaxBufferedWrites
+	})
+	if sent := e.sent.Load(); sent > limit {
+		t.Errorf("server sent %d messages to a reader that read %d; bound %d", sent, read, limit)
+	}
+	for {
+		r, err := st.Recv()
+		if err != nil {
+			break
+		}
+		check(r)
+		if n, ok := buffered(srv); ok && n > cfg.MaxBufferedWrites {
+			t.Fatalf("server buffers %d messages", n)
+		}
+	}
+	if read != total {
+		t.Errorf("read %d of %d", read, total)
+	}
+	if counter(t, reg, "rsbd_grpc_window_stalls_total", "side", "server") == 0 {
+		t.Error("no window stall counted")
+	}
+}

@@ -1,0 +1,113 @@
+package grpcbus
+
+import (
+	"context"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/rsbd/rsbd/proto/grpcbuspb"
+)
+
+// serveUnary runs a unary handler and replies with its answer.
+func (sv *Server) serveUnary(rq *request, md *grpc.MethodDesc) {
+	ts := &unaryTransport{method: rq.fullMethod()}
+	ctx := grpc.NewContextWithServerTransportStream(rq.ctx, ts)
+	dec := func(v any) error {
+		if err := unmarshal(rq.format, rq.ev.Data, v); err != nil {
+			return status.Errorf(codes.Internal, "grpcbus: decoding the request: %v", err)
+		}
+		return nil
+	}
+	resp, err := sv.invokeUnary(md, rq.svc.impl, ctx, dec)
+	st := handlerStatus(err)
+	var data []byte
+	if err == nil {
+		if data, err = marshal(rq.format, resp); err != nil {
+			st = status.Newf(codes.Internal, "grpcbus: encoding the response: %v", err)
+		}
+	}
+	infos := putMetadata(nil, prefixHeader, ts.header)
+	infos = putMetadata(infos, prefixTrailer, ts.trailer)
+	sv.met.call(rq.fullMethod(), st.Code().String())
+	sv.reply(rq, data, st, infos)
+}
+
+// invokeUnary calls the method's handler, turning a panic into INTERNAL.
+func (sv *Server) invokeUnary(md *grpc.MethodDesc, impl any, ctx context.Context, dec func(any) error) (resp any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			sv.o.cfg.Logger.Error("grpcbus: handler panicked", "method", md.MethodName, "panic", p)
+			err = status.Errorf(codes.Internal, "grpcbus: handler panicked: %v", p)
+		}
+	}()
+	return md.Handler(impl, ctx, dec, sv.unaryInt)
+}
+
+// trackCall records a running unary call so a CANCEL can reach it; false
+// when MaxCalls are running.
+func (sv *Server) trackCall(key string, cancel context.CancelFunc) bool {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if len(sv.calls) >= sv.o.cfg.MaxCalls {
+		return false
+	}
+	sv.calls[key] = cancel
+	return true
+}
+
+func (sv *Server) untrackCall(key string) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	delete(sv.calls, key)
+}
+
+// cancelCall cancels the handler's context of a running unary call.
+func (sv *Server) cancelCall(key string) {
+	sv.mu.Lock()
+	cancel := sv.calls[key]
+	sv.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// onPing answers a client's ping; its streams are alive.
+func (sv *Server) onPing(from string, p *grpcbuspb.Ping) {
+	if p.Ack {
+		sv.ep.heard(from)
+		return
+	}
+	sv.ep.heard(from)
+	sv.ep.ping(from, p.Data, true)
+}
+
+// unaryTransport collects the metadata a unary handler sets with
+// grpc.SetHeader, grpc.SendHeader and grpc.SetTrailer.
+type unaryTransport struct {
+	method string
+
+	mu              sync.Mutex
+	header, trailer metadata.MD
+}
+
+func (t *unaryTransport) Method() string { return t.method }
+
+func (t *unaryTransport) SetHeader(md metadata.MD) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.header = metadata.Join(t.header, md)
+	return nil
+}
+
+func (t *unaryTransport) SendHeader(md metadata.MD) error { return t.SetHeader(md) }
+
+func (t *unaryTransport) SetTrailer(md metadata.MD) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.trailer = metadata.Join(t.trailer, md)
+	return nil
+}
