@@ -13,12 +13,13 @@ import (
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/proto/rsbpb/introspection"
 	"github.com/rsbd/rsbd/rsbsocket"
+	sockframe "github.com/rsbd/rsbd/rsbsocket/frame"
 )
 
 // frameLog is an rsbsocket.Server handler keeping every published frame.
-type frameLog chan rsbsocket.Frame
+type frameLog chan sockframe.Frame
 
-func (f frameLog) OnFrame(_ rsbsocket.ConnID, fr rsbsocket.Frame) { f <- fr }
+func (f frameLog) OnFrame(_ rsbsocket.ConnID, fr sockframe.Frame) { f <- fr }
 
 // startServer runs a bare rsbsocket.Server on loopback.
 func startServer(t *testing.T) (*rsbsocket.Server, string, frameLog) {
@@ -38,7 +39,7 @@ func startServer(t *testing.T) (*rsbsocket.Server, string, frameLog) {
 }
 
 // nextIntrospection returns the next frame with the given wire schema.
-func nextIntrospection(t *testing.T, log frameLog, schema string) (rsbsocket.Frame, *notification.Event) {
+func nextIntrospection(t *testing.T, log frameLog, schema string) (sockframe.Frame, *notification.Event) {
 	t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {

@@ -12,6 +12,7 @@ import (
 	"github.com/rsbd/rsbd/internal/rttstat"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -88,7 +89,7 @@ func newConversation(b *testing.B, addr string, k int) *conversation {
 				return
 			}
 			buf = got
-			if f, err := rsbsocket.ParseFrame(got); err == nil && f.Scope.String() == c.reqSc {
+			if f, err := frame.ParseFrame(got); err == nil && f.Scope.String() == c.reqSc {
 				if c.rep.Send(reply) != nil {
 					return
 				}
@@ -145,7 +146,7 @@ func (c *conversation) awaitReply(b *testing.B, timeout time.Duration) bool {
 			}
 			return false
 		}
-		if f, err := rsbsocket.ParseFrame(got); err == nil && f.Scope.String() == c.repSc {
+		if f, err := frame.ParseFrame(got); err == nil && f.Scope.String() == c.repSc {
 			return true
 		}
 	}

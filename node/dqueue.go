@@ -6,6 +6,7 @@ import (
 
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
 )
 
 // deliveryQueue orders deliveries between the goroutines that produce them
@@ -32,7 +33,7 @@ type deliveryQueue struct {
 	// sockOut collects the socket clients the deliveries queued frames to;
 	// it belongs to the delivering goroutine.
 	sockOut rsbsocket.DeliverBatch
-	frames  rsbsocket.FrameParser // parses the bodies for socket clients
+	frames  frame.FrameParser // parses the bodies for socket clients
 	dec     notification.Decoder
 	// bodies decodes network bodies for embedded subscriptions with dec
 	// and slabs; its scratch event is the one borrowed deliveries reuse.

@@ -13,6 +13,7 @@ import (
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/proto/rsbpb/introspection"
 	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -87,7 +88,7 @@ func TestManyHellosAcrossNodes(t *testing.T) {
 		if err != nil {
 			t.Fatalf("no event on the last listener's scope: %v", err)
 		}
-		if f, err := rsbsocket.ParseFrame(body); err == nil && f.Scope == last {
+		if f, err := frame.ParseFrame(body); err == nil && f.Scope == last {
 			break
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/rsbd/rsbd/notification"
-	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
 )
 
 // errRecord is returned for a record that is not a FragmentedNotification.
@@ -79,12 +79,12 @@ const (
 
 // wholeRoom is the room the socket server keeps around every frame body,
 // so that a frame bound for the network is wrapped in place (wrapFrame).
-var wholeRoom = rsbsocket.Room{Head: maxWholePrefix, Tail: wholeTrailer}
+var wholeRoom = frame.Room{Head: maxWholePrefix, Tail: wholeTrailer}
 
 // wrapFrame returns f's body wrapped in its unfragmented
 // FragmentedNotification, in place around the body (Frame.Wrap), or nil
 // when the frame has no room for it.
-func wrapFrame(f *rsbsocket.Frame) []byte {
+func wrapFrame(f *frame.Frame) []byte {
 	var pre [maxWholePrefix]byte
 	rec, ok := f.Wrap(appendWholePrefix(pre[:0], len(f.Body)), wholeTrailerBytes)
 	if !ok {

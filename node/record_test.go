@@ -14,6 +14,7 @@ import (
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/proto/rsbpb"
 	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
 )
 
 // TestMarshalWhole: the one-buffer publish encoding equals the Notification
@@ -170,7 +171,7 @@ func TestAllocRecordSlabs(t *testing.T) {
 func TestWrapFrameInPlace(t *testing.T) {
 	type wrapped struct{ body, rec []byte }
 	got := make(chan wrapped, 16)
-	srv, err := rsbsocket.NewServer(rsbsocket.Config{FrameRoom: wholeRoom}, rsbsocket.HandlerFunc(func(_ rsbsocket.ConnID, f rsbsocket.Frame) {
+	srv, err := rsbsocket.NewServer(rsbsocket.Config{FrameRoom: wholeRoom}, rsbsocket.HandlerFunc(func(_ rsbsocket.ConnID, f frame.Frame) {
 		body := bytes.Clone(f.Body)
 		got <- wrapped{body: body, rec: wrapFrame(&f)}
 	}))

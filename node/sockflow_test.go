@@ -9,6 +9,7 @@ import (
 	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
 )
 
 // TestSmallEventsToIdleSocketClientLoseNothing: a socket client on daemon
@@ -86,7 +87,7 @@ func readFlood(c *rsbsocket.ClientConn, max int, got *atomic.Int64, done chan<- 
 			done <- err
 			return
 		}
-		f, err := rsbsocket.ParseFrame(body)
+		f, err := frame.ParseFrame(body)
 		if err != nil || f.Scope.String() != "/flood/" || int(f.SequenceNumber) >= max || seen[f.SequenceNumber] {
 			done <- fmt.Errorf("unexpected frame (seq %d): %v", f.SequenceNumber, err)
 			return

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/rsbd/rsbd/rsbsocket/frame"
 )
 
 // ErrClosed is returned by ClientConn methods after Close.
@@ -31,7 +33,7 @@ type ClientConfig struct {
 
 // withDefaults returns c with its zero fields set to the defaults.
 func (c ClientConfig) withDefaults() ClientConfig {
-	setDefault(&c.MaxFrameSize, DefaultMaxFrameSize)
+	setDefault(&c.MaxFrameSize, frame.DefaultMaxFrameSize)
 	setDefault(&c.HandshakeTimeout, DefaultHandshakeTimeout)
 	setDefault(&c.CloseTimeout, DefaultShutdownTimeout)
 	return c
@@ -59,7 +61,7 @@ type ClientConn struct {
 	w      batchWriter
 	raw    syscall.RawConn // for TrySend; nil: the connection has none
 	direct directWriter
-	hdr    [headerSize]byte // the header of the frame TrySend writes
+	hdr    [frame.HeaderSize]byte // the header of the frame TrySend writes
 	// rest is what TrySend left unwritten of a frame it began: the end of
 	// hdr and of the body; every later write finishes it first.
 	rest net.Buffers
@@ -134,11 +136,11 @@ func newClientConn(ctx context.Context, nc net.Conn, cfg ClientConfig) (*ClientC
 		return nil, err
 	}
 	r := bufio.NewReaderSize(nc, readBufferSize)
-	if err := ReadHandshake(r); err != nil {
+	if err := frame.ReadHandshake(r); err != nil {
 		return nil, err
 	}
 	if !stop() {
-		return nil, fmt.Errorf("%w: %w", ErrBadHandshake, ctx.Err())
+		return nil, fmt.Errorf("%w: %w", frame.ErrBadHandshake, ctx.Err())
 	}
 	if err := nc.SetReadDeadline(time.Time{}); err != nil {
 		return nil, err
@@ -199,7 +201,7 @@ func (c *ClientConn) TrySend(body []byte) (taken, owes bool, err error) {
 	if len(c.rest) > 0 {
 		return false, false, nil
 	}
-	hdr := appendHeader(c.hdr[:0], len(body))
+	hdr := frame.AppendHeader(c.hdr[:0], len(body))
 	n, err := c.direct.write(c.raw, hdr, body, nil)
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
@@ -259,11 +261,11 @@ func (c *ClientConn) RecvIntoSized(buf []byte, get func(n int) []byte) (body []b
 	c.recvMu.Lock()
 	defer c.recvMu.Unlock()
 	buffered = c.r.Buffered() > 0
-	body, err = ReadFrameSized(c.r, c.cfg.MaxFrameSize, buf[:0], get)
+	body, err = frame.ReadFrameSized(c.r, c.cfg.MaxFrameSize, buf[:0], get)
 	if errors.Is(err, io.EOF) {
 		c.sawEOF = true
 	}
-	return body, buffered, err == nil && frameBuffered(c.r), closedErr(err)
+	return body, buffered, err == nil && frame.Buffered(c.r), closedErr(err)
 }
 
 // closedErr marks an error from a closed connection with ErrClosed.
@@ -299,10 +301,10 @@ func (c *ClientConn) Close() error {
 		_ = c.nc.SetReadDeadline(time.Now().Add(c.cfg.CloseTimeout))
 		c.recvMu.Lock()
 		for !c.sawEOF {
-			err := skipFrame(c.r, c.cfg.MaxFrameSize)
+			err := frame.SkipFrame(c.r, c.cfg.MaxFrameSize)
 			if errors.Is(err, io.EOF) {
 				c.sawEOF = true
-			} else if err != nil && !errors.Is(err, ErrEmptyFrame) {
+			} else if err != nil && !errors.Is(err, frame.ErrEmptyFrame) {
 				break
 			}
 		}

@@ -9,6 +9,9 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
 )
 
 // fakeServer accepts one connection and runs serve on it.
@@ -41,17 +44,17 @@ func TestDialBadHandshake(t *testing.T) {
 		greet []byte
 	}{
 		{"non-zero", []byte{0, 0, 0, 1}},
-		{"frame instead", AppendFrame(nil, pythonFrame)},
+		{"frame instead", frame.AppendFrame(nil, socktest.PythonFrame)},
 		{"short", []byte{0, 0}},
 		{"nothing", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			addr := fakeServer(t, func(nc net.Conn) { _, _ = nc.Write(tt.greet) })
-			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), socktest.Timeout)
 			defer cancel()
 			c, err := Dial(ctx, addr)
-			if !errors.Is(err, ErrBadHandshake) || c != nil {
+			if !errors.Is(err, frame.ErrBadHandshake) || c != nil {
 				t.Fatalf("Dial = %v, %v; want ErrBadHandshake", c, err)
 			}
 		})
@@ -63,10 +66,10 @@ func TestDialHandshakeTimeout(t *testing.T) {
 	addr := fakeServer(t, func(net.Conn) { <-release })
 	defer close(release)
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), socktest.Timeout)
 	defer cancel()
 	_, err := DialConfig(ctx, addr, ClientConfig{HandshakeTimeout: 50 * time.Millisecond})
-	if !errors.Is(err, ErrBadHandshake) || time.Since(start) > testTimeout/2 {
+	if !errors.Is(err, frame.ErrBadHandshake) || time.Since(start) > socktest.Timeout/2 {
 		t.Fatalf("Dial = %v after %v", err, time.Since(start))
 	}
 	ctx2, cancel2 := context.WithCancel(context.Background())
@@ -78,24 +81,24 @@ func TestDialHandshakeTimeout(t *testing.T) {
 
 func TestClientFramesFollowingHandshake(t *testing.T) {
 	// A server that sends the greeting and two frames in one write.
-	greeting := append([]byte{0, 0, 0, 0}, AppendFrame(AppendFrame(nil, pythonFrame), []byte("x"))...)
+	greeting := append([]byte{0, 0, 0, 0}, frame.AppendFrame(frame.AppendFrame(nil, socktest.PythonFrame), []byte("x"))...)
 	got := make(chan []byte, 1)
 	addr := fakeServer(t, func(nc net.Conn) {
 		_, _ = nc.Write(greeting)
-		body, _ := ReadFrame(bufioReader(nc), 0, nil)
+		body, _ := frame.ReadFrame(bufioReader(nc), 0, nil)
 		got <- body
 		_ = nc.(*net.TCPConn).CloseWrite()
 		_, _ = io.Copy(io.Discard, nc)
 	})
 	c := dial(t, addr)
-	if b := recv(t, c); !bytes.Equal(b, pythonFrame) {
+	if b := recv(t, c); !bytes.Equal(b, socktest.PythonFrame) {
 		t.Fatalf("first frame % x", b)
 	}
 	if b := recv(t, c); string(b) != "x" {
 		t.Fatalf("second frame % x", b)
 	}
-	send(t, c, pythonFrame)
-	if b := <-got; !bytes.Equal(b, pythonFrame) {
+	send(t, c, socktest.PythonFrame)
+	if b := <-got; !bytes.Equal(b, socktest.PythonFrame) {
 		t.Fatalf("server got % x", b)
 	}
 	if _, err := c.Recv(); err != io.EOF {
@@ -104,7 +107,7 @@ func TestClientFramesFollowingHandshake(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Send(pythonFrame); !errors.Is(err, ErrClosed) {
+	if err := c.Send(socktest.PythonFrame); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Send after Close = %v", err)
 	}
 }
@@ -112,11 +115,11 @@ func TestClientFramesFollowingHandshake(t *testing.T) {
 func TestClientCloseWaitsForServerEOF(t *testing.T) {
 	sawEOF := make(chan struct{})
 	addr := fakeServer(t, func(nc net.Conn) {
-		_ = WriteHandshake(nc)
+		_ = frame.WriteHandshake(nc)
 		// Answer the client's EOF with two more frames and our own EOF.
 		_, _ = io.Copy(io.Discard, nc)
 		close(sawEOF)
-		_, _ = nc.Write(AppendFrame(AppendFrame(nil, pythonFrame), pythonFrame))
+		_, _ = nc.Write(frame.AppendFrame(frame.AppendFrame(nil, socktest.PythonFrame), socktest.PythonFrame))
 		_ = nc.(*net.TCPConn).CloseWrite()
 	})
 	c := dial(t, addr)
@@ -140,10 +143,10 @@ func TestClientSendMany(t *testing.T) {
 	connOf(t, s, sub)
 	var bodies [][]byte
 	for i, size := range []int{10, 70 << 10, 100, 20 << 10, 5} {
-		bodies = append(bodies, notification(t, "/many/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i)))
+		bodies = append(bodies, socktest.Notification(t, "/many/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i)))
 	}
 	for range 30 { // enough frames to need several writes
-		bodies = append(bodies, pythonFrame)
+		bodies = append(bodies, socktest.PythonFrame)
 	}
 	if err := pub.SendMany(bodies); err != nil {
 		t.Fatal(err)
@@ -177,8 +180,8 @@ func TestClientRecvInto(t *testing.T) {
 	connOf(t, s, pub)
 	connOf(t, s, sub)
 	var bodies [][]byte
-	for i, size := range []int{100, eagerAllocMax + 10, 50, eagerAllocMax + 5, 3 * eagerAllocMax} {
-		bodies = append(bodies, notification(t, "/into/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i)))
+	for i, size := range []int{100, frame.EagerAllocMax + 10, 50, frame.EagerAllocMax + 5, 3 * frame.EagerAllocMax} {
+		bodies = append(bodies, socktest.Notification(t, "/into/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i)))
 	}
 	go func() { _ = pub.SendMany(bodies) }()
 	buf := make([]byte, 0, 1000)
@@ -208,14 +211,14 @@ func TestClientTrySend(t *testing.T) {
 	got := make(chan [][]byte, 1)
 	addr := fakeServer(t, func(nc net.Conn) {
 		_ = nc.(*net.TCPConn).SetReadBuffer(4096)
-		if WriteHandshake(nc) != nil {
+		if frame.WriteHandshake(nc) != nil {
 			return
 		}
 		<-start // read nothing until told
 		r := bufio.NewReader(nc)
 		var frames [][]byte
 		for {
-			body, err := ReadFrame(r, 0, nil)
+			body, err := frame.ReadFrame(r, 0, nil)
 			if err != nil {
 				got <- frames
 				return
@@ -280,17 +283,17 @@ func TestClientTrySend(t *testing.T) {
 func TestClientRecvIntoBuffered(t *testing.T) {
 	next := make(chan struct{})
 	addr := fakeServer(t, func(nc net.Conn) {
-		if WriteHandshake(nc) != nil {
+		if frame.WriteHandshake(nc) != nil {
 			return
 		}
 		// Once the client read the handshake: two frames in one write,
 		// then a third after the client read them.
 		<-next
-		if _, err := nc.Write(AppendFrame(AppendFrame(nil, []byte("one")), []byte("two"))); err != nil {
+		if _, err := nc.Write(frame.AppendFrame(frame.AppendFrame(nil, []byte("one")), []byte("two"))); err != nil {
 			return
 		}
 		<-next
-		_, _ = nc.Write(AppendFrame(nil, []byte("three")))
+		_, _ = nc.Write(frame.AppendFrame(nil, []byte("three")))
 		<-next
 	})
 	c := dial(t, addr)
@@ -315,20 +318,20 @@ func TestClientRecvIntoBuffered(t *testing.T) {
 // the buffer, and not a frame of which only a part has arrived.
 func TestClientReady(t *testing.T) {
 	next := make(chan struct{})
-	third := AppendFrame(nil, []byte("three"))
+	third := frame.AppendFrame(nil, []byte("three"))
 	addr := fakeServer(t, func(nc net.Conn) {
-		if WriteHandshake(nc) != nil {
+		if frame.WriteHandshake(nc) != nil {
 			return
 		}
 		// Two frames and the start of a third in one write, then the
 		// rest of the third once the client read the first two.
 		<-next
-		b := AppendFrame(AppendFrame(nil, []byte("one")), []byte("two"))
-		if _, err := nc.Write(append(b, third[:headerSize+2]...)); err != nil {
+		b := frame.AppendFrame(frame.AppendFrame(nil, []byte("one")), []byte("two"))
+		if _, err := nc.Write(append(b, third[:frame.HeaderSize+2]...)); err != nil {
 			return
 		}
 		<-next
-		_, _ = nc.Write(third[headerSize+2:])
+		_, _ = nc.Write(third[frame.HeaderSize+2:])
 		<-next
 	})
 	c := dial(t, addr)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/leakcheck"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
 
 	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/scope"
@@ -28,14 +30,14 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 			before := runtime.NumGoroutine()
 			cfg := quietConfig()
 			cfg.QueueBytes = 1 << 20
-			srv, addr := startSmallBufServer(t, cfg, HandlerFunc(func(ConnID, Frame) {}))
+			srv, addr := startSmallBufServer(t, cfg, HandlerFunc(func(ConnID, frame.Frame) {}))
 			reader := dial(t, addr)
 			stuck := dialSlow(t, addr)
 			pub := dial(t, addr)
-			testutil.WaitFor(t, testTimeout, "connections routed", func() bool { return len(srv.Connections()) == 3 })
-			body := notification(t, "/c/", "bytes", bytes.Repeat([]byte("x"), 16<<10), 1)
+			testutil.WaitFor(t, socktest.Timeout, "connections routed", func() bool { return len(srv.Connections()) == 3 })
+			body := socktest.Notification(t, "/c/", "bytes", bytes.Repeat([]byte("x"), 16<<10), 1)
 			sc := scope.MustParse("/c/")
-			testutil.WaitFor(t, testTimeout, "the stuck client's backlog", func() bool {
+			testutil.WaitFor(t, socktest.Timeout, "the stuck client's backlog", func() bool {
 				srv.Deliver(body, sc, 0)
 				recv(t, reader)
 				return srv.BackloggedWithin(1 << 30)

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/rsbd/rsbd/rsbsocket/frame"
 )
 
 // conn is the server side of one client connection. Its goroutine (serve)
@@ -30,14 +32,14 @@ type conn struct {
 	reason     atomic.Int32    // first DisconnectReason + 1; 0 while none
 	routed     bool            // in the Deliver snapshot; guarded by srv.mu
 	warnedFull atomic.Bool
-	fw         *forwarding  // forward's state, nil until the client publishes; owned by the reader
-	timer      *time.Timer  // bounds forward's waits; owned by the reader
-	flushing   flushState   // targets to flush before reading on; owned by the reader
-	held       []Frame      // introspection frames learnt, not yet handed on; owned by the reader
-	direct     directWriter // non-blocking writes; used by the queue's owner
-	relayedAt  atomic.Int64 // monoNow of the last relay to it not yet answered; 0: none
-	answers    atomic.Int32 // relays answered in a row, up to answersMax; written by its reader
-	peer       atomic.Int32 // where its client runs: peerUnknown, peerElsewhere or peerHere
+	fw         *forwarding   // forward's state, nil until the client publishes; owned by the reader
+	timer      *time.Timer   // bounds forward's waits; owned by the reader
+	flushing   flushState    // targets to flush before reading on; owned by the reader
+	held       []frame.Frame // introspection frames learnt, not yet handed on; owned by the reader
+	direct     directWriter  // non-blocking writes; used by the queue's owner
+	relayedAt  atomic.Int64  // monoNow of the last relay to it not yet answered; 0: none
+	answers    atomic.Int32  // relays answered in a row, up to answersMax; written by its reader
+	peer       atomic.Int32  // where its client runs: peerUnknown, peerElsewhere or peerHere
 }
 
 // startConn registers a freshly accepted connection and starts serving it.
@@ -132,7 +134,7 @@ func (c *conn) handshake() error {
 	if err := c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.HandshakeTimeout)); err != nil {
 		return err
 	}
-	if err := WriteHandshake(c.nc); err != nil {
+	if err := frame.WriteHandshake(c.nc); err != nil {
 		return err
 	}
 	return c.nc.SetWriteDeadline(time.Time{})
@@ -157,7 +159,7 @@ func (c *conn) publish() {
 // handOn applies what the held introspection frames taught, flushes the
 // forwarded frames and hands the held frames, then f (when not nil), to the
 // Handler.
-func (c *conn) handOn(f *Frame) {
+func (c *conn) handOn(f *frame.Frame) {
 	if len(c.held) > 0 {
 		c.applyInterest()
 		c.flushTargets()
@@ -183,11 +185,11 @@ func (c *conn) readFailed(err error) bool {
 	case errors.Is(err, io.EOF):
 		c.setReason(DisconnectEOF)
 		return true
-	case errors.Is(err, ErrFrameTooLarge):
+	case errors.Is(err, frame.ErrFrameTooLarge):
 		s.stats.drop(DropFrameTooLarge, 1)
 		c.setReason(DisconnectFrameTooLarge)
 		c.logAt(slog.LevelWarn, "closing connection: frame too large", "err", err)
-	case errors.Is(err, ErrEmptyFrame):
+	case errors.Is(err, frame.ErrEmptyFrame):
 		s.stats.drop(DropMalformed, 1)
 		c.setReason(DisconnectMalformed)
 		c.logAt(slog.LevelWarn, "closing connection: empty frame")
@@ -202,7 +204,7 @@ func (c *conn) readFailed(err error) bool {
 // learn records what an introspection frame says about the client's
 // participants. It reports whether they changed; applyInterest makes the
 // change take effect.
-func (c *conn) learn(f *Frame) bool {
+func (c *conn) learn(f *frame.Frame) bool {
 	switch c.parts.observe(f) {
 	case introNone:
 		return false

@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rsbd/rsbd/rsbsocket/frame"
 	"golang.org/x/sys/unix"
 )
 
@@ -122,16 +123,16 @@ func (c *conn) flushDirect(bufs *writeBufs) ([][]byte, bool) {
 // aborted.
 func (c *conn) writeDirect(bufs *writeBufs, batch [][]byte) bool {
 	scratch, n, nb := bufs.scratch[:0], 0, 0
-	for n < len(batch) && len(batch[n]) <= copyMax && len(scratch)+headerSize+len(batch[n]) <= cap(scratch) {
-		scratch = AppendFrame(scratch, batch[n])
+	for n < len(batch) && len(batch[n]) <= copyMax && len(scratch)+frame.HeaderSize+len(batch[n]) <= cap(scratch) {
+		scratch = frame.AppendFrame(scratch, batch[n])
 		nb += len(batch[n])
 		n++
 	}
 	small, smallBytes := n, nb
 	var large []byte // written in place, right after its header in scratch
-	if n < len(batch) && len(batch[n]) > copyMax && len(scratch)+headerSize <= cap(scratch) {
+	if n < len(batch) && len(batch[n]) > copyMax && len(scratch)+frame.HeaderSize <= cap(scratch) {
 		large = batch[n]
-		scratch = appendHeader(scratch, len(large))
+		scratch = frame.AppendHeader(scratch, len(large))
 		nb += len(large)
 		n++
 	}
@@ -184,7 +185,7 @@ func (c *conn) partialHandoff(scratch, large []byte, w int, small [][]byte, smal
 func framesWithin(bodies [][]byte, w int) (n, bytes int) {
 	end := 0
 	for _, b := range bodies {
-		if end += headerSize + len(b); end > w {
+		if end += frame.HeaderSize + len(b); end > w {
 			break
 		}
 		n++

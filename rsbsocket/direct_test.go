@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
 )
 
 // TestForwardWritesDirectly: frames forwarded one at a time to an idle
@@ -31,10 +32,10 @@ func TestForwardPartialWriteHandsOff(t *testing.T) {
 	bodies := make([][]byte, 300)
 	for i := range bodies {
 		// Odd sizes, so that partial writes end inside headers and bodies.
-		bodies[i] = notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, 700+i%13), uint32(i))
+		bodies[i] = socktest.Notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, 700+i%13), uint32(i))
 	}
 	published := publish(pub, bodies)
-	testutil.WaitFor(t, testTimeout, "a writer goroutine to take over", func() bool { return s.Stats().WriterStarts > 0 })
+	testutil.WaitFor(t, socktest.Timeout, "a writer goroutine to take over", func() bool { return s.Stats().WriterStarts > 0 })
 	recvAll(t, sub, bodies, func(int) {})
 	if err := <-published; err != nil {
 		t.Fatalf("publisher: %v", err)
@@ -44,7 +45,7 @@ func TestForwardPartialWriteHandsOff(t *testing.T) {
 	if st.DirectWrites == 0 {
 		t.Fatalf("no direct write: %+v", st)
 	}
-	testutil.WaitFor(t, testTimeout, "the queue to drain", func() bool { return s.Stats().QueueFrames == 0 })
+	testutil.WaitFor(t, socktest.Timeout, "the queue to drain", func() bool { return s.Stats().QueueFrames == 0 })
 }
 
 // TestForwardLargeFramesDirect: large frames (written in place after their
@@ -60,7 +61,7 @@ func TestForwardLargeFramesDirect(t *testing.T) {
 		if i%3 == 1 {
 			size = copyMax + 1 + i*4099
 		}
-		bodies[i] = notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i))
+		bodies[i] = socktest.Notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i))
 	}
 	published := publish(pub, bodies)
 	recvAll(t, sub, bodies, func(int) {})
@@ -72,7 +73,7 @@ func TestForwardLargeFramesDirect(t *testing.T) {
 	if st.DirectWrites == 0 || st.WriterStarts == 0 {
 		t.Fatalf("want direct writes and a hand-off: %+v", st)
 	}
-	testutil.WaitFor(t, testTimeout, "the queue to drain", func() bool {
+	testutil.WaitFor(t, socktest.Timeout, "the queue to drain", func() bool {
 		st := s.Stats()
 		return st.QueueFrames == 0 && st.QueueBytes == 0
 	})
@@ -86,13 +87,13 @@ func TestForwardLargeFrameNoWriter(t *testing.T) {
 	connOf(t, s, pub)
 	connIdle(t, s, sub)
 	for i := range 20 {
-		body := notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, copyMax+100), uint32(i))
+		body := socktest.Notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, copyMax+100), uint32(i))
 		send(t, pub, body)
 		if got := recv(t, sub); !bytes.Equal(got, body) {
 			t.Fatalf("frame %d differs", i)
 		}
 	}
-	testutil.WaitFor(t, testTimeout, "the last write counted", func() bool { return s.Stats().DirectWrites >= 20 })
+	testutil.WaitFor(t, socktest.Timeout, "the last write counted", func() bool { return s.Stats().DirectWrites >= 20 })
 	if st := s.Stats(); st.WriterStarts != 0 {
 		t.Fatalf("writer starts %d for frames the socket took whole", st.WriterStarts)
 	}
@@ -104,7 +105,7 @@ func TestForwardLargeFrameNoWriter(t *testing.T) {
 func slowSubscriberPair(t *testing.T) (s *Server, pub, sub *ClientConn) {
 	t.Helper()
 	cfg := quietConfig()
-	cfg.StallTimeout = testTimeout
+	cfg.StallTimeout = socktest.Timeout
 	s, addr := startSmallBufServer(t, cfg, nil)
 	pub, sub = dial(t, addr), dialSlow(t, addr)
 	connOf(t, s, pub)
@@ -142,7 +143,7 @@ func TestDeliverBatch(t *testing.T) {
 	}
 	b.Flush()
 	recvAll(t, sub, bodies, func(int) {})
-	testutil.WaitFor(t, testTimeout, "the write counted", func() bool { return s.Stats().DirectWrites > 0 })
+	testutil.WaitFor(t, socktest.Timeout, "the write counted", func() bool { return s.Stats().DirectWrites > 0 })
 	st := s.Stats()
 	noDrops(t, st)
 	if st.DirectWrites != 1 || st.WriterStarts != 0 {

@@ -4,21 +4,13 @@
 //
 // # Wire protocol
 //
-// After accepting a connection the server writes exactly 4 zero bytes; the
-// client writes nothing first, reads exactly 4 bytes and gives up when they
-// are not zero (ErrBadHandshake). Then each direction is a sequence of
-// frames: a 4-byte little-endian uint32 length followed by that many bytes
-// of one serialized rsb.protocol.Notification (never fragmented). A frame of
-// length zero cannot be a Notification (event_id is required) and is a
-// protocol error (ErrEmptyFrame). Frames above the configured maximum
-// (DefaultMaxFrameSize, 64 MiB) are refused before anything is allocated
-// (ErrFrameTooLarge). Orderly shutdown is shutdown(SHUT_WR), wait for the
-// peer's EOF, close; a side that receives EOF replies the same way.
-//
-// ReadFrame, AppendFrame, ReadHandshake and WriteHandshake are the codec;
-// ParseFrame extracts scope, event id, wire schema, method and payload from
-// a frame body without decoding it fully, so frames are relayed byte for
-// byte.
+// After accepting a connection the server writes exactly 4 zero bytes; then
+// each direction is a sequence of frames: a 4-byte little-endian length
+// followed by one serialized rsb.protocol.Notification. Orderly shutdown is
+// shutdown(SHUT_WR), wait for the peer's EOF, close; a side that receives
+// EOF replies the same way. Package frame is the codec; it extracts scope,
+// event id, wire schema, method and payload from a frame body without
+// decoding it fully, so frames are relayed byte for byte.
 //
 // # Server
 //

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
 )
 
 // TestForwardedBeforeMalformed: frames forwarded from the same read as a
@@ -20,11 +22,11 @@ func TestForwardedBeforeMalformed(t *testing.T) {
 	var wire []byte
 	var want [][]byte
 	for i := range 3 {
-		body := notification(t, "/fanout/", "utf-8-string", []byte{byte('a' + i)}, uint32(i+1))
+		body := socktest.Notification(t, "/fanout/", "utf-8-string", []byte{byte('a' + i)}, uint32(i+1))
 		want = append(want, body)
-		wire = AppendFrame(wire, body)
+		wire = frame.AppendFrame(wire, body)
 	}
-	wire = AppendFrame(wire, []byte("GET / HTTP/1.1\r\n\r\n"))
+	wire = frame.AppendFrame(wire, []byte("GET / HTTP/1.1\r\n\r\n"))
 	if _, err := pub.nc.Write(wire); err != nil { // one write: one read of the server
 		t.Fatal(err)
 	}
@@ -33,7 +35,7 @@ func TestForwardedBeforeMalformed(t *testing.T) {
 			t.Fatalf("frame %d: % x, want % x", i, got, w)
 		}
 	}
-	testutil.WaitFor(t, testTimeout, "the malformed frame to be counted", func() bool { return s.Stats().Drops[DropMalformed] == 1 })
+	testutil.WaitFor(t, socktest.Timeout, "the malformed frame to be counted", func() bool { return s.Stats().Drops[DropMalformed] == 1 })
 }
 
 // TestForwardManyTargetsInOrder: a publisher's frames spread over more
@@ -49,12 +51,12 @@ func TestForwardManyTargetsInOrder(t *testing.T) {
 	for k := range subs {
 		subs[k] = dial(t, addr)
 		connOf(t, s, subs[k])
-		send(t, subs[k], helloFrame(t, uuid(byte(k+1)), "listener", fmt.Sprintf("/fanout/%02d/", k)))
+		send(t, subs[k], socktest.Hello(t, socktest.UUID(byte(k+1)), "listener", fmt.Sprintf("/fanout/%02d/", k)))
 	}
 	all := dial(t, addr)
 	connOf(t, s, all)
-	send(t, all, helloFrame(t, uuid(200), "listener", "/fanout/"))
-	testutil.WaitFor(t, testTimeout, "the interests", func() bool {
+	send(t, all, socktest.Hello(t, socktest.UUID(200), "listener", "/fanout/"))
+	testutil.WaitFor(t, socktest.Timeout, "the interests", func() bool {
 		n := 0
 		for _, c := range s.Connections() {
 			if !c.Interest.All && len(c.Interest.Scopes) == 2 {
@@ -67,7 +69,7 @@ func TestForwardManyTargetsInOrder(t *testing.T) {
 	want := make([][][]byte, targets)
 	for r := range rounds {
 		for k := range targets {
-			body := notification(t, fmt.Sprintf("/fanout/%02d/", k), "utf-8-string", []byte(fmt.Sprint(r)), uint32(r*targets+k+1))
+			body := socktest.Notification(t, fmt.Sprintf("/fanout/%02d/", k), "utf-8-string", []byte(fmt.Sprint(r)), uint32(r*targets+k+1))
 			batch = append(batch, body)
 			want[k] = append(want[k], body)
 			every = append(every, body)
@@ -95,7 +97,7 @@ func recvEvent(t *testing.T, c *ClientConn) []byte {
 	t.Helper()
 	for {
 		body := recv(t, c)
-		f, err := ParseFrame(body)
+		f, err := frame.ParseFrame(body)
 		if err != nil {
 			t.Fatal(err)
 		}

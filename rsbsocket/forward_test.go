@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
 )
 
 // bulkFrames returns n distinct frames on /bulk/ with payloads of size
@@ -18,7 +19,7 @@ func bulkFrames(t testing.TB, n, size int) [][]byte {
 	t.Helper()
 	bodies := make([][]byte, n)
 	for i := range bodies {
-		bodies[i] = notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i))
+		bodies[i] = socktest.Notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i))
 	}
 	return bodies
 }
@@ -58,7 +59,7 @@ func noDrops(t testing.TB, st Stats) {
 func TestForwardSlowReaderLosesNothing(t *testing.T) {
 	cfg := quietConfig()
 	cfg.QueueFrames = 64
-	cfg.StallTimeout = testTimeout // a pause never counts as a stall here
+	cfg.StallTimeout = socktest.Timeout // a pause never counts as a stall here
 	s, addr := startSmallBufServer(t, cfg, nil)
 	pub, sub := dial(t, addr), dialSlow(t, addr)
 	connOf(t, s, pub)
@@ -72,7 +73,7 @@ func TestForwardSlowReaderLosesNothing(t *testing.T) {
 		if i%pauseEvery != 0 {
 			return
 		}
-		testutil.WaitFor(t, testTimeout, "the publisher to wait for the subscriber", func() bool {
+		testutil.WaitFor(t, socktest.Timeout, "the publisher to wait for the subscriber", func() bool {
 			if st := s.Stats(); st.Waits > waits {
 				waits = st.Waits
 				return true
@@ -95,7 +96,7 @@ func TestForwardSlowReaderLosesNothing(t *testing.T) {
 		}
 	}
 	// The writer counts a frame after its write returns.
-	testutil.WaitFor(t, testTimeout, "frames out", func() bool { return s.Stats().FramesOut == n })
+	testutil.WaitFor(t, socktest.Timeout, "frames out", func() bool { return s.Stats().FramesOut == n })
 	st := s.Stats()
 	noDrops(t, st)
 	if st.Waits == 0 || st.FramesIn != n {
@@ -186,7 +187,7 @@ func waitingServer(t *testing.T, h Handler) (s *Server, addr string, pub, stalle
 	// The reader may wait a few times while the kernel buffers still take
 	// frames; once they are full, the queue stays at its high watermark
 	// and the reader waits for good.
-	testutil.WaitFor(t, testTimeout, "the publisher's reader to wait", func() bool {
+	testutil.WaitFor(t, socktest.Timeout, "the publisher's reader to wait", func() bool {
 		if s.Stats().Waits == 0 {
 			return false
 		}
@@ -218,7 +219,7 @@ func TestForwardWaitEnds(t *testing.T) {
 		s, _, pub, stalled, published := waitingServer(t, nil)
 		shut := make(chan error, 1)
 		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), socktest.Timeout)
 			defer cancel()
 			shut <- s.Shutdown(ctx)
 		}()
@@ -227,7 +228,7 @@ func TestForwardWaitEnds(t *testing.T) {
 		if err := <-published; err != nil {
 			t.Fatalf("publisher: %v", err)
 		}
-		testutil.WaitFor(t, testTimeout, "the publisher's frames to be dropped", func() bool {
+		testutil.WaitFor(t, socktest.Timeout, "the publisher's frames to be dropped", func() bool {
 			return s.Stats().Drops[DropClosed] > 0 && s.Stats().FramesIn == 2000
 		})
 		hardClose(t, stalled) // it would never take what is queued for it
@@ -250,7 +251,7 @@ func TestForwardWaitEnds(t *testing.T) {
 		if err := <-published; err != nil {
 			t.Fatalf("publisher: %v", err)
 		}
-		marker := notification(t, "/marker/", "utf-8-string", []byte("m"), 0)
+		marker := socktest.Notification(t, "/marker/", "utf-8-string", []byte("m"), 0)
 		send(t, pub, marker)
 		for {
 			if got := recv(t, fast); bytes.Equal(got, marker) {
@@ -283,7 +284,7 @@ func TestQueueDepth(t *testing.T) {
 	if err := <-published; err != nil {
 		t.Fatalf("publisher: %v", err)
 	}
-	testutil.WaitFor(t, testTimeout, "the closed connection's frames out of the depth", func() bool {
+	testutil.WaitFor(t, socktest.Timeout, "the closed connection's frames out of the depth", func() bool {
 		f, b := s.QueueDepth()
 		return f == 0 && b == 0
 	})
@@ -307,7 +308,7 @@ func hardClose(t *testing.T, c *ClientConn) {
 func TestForwardLeavesRoomForDeliver(t *testing.T) {
 	s, _, _, _, _ := waitingServer(t, nil)
 	for i := range 8 {
-		if n := s.Deliver(pythonFrame, pythonFrameScope(t), 0); n != 2 {
+		if n := s.Deliver(socktest.PythonFrame, pythonFrameScope(t), 0); n != 2 {
 			t.Fatalf("Deliver %d reached %d connections, want 2", i, n)
 		}
 	}
@@ -344,14 +345,14 @@ func TestRelayLargeFramesInPieces(t *testing.T) {
 	connOf(t, s, sub)
 	var bodies [][]byte
 	for i, size := range []int{100, 300 << 10, 100, 1<<20 + 3, maxBatchBytes, maxBatchBytes + 1, 100, 3 << 20} {
-		bodies = append(bodies, notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i)))
+		bodies = append(bodies, socktest.Notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i)))
 	}
 	published := publish(pub, bodies)
 	recvAll(t, sub, bodies, func(int) {})
 	if err := <-published; err != nil {
 		t.Fatalf("publisher: %v", err)
 	}
-	testutil.WaitFor(t, testTimeout, "frames out", func() bool { return s.Stats().FramesOut == uint64(len(bodies)) })
+	testutil.WaitFor(t, socktest.Timeout, "frames out", func() bool { return s.Stats().FramesOut == uint64(len(bodies)) })
 	st := s.Stats()
 	noDrops(t, st)
 	if st.BytesOut != st.BytesIn || st.QueueFrames != 0 || st.QueueBytes != 0 {
@@ -377,9 +378,9 @@ func TestForwardStallOfOneSparesTheNext(t *testing.T) {
 	connOf(t, s, pub)
 	connOf(t, s, stalled)
 	connOf(t, s, late)
-	send(t, stalled, helloFrame(t, uuid(1), "listener", "/"))
-	send(t, late, helloFrame(t, uuid(2), "listener", "/bulk/"))
-	testutil.WaitFor(t, testTimeout, "the interests", func() bool {
+	send(t, stalled, socktest.Hello(t, socktest.UUID(1), "listener", "/"))
+	send(t, late, socktest.Hello(t, socktest.UUID(2), "listener", "/bulk/"))
+	testutil.WaitFor(t, socktest.Timeout, "the interests", func() bool {
 		n := 0
 		for _, c := range s.Connections() {
 			if !c.Interest.All && len(c.Interest.Scopes) > 0 {
@@ -390,7 +391,7 @@ func TestForwardStallOfOneSparesTheNext(t *testing.T) {
 	})
 	bodies := bulkFrames(t, 200, 64<<10)
 	published := publish(pub, bodies)
-	testutil.WaitFor(t, testTimeout, "the first subscriber to stall", func() bool { return s.Stats().Stalls >= 1 })
+	testutil.WaitFor(t, socktest.Timeout, "the first subscriber to stall", func() bool { return s.Stats().Stalls >= 1 })
 	got := 0
 	for got < len(bodies) {
 		body := recvEvent(t, late)

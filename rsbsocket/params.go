@@ -15,12 +15,6 @@ const (
 	// has it, IPv6 as well.
 	DefaultAddr = ":55555"
 
-	// DefaultMaxFrameSize bounds one frame body (a serialized Notification).
-	// The RSB socket protocol has no cap below 4 GiB; real clients send
-	// events of several MiB (8 MiB measured), so 64 MiB leaves room while
-	// keeping a hostile length from allocating gigabytes.
-	DefaultMaxFrameSize = 64 << 20
-
 	// DefaultQueueFrames bounds the frames waiting in one connection's send
 	// queue (including the batch its writer is writing). The byte bound,
 	// which charges every frame FrameOverhead besides its body, is the
@@ -80,14 +74,6 @@ const (
 
 // Internal sizes of the I/O paths.
 const (
-	// handshakeSize is the length of the server's greeting: 4 zero bytes.
-	// The RSB specification's example shows 5, a typo; every implementation
-	// sends and expects 4.
-	handshakeSize = 4
-
-	// headerSize is the length of a frame header: a little-endian uint32.
-	headerSize = 4
-
 	// unixSocketBuffer is the kernel send buffer asked for on both ends of
 	// a Unix socket connection (the kernel caps it at net.core.wmem_max). A
 	// Unix stream socket's in-flight bytes are bounded by its sender's
@@ -107,43 +93,6 @@ const (
 	// frames per system call.
 	readBufferMin    = 512
 	readUpgradeBytes = 256 << 10
-
-	// eagerAllocMax is the largest body allocated at once from its header.
-	// A larger body of n bytes is read into ceil(n/growFactor^k) bytes for
-	// the least k that is at most eagerAllocMax, then grows by growFactor,
-	// the last step ending at exactly n. A peer announcing a big frame and
-	// then stalling thus holds at most max(eagerAllocMax, growFactor times
-	// what it actually sent), while the common large frame, a power-of-two
-	// payload plus its Notification, costs one copy of a quarter of itself
-	// (1 MiB + 100 bytes: 256 KiB + 25 bytes, then the body). Up to the
-	// 64 MiB frame limit there are at most three steps, copying at most a
-	// third of the body.
-	eagerAllocMax = 1 << 20
-	growFactor    = 4
-
-	// eagerBudget is how many bytes of bodies larger than eagerAllocMax,
-	// up to eagerWholeMax each, a server's readers may be reading at once
-	// into memory allocated whole from their headers, so that such a frame
-	// costs no growing copy. A frame that would cross it is grown as
-	// above. Peers that announce large frames and stall thus hold at most
-	// this much between them beyond what growing allows, and then only
-	// slow the other large frames down to growing. BenchmarkReadFrame
-	// (server against grown): 1 MiB bodies 5.5 GB/s against 4.0-4.3,
-	// 4 MiB 1.7-2.2 against 1.1-1.2, 8 MiB 1.5-2.3 against 1.4-1.8; at
-	// 16 MiB the whole allocation took twice the page faults and half the
-	// rate (1.2-2.1 against 2.6-3.6 GB/s), so bodies above eagerWholeMax
-	// are always grown.
-	eagerBudget   = 64 << 20
-	eagerWholeMax = 8 << 20
-
-	// sharedScopeMax is the largest frame body, in bytes, whose Frame.Scope
-	// a server reader takes from the body itself instead of a copy
-	// (scope.ParseShared): a small event then costs one allocation, its
-	// body, not two. A scope kept beyond its frame keeps the body alive,
-	// so only small bodies share: a kept scope holds at most this much
-	// (plus the frame's room); a larger frame's scope copy costs little
-	// next to the frame.
-	sharedScopeMax = 512
 
 	// coalesceBytes is the capacity of a write scratch buffer: small frames
 	// queued together are copied into it and leave in one write. Writers

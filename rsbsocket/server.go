@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rsbd/rsbd/rsbsocket/frame"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -29,14 +30,14 @@ type ConnID uint64
 // (which back-pressures only that client). f.Body may be retained but not
 // modified.
 type Handler interface {
-	OnFrame(conn ConnID, f Frame)
+	OnFrame(conn ConnID, f frame.Frame)
 }
 
 // HandlerFunc adapts a function to Handler.
-type HandlerFunc func(conn ConnID, f Frame)
+type HandlerFunc func(conn ConnID, f frame.Frame)
 
 // OnFrame calls h.
-func (h HandlerFunc) OnFrame(conn ConnID, f Frame) { h(conn, f) }
+func (h HandlerFunc) OnFrame(conn ConnID, f frame.Frame) { h(conn, f) }
 
 // ConnObserver is optionally implemented by a Handler that wants to know
 // when connections come and go. OnConnect runs once a connection is
@@ -98,8 +99,8 @@ type Server struct {
 	answering atomic.Int32
 	polling   atomic.Bool
 	// large bounds the large bodies being read into memory allocated
-	// whole from their headers (readLarge).
-	large  largeBudget
+	// whole from their headers (frame.ReadFrameRoom).
+	large  frame.LargeBudget
 	routes atomic.Pointer[[]*conn]    // routed connections (from before their greeting), for Deliver
 	index  atomic.Pointer[routeIndex] // routes by interest, rebuilt with routes and on interest changes
 	addr   atomic.Pointer[net.Addr]
@@ -371,7 +372,7 @@ func (s *Server) Connections() []ConnInfo {
 // Stats returns a snapshot of the server's counters.
 func (s *Server) Stats() Stats {
 	st := s.stats.snapshot()
-	st.LargeGrown = s.large.refused.Load()
+	st.LargeGrown = s.large.Refused()
 	f, b := s.QueueDepth()
 	st.QueueFrames, st.QueueBytes = uint64(f), uint64(b)
 	return st

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
 )
 
 // dialSlow connects a client with a tiny receive buffer that never reads,
@@ -25,7 +26,7 @@ func dialSlow(t *testing.T, addr string) *ClientConn {
 		}
 		return serr
 	}}
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), socktest.Timeout)
 	defer cancel()
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -54,7 +55,7 @@ func slowClientRun(t *testing.T, s *Server, addr string, stop func() bool) int {
 	go func() {
 		defer close(received)
 		for {
-			_ = fast.SetReadDeadline(time.Now().Add(testTimeout))
+			_ = fast.SetReadDeadline(time.Now().Add(socktest.Timeout))
 			b, err := fast.Recv()
 			if err != nil {
 				return
@@ -66,7 +67,7 @@ func slowClientRun(t *testing.T, s *Server, addr string, stop func() bool) int {
 	payload := bytes.Repeat([]byte{'x'}, 64<<10)
 	sent := 0
 	for ; sent < maxFrames && !stop(); sent++ {
-		body := notification(t, "/bulk/", "bytes", payload, uint32(sent))
+		body := socktest.Notification(t, "/bulk/", "bytes", payload, uint32(sent))
 		send(t, pub, body)
 		// Each frame reaches the fast subscriber promptly, whatever the
 		// slow one does.
@@ -75,7 +76,7 @@ func slowClientRun(t *testing.T, s *Server, addr string, stop func() bool) int {
 			if !bytes.Equal(got, body) {
 				t.Fatalf("fast subscriber got a different frame %d", sent)
 			}
-		case <-time.After(testTimeout):
+		case <-time.After(socktest.Timeout):
 			t.Fatalf("fast subscriber stalled at frame %d", sent)
 		}
 	}
@@ -115,7 +116,7 @@ func TestSlowClientDisconnect(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 	// The fast subscriber's writer may still be returning from its last write.
-	testutil.WaitFor(t, testTimeout, "queues to drain", func() bool { frames, _ := s.QueueDepth(); return frames == 0 })
+	testutil.WaitFor(t, socktest.Timeout, "queues to drain", func() bool { frames, _ := s.QueueDepth(); return frames == 0 })
 }
 
 func TestSlowClientWriteTimeout(t *testing.T) {

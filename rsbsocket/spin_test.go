@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -31,7 +33,7 @@ func dialForeign(t testing.TB, addr string) *ClientConn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), socktest.Timeout)
 	defer cancel()
 	c, err := NewClientConn(ctx, foreignConn{nc}, ClientConfig{CloseTimeout: time.Second})
 	if err != nil {
@@ -51,8 +53,8 @@ func pingPongThrough(t *testing.T, s *Server, addr string, dialer func(testing.T
 	ping, pong := dialer(t, addr), dialer(t, addr)
 	// Unix socket clients are unnamed, so connOf cannot tell them apart:
 	// wait for the server to list both.
-	testutil.WaitFor(t, testTimeout, "both connections", func() bool { return len(s.Connections()) == before+2 })
-	body := notification(t, "/pp/", "bytes", []byte("ping"), 0)
+	testutil.WaitFor(t, socktest.Timeout, "both connections", func() bool { return len(s.Connections()) == before+2 })
+	body := socktest.Notification(t, "/pp/", "bytes", []byte("ping"), 0)
 	for i := range n {
 		send(t, ping, body)
 		got := recv(t, pong)
@@ -216,19 +218,19 @@ func newPair(t *testing.T, s *Server, addr string, k int) *rrPair {
 	t.Helper()
 	p := &rrPair{ping: dialForeign(t, addr), pong: dialForeign(t, addr), k: k}
 	pingSc, pongSc := fmt.Sprintf("/rr/%d/ping/", k), fmt.Sprintf("/rr/%d/pong/", k)
-	send(t, p.ping, helloFrame(t, uuid(byte(2*k)), "listener", pongSc))
-	send(t, p.pong, helloFrame(t, uuid(byte(2*k+1)), "listener", pingSc))
+	send(t, p.ping, socktest.Hello(t, socktest.UUID(byte(2*k)), "listener", pongSc))
+	send(t, p.pong, socktest.Hello(t, socktest.UUID(byte(2*k+1)), "listener", pingSc))
 	// A connection that announced nothing yet gets every event (and makes
 	// Wanted true): wait until both Hellos are learnt, each scope routed to
 	// its connection alone.
-	testutil.WaitFor(t, testTimeout, "both scopes routed", func() bool {
+	testutil.WaitFor(t, socktest.Timeout, "both scopes routed", func() bool {
 		ix := s.index.Load()
 		_, ping := ix.by[scope.MustParse(pingSc).String()]
 		_, pong := ix.by[scope.MustParse(pongSc).String()]
 		return ping && pong // the two connections, and so out of ix.all
 	})
-	p.req = notification(t, pingSc, "bytes", []byte("request"), 0)
-	p.rep = notification(t, pongSc, "bytes", []byte("reply"), 0)
+	p.req = socktest.Notification(t, pingSc, "bytes", []byte("request"), 0)
+	p.rep = socktest.Notification(t, pongSc, "bytes", []byte("reply"), 0)
 	return p
 }
 
@@ -248,7 +250,7 @@ func (p *rrPair) roundTrips(t *testing.T, n int) {
 func recvScope(t *testing.T, c *ClientConn, want string) {
 	t.Helper()
 	for {
-		f, err := ParseFrame(recv(t, c))
+		f, err := frame.ParseFrame(recv(t, c))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -272,17 +274,17 @@ func TestAwaitAnswerOneConversation(t *testing.T) {
 	// An answer later than SpinWait (a loaded machine) makes its
 	// connection stop counting as answering for a while: each step runs
 	// round trips until it sees what it waits for.
-	testutil.WaitFor(t, testTimeout, "a poll with one conversation", func() bool {
+	testutil.WaitFor(t, socktest.Timeout, "a poll with one conversation", func() bool {
 		one.roundTrips(t, 5)
 		return s.Stats().SpinWaits > 0
 	})
 	two := newPair(t, s, addr, 2)
-	testutil.WaitFor(t, testTimeout, "four connections answering", func() bool {
+	testutil.WaitFor(t, socktest.Timeout, "four connections answering", func() bool {
 		one.roundTrips(t, 2)
 		two.roundTrips(t, 2)
 		return s.answering.Load() == 4
 	})
-	testutil.WaitFor(t, testTimeout, "round trips of both conversations without a poll", func() bool {
+	testutil.WaitFor(t, socktest.Timeout, "round trips of both conversations without a poll", func() bool {
 		before := s.Stats().SpinWaits
 		one.roundTrips(t, 20)
 		two.roundTrips(t, 20)
@@ -290,9 +292,9 @@ func TestAwaitAnswerOneConversation(t *testing.T) {
 	})
 	_ = two.ping.Close()
 	_ = two.pong.Close()
-	testutil.WaitFor(t, testTimeout, "the second conversation's connections gone", func() bool { return s.answering.Load() <= 2 })
+	testutil.WaitFor(t, socktest.Timeout, "the second conversation's connections gone", func() bool { return s.answering.Load() <= 2 })
 	before := s.Stats().SpinWaits
-	testutil.WaitFor(t, testTimeout, "a poll once the second conversation ended", func() bool {
+	testutil.WaitFor(t, socktest.Timeout, "a poll once the second conversation ended", func() bool {
 		one.roundTrips(t, 5)
 		return s.Stats().SpinWaits > before
 	})

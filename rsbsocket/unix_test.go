@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
 )
 
 // TestSplitAddr: "unix:" names a socket path, anything else a TCP address.
@@ -43,10 +44,10 @@ func TestUnixAndTCPClientsShareOneServer(t *testing.T) {
 	go func() { _ = s.Serve(unixLn) }()
 
 	uc := dial(t, UnixPrefix+path)
-	testutil.WaitFor(t, testTimeout, "the Unix connection", func() bool { return len(s.Connections()) == 1 })
+	testutil.WaitFor(t, socktest.Timeout, "the Unix connection", func() bool { return len(s.Connections()) == 1 })
 	id := s.Connections()[0].ID
 	tc := dial(t, tcpAddr)
-	testutil.WaitFor(t, testTimeout, "both connections", func() bool { return len(s.Connections()) == 2 })
+	testutil.WaitFor(t, socktest.Timeout, "both connections", func() bool { return len(s.Connections()) == 2 })
 	frames := append(bulkFrames(t, 50, 100), bulkFrames(t, 3, 3<<20)...)
 	frames = append(frames, bulkFrames(t, 10, 10)...)
 	done := publish(uc, frames)
@@ -92,7 +93,7 @@ func TestUnixBuffersGrown(t *testing.T) {
 	if got := sendBuffer(t, c.nc); got < want {
 		t.Errorf("client send buffer %d, want at least %d", got, want)
 	}
-	testutil.WaitFor(t, testTimeout, "the connection", func() bool { return len(s.Connections()) == 1 })
+	testutil.WaitFor(t, socktest.Timeout, "the connection", func() bool { return len(s.Connections()) == 1 })
 	s.mu.Lock()
 	var srv net.Conn
 	for _, sc := range s.conns {

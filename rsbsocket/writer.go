@@ -3,6 +3,8 @@ package rsbsocket
 import (
 	"net"
 	"sync"
+
+	"github.com/rsbd/rsbd/rsbsocket/frame"
 )
 
 // batchWriter writes frames, each as its header followed by its body, with
@@ -41,15 +43,15 @@ func (w *batchWriter) writeSome(nc net.Conn, frames [][]byte) (n, bytes int, err
 			break // a large frame goes alone
 		}
 		if len(body) <= copyMax {
-			if len(scratch)+headerSize+len(body) > cap(scratch) {
+			if len(scratch)+frame.HeaderSize+len(body) > cap(scratch) {
 				break
 			}
-			scratch = AppendFrame(scratch, body)
+			scratch = frame.AppendFrame(scratch, body)
 		} else {
-			if len(scratch)+headerSize > cap(scratch) {
+			if len(scratch)+frame.HeaderSize > cap(scratch) {
 				break
 			}
-			scratch = appendHeader(scratch, len(body))
+			scratch = frame.AppendHeader(scratch, len(body))
 			vecs = append(vecs, scratch[start:], body)
 			start = len(scratch)
 		}
@@ -73,7 +75,7 @@ func (w *batchWriter) writePiece(nc net.Conn, piece []byte, start bool, total in
 	bufs := writeBufPool.Get().(*writeBufs)
 	vecs := bufs.vecs[:0]
 	if start {
-		vecs = append(vecs, appendHeader(bufs.scratch[:0], total))
+		vecs = append(vecs, frame.AppendHeader(bufs.scratch[:0], total))
 	}
 	vecs = append(vecs, piece)
 	out := vecs // WriteTo consumes its receiver

@@ -13,6 +13,7 @@ import (
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/proto/rsbpb/introspection"
 	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -83,7 +84,7 @@ func (sc *sockConn) readLoop() {
 		if err != nil {
 			return
 		}
-		f, err := rsbsocket.ParseFrame(body)
+		f, err := frame.ParseFrame(body)
 		if err != nil {
 			continue
 		}
