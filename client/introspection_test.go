@@ -14,6 +14,7 @@ import (
 	"github.com/rsbd/rsbd/proto/rsbpb/introspection"
 	"github.com/rsbd/rsbd/rsbsocket"
 	sockframe "github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // frameLog is an rsbsocket.Server handler keeping every published frame.
@@ -122,7 +123,7 @@ func TestIntrospection(t *testing.T) {
 // surveyor returns a function publishing a void event with a method on a
 // scope through a raw client connection, returning the event's id.
 func surveyor(t *testing.T, addr string) func(method, sc string) notification.EventID {
-	conn, err := rsbsocket.Dial(bg(), addr)
+	conn, err := sockclient.Dial(bg(), addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/rsbd/rsbd/proto/rsbpb"
 	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // TestMarshalWhole: the one-buffer publish encoding equals the Notification
@@ -186,7 +187,7 @@ func TestWrapFrameInPlace(t *testing.T) {
 	t.Cleanup(func() { _ = srv.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := rsbsocket.Dial(ctx, ln.Addr().String())
+	c, err := sockclient.Dial(ctx, ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // TestSmallEventsToIdleSocketClientLoseNothing: a socket client on daemon
@@ -78,7 +79,7 @@ type floodResult struct {
 // readFlood reads the flood's frames from c until it fails, counting each
 // in got; a frame off the scope, out of range or seen before ends it with
 // an error. It sends the error that ended it to done.
-func readFlood(c *rsbsocket.ClientConn, max int, got *atomic.Int64, done chan<- error) {
+func readFlood(c *sockclient.ClientConn, max int, got *atomic.Int64, done chan<- error) {
 	seen := make([]bool, max)
 	var body []byte
 	for {

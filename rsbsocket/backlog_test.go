@@ -17,7 +17,7 @@ func TestBacklogged(t *testing.T) {
 	cfg := quietConfig()
 	cfg.QueueFrames = 40
 	srv, addr := startSmallBufServer(t, cfg, HandlerFunc(func(ConnID, frame.Frame) {}))
-	sub := dial(t, addr)
+	sub := socktest.Dial(t, addr)
 	testutil.WaitFor(t, socktest.Timeout, "connection routed", func() bool { return len(srv.Connections()) == 1 })
 	if srv.Backlogged() {
 		t.Fatal("backlog reported for an empty queue")
@@ -31,7 +31,7 @@ func TestBacklogged(t *testing.T) {
 		return srv.Backlogged()
 	})
 	for i := 0; i < sent && srv.Backlogged(); i++ {
-		recv(t, sub)
+		socktest.Recv(t, sub)
 	}
 	testutil.WaitFor(t, socktest.Timeout, "backlog cleared", func() bool { return !srv.Backlogged() })
 }
@@ -73,21 +73,21 @@ func TestHeavyQueueCount(t *testing.T) {
 	cfg := quietConfig()
 	cfg.QueueBytes = 1 << 20
 	srv, addr := startSmallBufServer(t, cfg, HandlerFunc(func(ConnID, frame.Frame) {}))
-	reader := dial(t, addr)
+	reader := socktest.Dial(t, addr)
 	slow := dialSlow(t, addr)
 	testutil.WaitFor(t, socktest.Timeout, "connections routed", func() bool { return len(srv.Connections()) == 2 })
 	body := socktest.Notification(t, "/b/", "bytes", bytes.Repeat([]byte("x"), 16<<10), 1)
 	sc := scope.MustParse("/b/")
 	for range 8 { // 128 KiB: below every floor
 		srv.Deliver(body, sc, 0)
-		recv(t, reader)
+		socktest.Recv(t, reader)
 	}
 	if n := srv.heavyQueues.Load(); n != 0 {
 		t.Fatalf("%d heavy queues while both queues are short", n)
 	}
 	testutil.WaitFor(t, socktest.Timeout, "the slow client's queue at a quarter of its bound", func() bool {
 		srv.Deliver(body, sc, 0)
-		recv(t, reader)
+		socktest.Recv(t, reader)
 		return srv.heavyQueues.Load() == 1
 	})
 	if !srv.BackloggedWithin(1 << 30) {

@@ -14,6 +14,7 @@ import (
 	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/rsbsocket/frame"
 	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // BenchmarkRelayOpenLoop measures the relay from one publisher connection
@@ -32,7 +33,7 @@ func BenchmarkRelayOpenLoop(b *testing.B) {
 
 func benchRelayOpenLoop(b *testing.B, size int) {
 	s, addr := startServer(b, quietConfig(), nil)
-	pub, sub := dial(b, addr), dial(b, addr)
+	pub, sub := socktest.Dial(b, addr), socktest.Dial(b, addr)
 	connOf(b, s, pub)
 	connOf(b, s, sub)
 	body := socktest.Notification(b, "/bench/open/", "bytes", bytes.Repeat([]byte{'p'}, size), 0)
@@ -71,7 +72,7 @@ func benchRelayOpenLoop(b *testing.B, size int) {
 
 // publishOpenLoop sends n copies of body as fast as the connection takes
 // them, in batches of up to 128 frames or 64 KiB.
-func publishOpenLoop(tb testing.TB, pub *ClientConn, body []byte, n int) {
+func publishOpenLoop(tb testing.TB, pub *sockclient.ClientConn, body []byte, n int) {
 	tb.Helper()
 	batch := make([][]byte, min(128, (64<<10+frame.HeaderSize+len(body)-1)/(frame.HeaderSize+len(body))))
 	for i := range batch {

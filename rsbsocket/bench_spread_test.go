@@ -24,7 +24,7 @@ func BenchmarkRelaySpread(b *testing.B) {
 
 func benchRelaySpread(b *testing.B, conns, window int) {
 	s, addr := startServer(b, quietConfig(), nil)
-	pub := dial(b, addr)
+	pub := socktest.Dial(b, addr)
 	connOf(b, s, pub)
 	go func() { // the subscribers' Hellos reach it
 		for {
@@ -42,9 +42,9 @@ func benchRelaySpread(b *testing.B, conns, window int) {
 	for k := range conns {
 		sc := fmt.Sprintf("/bench/spread/%05d/", k)
 		bodies[k] = socktest.Notification(b, sc, "bytes", bytes.Repeat([]byte{'p'}, 64), 0)
-		sub := dial(b, addr)
+		sub := socktest.Dial(b, addr)
 		connOf(b, s, sub)
-		send(b, sub, socktest.Hello(b, uuid16(k+1), "listener", sc))
+		socktest.Send(b, sub, socktest.Hello(b, uuid16(k+1), "listener", sc))
 		n := b.N / conns
 		if k < b.N%conns {
 			n++

@@ -35,14 +35,14 @@ func benchRelay(b *testing.B, size int, batch bool) { benchRelayTo(b, size, batc
 // dropped. frames/s counts published frames.
 func benchRelayTo(b *testing.B, size int, batch bool, subs int) {
 	s, addr := startServer(b, quietConfig(), nil)
-	pub := dial(b, addr)
+	pub := socktest.Dial(b, addr)
 	connOf(b, s, pub)
 	body := socktest.Notification(b, "/bench/relay/", "bytes", bytes.Repeat([]byte{'p'}, size), 0)
 	window := min(1024, (16<<20)/len(body))
 	credits := make([]chan struct{}, subs)
 	done := make(chan error, subs)
 	for k := range subs {
-		sub := dial(b, addr)
+		sub := socktest.Dial(b, addr)
 		connOf(b, s, sub)
 		credits[k] = make(chan struct{}, window)
 		for range window {
@@ -118,9 +118,9 @@ func endRelayBench(b *testing.B, s *Server, st0 Stats, start time.Time, done <-c
 func BenchmarkDeliverMatch(b *testing.B) {
 	s, addr := startServer(b, quietConfig(), nil)
 	for i := range 100 {
-		c := dial(b, addr)
+		c := socktest.Dial(b, addr)
 		connOf(b, s, c)
-		send(b, c, socktest.Hello(b, socktest.UUID(byte(i)), "listener", fmt.Sprintf("/robot%d/arm/", i)))
+		socktest.Send(b, c, socktest.Hello(b, socktest.UUID(byte(i)), "listener", fmt.Sprintf("/robot%d/arm/", i)))
 	}
 	testutil.WaitFor(b, socktest.Timeout, "interests", func() bool { return !s.Interest().All })
 	sc := pythonFrameScope(b)
@@ -138,7 +138,7 @@ func BenchmarkDeliverMatch(b *testing.B) {
 // trip's p50 and p99.
 func BenchmarkRelayRoundTrip(b *testing.B) {
 	s, addr := startServer(b, quietConfig(), nil)
-	ping, pong := dial(b, addr), dial(b, addr)
+	ping, pong := socktest.Dial(b, addr), socktest.Dial(b, addr)
 	connOf(b, s, ping)
 	connOf(b, s, pong)
 	body := socktest.Notification(b, "/bench/ping/", "bytes", bytes.Repeat([]byte{'p'}, 64), 0)

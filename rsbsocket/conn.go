@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/internal/sockio"
 )
 
 // conn is the server side of one client connection. Its goroutine (serve)
@@ -32,14 +33,14 @@ type conn struct {
 	reason     atomic.Int32    // first DisconnectReason + 1; 0 while none
 	routed     bool            // in the Deliver snapshot; guarded by srv.mu
 	warnedFull atomic.Bool
-	fw         *forwarding   // forward's state, nil until the client publishes; owned by the reader
-	timer      *time.Timer   // bounds forward's waits; owned by the reader
-	flushing   flushState    // targets to flush before reading on; owned by the reader
-	held       []frame.Frame // introspection frames learnt, not yet handed on; owned by the reader
-	direct     directWriter  // non-blocking writes; used by the queue's owner
-	relayedAt  atomic.Int64  // monoNow of the last relay to it not yet answered; 0: none
-	answers    atomic.Int32  // relays answered in a row, up to answersMax; written by its reader
-	peer       atomic.Int32  // where its client runs: peerUnknown, peerElsewhere or peerHere
+	fw         *forwarding         // forward's state, nil until the client publishes; owned by the reader
+	timer      *time.Timer         // bounds forward's waits; owned by the reader
+	flushing   flushState          // targets to flush before reading on; owned by the reader
+	held       []frame.Frame       // introspection frames learnt, not yet handed on; owned by the reader
+	direct     sockio.DirectWriter // non-blocking writes; used by the queue's owner
+	relayedAt  atomic.Int64        // monoNow of the last relay to it not yet answered; 0: none
+	answers    atomic.Int32        // relays answered in a row, up to answersMax; written by its reader
+	peer       atomic.Int32        // where its client runs: peerUnknown, peerElsewhere or peerHere
 }
 
 // startConn registers a freshly accepted connection and starts serving it.
@@ -74,7 +75,7 @@ func (s *Server) startConn(nc net.Conn) {
 	if sc, ok := nc.(syscall.Conn); ok {
 		c.raw, _ = sc.SyscallConn()
 	}
-	growUnixBuffer(nc)
+	sockio.GrowUnixBuffer(nc)
 	c.q.heavy = &s.heavyQueues
 	c.q.owned = true // by serve, until the greeting is written
 	c.match.Store(newMatcher(c.parts.interest()))
@@ -84,15 +85,6 @@ func (s *Server) startConn(nc net.Conn) {
 	s.stats.connsTotal.Add(1)
 	s.stats.connsCurrent.Add(1)
 	go c.serve()
-}
-
-// growUnixBuffer gives a Unix socket connection a send buffer of
-// unixSocketBuffer; other connections keep theirs. It is best effort: a
-// smaller buffer only costs speed.
-func growUnixBuffer(nc net.Conn) {
-	if uc, ok := nc.(*net.UnixConn); ok {
-		_ = uc.SetWriteBuffer(unixSocketBuffer)
-	}
 }
 
 // remoteOf returns nc's peer address; a Unix socket peer is usually

@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/internal/sockio"
 	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // TestForwardWritesDirectly: frames forwarded one at a time to an idle
@@ -13,7 +15,7 @@ import (
 // goroutine is started for them.
 func TestForwardWritesDirectly(t *testing.T) {
 	s, addr := startServer(t, quietConfig(), nil)
-	pub, sub := dial(t, addr), dial(t, addr)
+	pub, sub := socktest.Dial(t, addr), socktest.Dial(t, addr)
 	const n = 200
 	relayEach(t, s, pub, sub, n)
 	st := s.Stats()
@@ -59,7 +61,7 @@ func TestForwardLargeFramesDirect(t *testing.T) {
 	for i := range bodies {
 		size := 300 + i%7 // small frames between large ones of odd sizes
 		if i%3 == 1 {
-			size = copyMax + 1 + i*4099
+			size = sockio.CopyMax + 1 + i*4099
 		}
 		bodies[i] = socktest.Notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i))
 	}
@@ -83,13 +85,13 @@ func TestForwardLargeFramesDirect(t *testing.T) {
 // subscriber whose socket takes it whole needs no writer goroutine.
 func TestForwardLargeFrameNoWriter(t *testing.T) {
 	s, addr := startServer(t, quietConfig(), nil)
-	pub, sub := dial(t, addr), dial(t, addr)
+	pub, sub := socktest.Dial(t, addr), socktest.Dial(t, addr)
 	connOf(t, s, pub)
 	connIdle(t, s, sub)
 	for i := range 20 {
-		body := socktest.Notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, copyMax+100), uint32(i))
-		send(t, pub, body)
-		if got := recv(t, sub); !bytes.Equal(got, body) {
+		body := socktest.Notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, sockio.CopyMax+100), uint32(i))
+		socktest.Send(t, pub, body)
+		if got := socktest.Recv(t, sub); !bytes.Equal(got, body) {
 			t.Fatalf("frame %d differs", i)
 		}
 	}
@@ -102,12 +104,12 @@ func TestForwardLargeFrameNoWriter(t *testing.T) {
 // slowSubscriberPair starts a server whose sockets have tiny send buffers
 // and connects a publisher and a subscriber with a tiny receive buffer, so
 // that direct writes to the subscriber are taken only partly.
-func slowSubscriberPair(t *testing.T) (s *Server, pub, sub *ClientConn) {
+func slowSubscriberPair(t *testing.T) (s *Server, pub, sub *sockclient.ClientConn) {
 	t.Helper()
 	cfg := quietConfig()
 	cfg.StallTimeout = socktest.Timeout
 	s, addr := startSmallBufServer(t, cfg, nil)
-	pub, sub = dial(t, addr), dialSlow(t, addr)
+	pub, sub = socktest.Dial(t, addr), dialSlow(t, addr)
 	connOf(t, s, pub)
 	connOf(t, s, sub)
 	return s, pub, sub
@@ -129,7 +131,7 @@ func TestFramesWithin(t *testing.T) {
 // the caller's goroutine for an idle connection, in order.
 func TestDeliverBatch(t *testing.T) {
 	s, addr := startServer(t, quietConfig(), nil)
-	sub := dial(t, addr)
+	sub := socktest.Dial(t, addr)
 	connIdle(t, s, sub)
 	bodies := bulkFrames(t, 50, 100)
 	var b DeliverBatch
@@ -155,9 +157,9 @@ func TestDeliverBatch(t *testing.T) {
 // connections starts their writers.
 func TestDeliverBatchManyTargets(t *testing.T) {
 	s, addr := startServer(t, quietConfig(), nil)
-	subs := make([]*ClientConn, directTargetsMax+2)
+	subs := make([]*sockclient.ClientConn, directTargetsMax+2)
 	for i := range subs {
-		subs[i] = dial(t, addr)
+		subs[i] = socktest.Dial(t, addr)
 		connIdle(t, s, subs[i])
 	}
 	body := bulkFrames(t, 1, 100)[0]
@@ -167,7 +169,7 @@ func TestDeliverBatchManyTargets(t *testing.T) {
 	}
 	b.Flush()
 	for _, c := range subs {
-		if got := recv(t, c); !bytes.Equal(got, body) {
+		if got := socktest.Recv(t, c); !bytes.Equal(got, body) {
 			t.Fatal("frame differs")
 		}
 	}

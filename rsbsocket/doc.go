@@ -1,6 +1,6 @@
-// Package rsbsocket implements the RSB socket transport, the TCP protocol
-// RSB clients use by default (port 55555), on the server and the client
-// side.
+// Package rsbsocket is the server of the RSB socket transport, the TCP
+// protocol RSB clients use by default (port 55555). Package frame is its
+// codec and package sockclient its client.
 //
 // # Wire protocol
 //
@@ -99,9 +99,4 @@
 // for the time of the write. A connection's read buffer starts at 4 KiB and
 // grows once the client sends many small frames, so an idle client costs a
 // few KiB.
-//
-// # Client
-//
-// Dial connects and checks the handshake; ClientConn sends frames with one
-// write each and receives them. It is the base of rsbd's Go RSB client.
 package rsbsocket

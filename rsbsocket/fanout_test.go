@@ -9,6 +9,7 @@ import (
 	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/rsbsocket/frame"
 	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // TestForwardedBeforeMalformed: frames forwarded from the same read as a
@@ -16,7 +17,7 @@ import (
 // (the reader flushes what it forwarded before it gives up).
 func TestForwardedBeforeMalformed(t *testing.T) {
 	s, addr := startServer(t, quietConfig(), nil)
-	pub, sub := dial(t, addr), dial(t, addr)
+	pub, sub := socktest.Dial(t, addr), socktest.Dial(t, addr)
 	connOf(t, s, pub)
 	connOf(t, s, sub)
 	var wire []byte
@@ -27,11 +28,11 @@ func TestForwardedBeforeMalformed(t *testing.T) {
 		wire = frame.AppendFrame(wire, body)
 	}
 	wire = frame.AppendFrame(wire, []byte("GET / HTTP/1.1\r\n\r\n"))
-	if _, err := pub.nc.Write(wire); err != nil { // one write: one read of the server
+	if _, err := pub.NetConn().Write(wire); err != nil { // one write: one read of the server
 		t.Fatal(err)
 	}
 	for i, w := range want {
-		if got := recv(t, sub); !bytes.Equal(got, w) {
+		if got := socktest.Recv(t, sub); !bytes.Equal(got, w) {
 			t.Fatalf("frame %d: % x, want % x", i, got, w)
 		}
 	}
@@ -44,18 +45,18 @@ func TestForwardedBeforeMalformed(t *testing.T) {
 // them a subscriber whose interest covers every scope.
 func TestForwardManyTargetsInOrder(t *testing.T) {
 	s, addr := startServer(t, quietConfig(), nil)
-	pub := dial(t, addr)
+	pub := socktest.Dial(t, addr)
 	connOf(t, s, pub)
 	const targets, rounds = directTargetsMax + 4, 50
-	subs := make([]*ClientConn, targets)
+	subs := make([]*sockclient.ClientConn, targets)
 	for k := range subs {
-		subs[k] = dial(t, addr)
+		subs[k] = socktest.Dial(t, addr)
 		connOf(t, s, subs[k])
-		send(t, subs[k], socktest.Hello(t, socktest.UUID(byte(k+1)), "listener", fmt.Sprintf("/fanout/%02d/", k)))
+		socktest.Send(t, subs[k], socktest.Hello(t, socktest.UUID(byte(k+1)), "listener", fmt.Sprintf("/fanout/%02d/", k)))
 	}
-	all := dial(t, addr)
+	all := socktest.Dial(t, addr)
 	connOf(t, s, all)
-	send(t, all, socktest.Hello(t, socktest.UUID(200), "listener", "/fanout/"))
+	socktest.Send(t, all, socktest.Hello(t, socktest.UUID(200), "listener", "/fanout/"))
 	testutil.WaitFor(t, socktest.Timeout, "the interests", func() bool {
 		n := 0
 		for _, c := range s.Connections() {
@@ -93,10 +94,10 @@ func TestForwardManyTargetsInOrder(t *testing.T) {
 }
 
 // recvEvent is recv skipping the introspection frames relayed to c.
-func recvEvent(t *testing.T, c *ClientConn) []byte {
+func recvEvent(t *testing.T, c *sockclient.ClientConn) []byte {
 	t.Helper()
 	for {
-		body := recv(t, c)
+		body := socktest.Recv(t, c)
 		f, err := frame.ParseFrame(body)
 		if err != nil {
 			t.Fatal(err)

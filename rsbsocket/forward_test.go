@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/internal/sockio"
 	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // bulkFrames returns n distinct frames on /bulk/ with payloads of size
@@ -26,7 +28,7 @@ func bulkFrames(t testing.TB, n, size int) [][]byte {
 
 // publish sends bodies open loop on a goroutine; the channel reports the
 // outcome.
-func publish(pub *ClientConn, bodies [][]byte) <-chan error {
+func publish(pub *sockclient.ClientConn, bodies [][]byte) <-chan error {
 	done := make(chan error, 1)
 	go func() { done <- sendAll(pub, bodies) }()
 	return done
@@ -34,11 +36,11 @@ func publish(pub *ClientConn, bodies [][]byte) <-chan error {
 
 // recvAll reads len(want) frames from c and checks they are want, in order.
 // Before frame i it calls pause(i).
-func recvAll(t testing.TB, c *ClientConn, want [][]byte, pause func(i int)) {
+func recvAll(t testing.TB, c *sockclient.ClientConn, want [][]byte, pause func(i int)) {
 	t.Helper()
 	for i, w := range want {
 		pause(i)
-		if got := recv(t, c); !bytes.Equal(got, w) {
+		if got := socktest.Recv(t, c); !bytes.Equal(got, w) {
 			t.Fatalf("frame %d differs (%d bytes, want %d)", i, len(got), len(w))
 		}
 	}
@@ -61,7 +63,7 @@ func TestForwardSlowReaderLosesNothing(t *testing.T) {
 	cfg.QueueFrames = 64
 	cfg.StallTimeout = socktest.Timeout // a pause never counts as a stall here
 	s, addr := startSmallBufServer(t, cfg, nil)
-	pub, sub := dial(t, addr), dialSlow(t, addr)
+	pub, sub := socktest.Dial(t, addr), dialSlow(t, addr)
 	connOf(t, s, pub)
 	connOf(t, s, sub)
 
@@ -114,7 +116,7 @@ func TestForwardStalledReaderCostsOneStallTimeout(t *testing.T) {
 	cfg.QueueFrames = 64
 	cfg.StallTimeout = 500 * time.Millisecond // the reading client never takes that long
 	s, addr := startSmallBufServer(t, cfg, nil)
-	pub, fast, stalled := dial(t, addr), dial(t, addr), dialSlow(t, addr)
+	pub, fast, stalled := socktest.Dial(t, addr), socktest.Dial(t, addr), dialSlow(t, addr)
 	connOf(t, s, pub)
 	connOf(t, s, fast)
 	idStalled := connOf(t, s, stalled)
@@ -152,7 +154,7 @@ func TestForwardStalledReaderDisconnected(t *testing.T) {
 	cfg.SlowClientPolicy = SlowClientDisconnect
 	rec := &recorder{}
 	s, addr := startSmallBufServer(t, cfg, rec)
-	pub, fast, stalled := dial(t, addr), dial(t, addr), dialSlow(t, addr)
+	pub, fast, stalled := socktest.Dial(t, addr), socktest.Dial(t, addr), dialSlow(t, addr)
 	connOf(t, s, pub)
 	connOf(t, s, fast)
 	idStalled := connOf(t, s, stalled)
@@ -174,13 +176,13 @@ func TestForwardStalledReaderDisconnected(t *testing.T) {
 // waitingServer starts a server with a StallTimeout of an hour and a
 // publisher whose reader waits for a never-reading subscriber; it returns
 // once the reader waits.
-func waitingServer(t *testing.T, h Handler) (s *Server, addr string, pub, stalled *ClientConn, published <-chan error) {
+func waitingServer(t *testing.T, h Handler) (s *Server, addr string, pub, stalled *sockclient.ClientConn, published <-chan error) {
 	t.Helper()
 	cfg := quietConfig()
 	cfg.QueueFrames = 64
 	cfg.StallTimeout = time.Hour
 	s, addr = startSmallBufServer(t, cfg, h)
-	pub, stalled = dial(t, addr), dialSlow(t, addr)
+	pub, stalled = socktest.Dial(t, addr), dialSlow(t, addr)
 	connOf(t, s, pub)
 	id := connOf(t, s, stalled)
 	published = publish(pub, bulkFrames(t, 2000, 1<<10))
@@ -245,16 +247,16 @@ func TestForwardWaitEnds(t *testing.T) {
 	t.Run("subscriber gone", func(t *testing.T) {
 		rec := &recorder{}
 		s, addr, pub, stalled, published := waitingServer(t, rec)
-		fast := dial(t, addr)
+		fast := socktest.Dial(t, addr)
 		connOf(t, s, fast)
 		hardClose(t, stalled)
 		if err := <-published; err != nil {
 			t.Fatalf("publisher: %v", err)
 		}
 		marker := socktest.Notification(t, "/marker/", "utf-8-string", []byte("m"), 0)
-		send(t, pub, marker)
+		socktest.Send(t, pub, marker)
 		for {
-			if got := recv(t, fast); bytes.Equal(got, marker) {
+			if got := socktest.Recv(t, fast); bytes.Equal(got, marker) {
 				break
 			}
 		}
@@ -291,12 +293,12 @@ func TestQueueDepth(t *testing.T) {
 }
 
 // hardClose resets c's connection without the orderly close.
-func hardClose(t *testing.T, c *ClientConn) {
+func hardClose(t *testing.T, c *sockclient.ClientConn) {
 	t.Helper()
-	if tc, ok := c.nc.(*net.TCPConn); ok {
+	if tc, ok := c.NetConn().(*net.TCPConn); ok {
 		_ = tc.SetLinger(0)
 	}
-	if err := c.nc.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+	if err := c.NetConn().Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 		t.Fatal(err)
 	}
 }
@@ -340,11 +342,11 @@ func TestQueueWatermarks(t *testing.T) {
 // order, and the counters add up.
 func TestRelayLargeFramesInPieces(t *testing.T) {
 	s, addr := startServer(t, quietConfig(), nil)
-	pub, sub := dial(t, addr), dial(t, addr)
+	pub, sub := socktest.Dial(t, addr), socktest.Dial(t, addr)
 	connOf(t, s, pub)
 	connOf(t, s, sub)
 	var bodies [][]byte
-	for i, size := range []int{100, 300 << 10, 100, 1<<20 + 3, maxBatchBytes, maxBatchBytes + 1, 100, 3 << 20} {
+	for i, size := range []int{100, 300 << 10, 100, 1<<20 + 3, sockio.MaxBatchBytes, sockio.MaxBatchBytes + 1, 100, 3 << 20} {
 		bodies = append(bodies, socktest.Notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i)))
 	}
 	published := publish(pub, bodies)
@@ -374,12 +376,12 @@ func TestForwardStallOfOneSparesTheNext(t *testing.T) {
 	cfg.QueueFrames = 64
 	cfg.StallTimeout = 2 * time.Second // the late reader's whole margin
 	s, addr := startSmallBufServer(t, cfg, nil)
-	pub, stalled, late := dial(t, addr), dialSlow(t, addr), dialSlow(t, addr)
+	pub, stalled, late := socktest.Dial(t, addr), dialSlow(t, addr), dialSlow(t, addr)
 	connOf(t, s, pub)
 	connOf(t, s, stalled)
 	connOf(t, s, late)
-	send(t, stalled, socktest.Hello(t, socktest.UUID(1), "listener", "/"))
-	send(t, late, socktest.Hello(t, socktest.UUID(2), "listener", "/bulk/"))
+	socktest.Send(t, stalled, socktest.Hello(t, socktest.UUID(1), "listener", "/"))
+	socktest.Send(t, late, socktest.Hello(t, socktest.UUID(2), "listener", "/bulk/"))
 	testutil.WaitFor(t, socktest.Timeout, "the interests", func() bool {
 		n := 0
 		for _, c := range s.Connections() {

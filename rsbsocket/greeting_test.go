@@ -12,6 +12,7 @@ import (
 
 	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -102,16 +103,16 @@ func awaitGate(t *testing.T, g *greetGate) {
 func TestFramesDuringGreeting(t *testing.T) {
 	rec := &recorder{}
 	s, addr, gl := startGatedServer(t, rec)
-	pub := dial(t, addr)
+	pub := socktest.Dial(t, addr)
 	pubID := connOf(t, s, pub)
 
 	g := newGate(t, false)
 	gl.next.Store(g)
-	dialed := make(chan *ClientConn, 1)
+	dialed := make(chan *sockclient.ClientConn, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), socktest.Timeout)
 		defer cancel()
-		c, err := DialConfig(ctx, addr, ClientConfig{CloseTimeout: time.Second})
+		c, err := sockclient.DialConfig(ctx, addr, sockclient.ClientConfig{CloseTimeout: time.Second})
 		if err != nil {
 			t.Errorf("dial: %v", err)
 		}
@@ -125,7 +126,7 @@ func TestFramesDuringGreeting(t *testing.T) {
 		t.Fatalf("Deliver queued to %d connections, want 1 (the one being greeted)", n)
 	}
 	fromPub := socktest.Notification(t, "/greet/pub/", "bytes", []byte("from a client"), 2)
-	send(t, pub, fromPub)
+	socktest.Send(t, pub, fromPub)
 	testutil.WaitFor(t, socktest.Timeout, "the client's frame to be forwarded", func() bool { return len(rec.snapshot()) == 1 })
 	g.open()
 
@@ -135,7 +136,7 @@ func TestFramesDuringGreeting(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = sub.Close() })
 	for i, want := range [][]byte{fromNet, fromPub} {
-		if got := recv(t, sub); !bytes.Equal(got, want) {
+		if got := socktest.Recv(t, sub); !bytes.Equal(got, want) {
 			t.Fatalf("frame %d after the greeting differs: got %d bytes, want %d", i, len(got), len(want))
 		}
 	}

@@ -1,20 +1,17 @@
 package rsbsocket
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/rsbsocket/frame"
 	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -75,40 +72,6 @@ func serveOn(t testing.TB, cfg Config, h Handler, ln net.Listener) (*Server, str
 		}
 	})
 	return s, ln.Addr().String()
-}
-
-// dial connects a client that is closed when the test ends.
-func dial(t testing.TB, addr string) *ClientConn {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), socktest.Timeout)
-	defer cancel()
-	c, err := DialConfig(ctx, addr, ClientConfig{CloseTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
-// recv reads one frame within testTimeout.
-func recv(t testing.TB, c *ClientConn) []byte {
-	t.Helper()
-	if err := c.SetReadDeadline(time.Now().Add(socktest.Timeout)); err != nil {
-		t.Fatal(err)
-	}
-	b, err := c.Recv()
-	if err != nil {
-		t.Fatalf("Recv: %v", err)
-	}
-	return b
-}
-
-// send writes one frame or fails the test.
-func send(t testing.TB, c *ClientConn, body []byte) {
-	t.Helper()
-	if err := c.Send(body); err != nil {
-		t.Fatalf("Send: %v", err)
-	}
 }
 
 // recorder is a Handler that records frames and connection events.
@@ -174,7 +137,7 @@ func (r *recorder) snapshot() []recorded {
 }
 
 // connOf returns the server's id of the connection whose client is c.
-func connOf(t testing.TB, s *Server, c *ClientConn) ConnID {
+func connOf(t testing.TB, s *Server, c *sockclient.ClientConn) ConnID {
 	t.Helper()
 	var id ConnID
 	testutil.WaitFor(t, socktest.Timeout, "connection to be listed", func() bool {
@@ -192,7 +155,7 @@ func connOf(t testing.TB, s *Server, c *ClientConn) ConnID {
 // connIdle returns c's connection id once the server has let go of its
 // queue after the handshake: until then a frame queued to it is written by
 // the writer the handshake starts, not by the one who queued it.
-func connIdle(t testing.TB, s *Server, c *ClientConn) ConnID {
+func connIdle(t testing.TB, s *Server, c *sockclient.ClientConn) ConnID {
 	t.Helper()
 	id := connOf(t, s, c)
 	testutil.WaitFor(t, socktest.Timeout, "the handshake's writer to let go", func() bool {
@@ -209,9 +172,6 @@ func connIdle(t testing.TB, s *Server, c *ClientConn) ConnID {
 	return id
 }
 
-// bufioReader wraps r for ReadFrame.
-func bufioReader(r io.Reader) *bufio.Reader { return bufio.NewReader(r) }
-
 // pythonFrameScope is the parsed scope of pythonFrame.
 func pythonFrameScope(t testing.TB) scope.Scope {
 	t.Helper()
@@ -224,7 +184,7 @@ func pythonFrameScope(t testing.TB) scope.Scope {
 
 // sendAll sends bodies as fast as the connection takes them, in batches of
 // up to 128 frames or 64 KiB, as a client library buffers.
-func sendAll(pub *ClientConn, bodies [][]byte) error {
+func sendAll(pub *sockclient.ClientConn, bodies [][]byte) error {
 	for len(bodies) > 0 {
 		n, size := 0, 0
 		for n < len(bodies) && n < 128 && size < 64<<10 {
@@ -243,13 +203,13 @@ func sendAll(pub *ClientConn, bodies [][]byte) error {
 // before the next is sent, and waits until s has counted n direct writes
 // (a write is counted once its system call returned, maybe after the
 // subscriber read it).
-func relayEach(t *testing.T, s *Server, pub, sub *ClientConn, n int) {
+func relayEach(t *testing.T, s *Server, pub, sub *sockclient.ClientConn, n int) {
 	t.Helper()
 	connOf(t, s, pub)
 	connIdle(t, s, sub)
 	for i, body := range bulkFrames(t, n, 64) {
-		send(t, pub, body)
-		if got := recv(t, sub); !bytes.Equal(got, body) {
+		socktest.Send(t, pub, body)
+		if got := socktest.Recv(t, sub); !bytes.Equal(got, body) {
 			t.Fatalf("frame %d differs", i)
 		}
 	}

@@ -49,7 +49,7 @@ func TestManyHellosLearntTogether(t *testing.T) {
 	cfg.MaxParticipants = n
 	s, addr := startServer(t, cfg, h)
 	h.s = s
-	c := dial(t, addr)
+	c := socktest.Dial(t, addr)
 	connOf(t, s, c)
 	gen := s.InterestGeneration()
 	frames := make([][]byte, 0, n+1)

@@ -17,7 +17,7 @@ func TestConnLogger(t *testing.T) {
 		var out syncbuf.Buffer
 		cfg := Config{Logger: slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: level}))}
 		srv, addr := startServer(t, cfg, nil)
-		c := dial(t, addr)
+		c := socktest.Dial(t, addr)
 		if err := c.Send(socktest.Hello(t, uuid16(1), "listener", "/log/")); err != nil {
 			t.Fatal(err)
 		}

@@ -74,12 +74,6 @@ const (
 
 // Internal sizes of the I/O paths.
 const (
-	// unixSocketBuffer is the kernel send buffer asked for on both ends of
-	// a Unix socket connection (the kernel caps it at net.core.wmem_max). A
-	// Unix stream socket's in-flight bytes are bounded by its sender's
-	// buffer, 208 KiB by default, against TCP loopback's autotuned MiBs: a
-	// large frame would cross in many wake-ups.
-	unixSocketBuffer = 4 << 20
 	// readBufferSize is the bufio.Reader size of a ClientConn and of a busy
 	// server connection. Bodies larger than the buffer are read straight
 	// into their own memory.
@@ -93,29 +87,6 @@ const (
 	// frames per system call.
 	readBufferMin    = 512
 	readUpgradeBytes = 256 << 10
-
-	// coalesceBytes is the capacity of a write scratch buffer: small frames
-	// queued together are copied into it and leave in one write. Writers
-	// borrow scratch buffers from a pool for the time of one write, so an
-	// idle connection holds none.
-	coalesceBytes = 64 << 10
-
-	// copyMax is the largest body copied into the scratch buffer; larger
-	// bodies are handed to the kernel from their own memory in the same
-	// writev, right after their header.
-	copyMax = 16 << 10
-
-	// maxBatchVecs bounds the iovecs of one writev.
-	maxBatchVecs = 64
-
-	// maxBatchBytes stops adding frames to a writev once this many body
-	// bytes are in it; a larger frame goes alone, and a server writes it in
-	// pieces of this size. Each write is bounded by WriteTimeout and
-	// releases what it wrote from the queue's bounds, so a client that
-	// reads slowly but steadily frees room in its queue at least every
-	// maxBatchBytes, whatever the frame size, and is not found stalled
-	// unless it reads less than that within StallTimeout (2.5 MB/s).
-	maxBatchBytes = 256 << 10
 
 	// queueHighPercent and queueLowPercent place a send queue's watermarks,
 	// in percent of its frame and byte bounds. Forwarding a client's frame
@@ -134,7 +105,7 @@ const (
 
 	// queueBlock is the number of frames per block of a send queue's
 	// backlog (24 bytes each): enough small frames for several writes of
-	// maxBatchBytes, so that a writer taking one block at a time still
+	// sockio.MaxBatchBytes, so that a writer taking one block at a time still
 	// writes full batches, and within keepBatchCap, so that a block goes
 	// back to the pool of frame lists once written.
 	queueBlock = keepBatchCap

@@ -181,14 +181,14 @@ func TestConnReaderGrows(t *testing.T) {
 func TestServerFrameScopeSharesSmallBodies(t *testing.T) {
 	var r recorder
 	_, addr := startServer(t, quietConfig(), &r)
-	c := dial(t, addr)
+	c := socktest.Dial(t, addr)
 	small := socktest.Notification(t, "/share/small/", "bytes", []byte("x"), 1)
 	large := socktest.Notification(t, "/share/large/", "bytes", make([]byte, frame.SharedScopeMax), 2)
 	if len(small) > frame.SharedScopeMax || len(large) <= frame.SharedScopeMax {
 		t.Fatalf("frames of %d and %d bytes around %d", len(small), len(large), frame.SharedScopeMax)
 	}
-	send(t, c, small)
-	send(t, c, large)
+	socktest.Send(t, c, small)
+	socktest.Send(t, c, large)
 	testutil.WaitFor(t, socktest.Timeout, "both frames", func() bool { return len(r.snapshot()) == 2 })
 	for i, want := range []bool{true, false} {
 		f := r.snapshot()[i].f

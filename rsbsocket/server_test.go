@@ -13,6 +13,7 @@ import (
 	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/rsbsocket/frame"
 	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -34,8 +35,8 @@ func TestServerHandshakeBytesAndFrameLayout(t *testing.T) {
 	testutil.WaitFor(t, socktest.Timeout, "raw connection to be routed", func() bool { return len(s.Connections()) == 1 })
 
 	// The next bytes are exactly one frame relayed from another client.
-	pub := dial(t, addr)
-	send(t, pub, socktest.PythonFrame)
+	pub := socktest.Dial(t, addr)
+	socktest.Send(t, pub, socktest.PythonFrame)
 	want := frame.AppendFrame(nil, socktest.PythonFrame)
 	got = make([]byte, len(want))
 	if _, err := io.ReadFull(raw, got); err != nil {
@@ -49,18 +50,18 @@ func TestServerHandshakeBytesAndFrameLayout(t *testing.T) {
 func TestServerRelaysByteIdenticalWithoutEcho(t *testing.T) {
 	rec := &recorder{}
 	s, addr := startServer(t, quietConfig(), rec)
-	a, b := dial(t, addr), dial(t, addr)
+	a, b := socktest.Dial(t, addr), socktest.Dial(t, addr)
 	idA := connOf(t, s, a)
 	connOf(t, s, b)
 
-	send(t, a, socktest.PythonFrame)
-	if got := recv(t, b); !bytes.Equal(got, socktest.PythonFrame) {
+	socktest.Send(t, a, socktest.PythonFrame)
+	if got := socktest.Recv(t, b); !bytes.Equal(got, socktest.PythonFrame) {
 		t.Fatalf("b received % x", got)
 	}
 	// A's next frame must be b's marker: its own frame was not echoed.
 	marker := socktest.Notification(t, "/marker/", "utf-8-string", []byte("m"), 0)
-	send(t, b, marker)
-	if got := recv(t, a); !bytes.Equal(got, marker) {
+	socktest.Send(t, b, marker)
+	if got := socktest.Recv(t, a); !bytes.Equal(got, marker) {
 		t.Fatalf("a received % x, want the marker", got)
 	}
 	// The handler runs after the relay, so it may still be busy; the two
@@ -86,7 +87,7 @@ func TestServerRelaysByteIdenticalWithoutEcho(t *testing.T) {
 
 func TestServerDeliverFromNode(t *testing.T) {
 	s, addr := startServer(t, quietConfig(), nil)
-	a, b := dial(t, addr), dial(t, addr)
+	a, b := socktest.Dial(t, addr), socktest.Dial(t, addr)
 	idA := connOf(t, s, a)
 	connOf(t, s, b)
 	if n := s.Deliver(socktest.PythonFrame, scope.MustParse("/example/sub/"), 0); n != 2 {
@@ -95,8 +96,8 @@ func TestServerDeliverFromNode(t *testing.T) {
 	if n := s.Deliver(socktest.PythonFrame, scope.MustParse("/example/sub/"), idA); n != 1 {
 		t.Fatalf("Deliver except a reached %d connections, want 1", n)
 	}
-	for _, c := range []*ClientConn{a, b, b} {
-		if got := recv(t, c); !bytes.Equal(got, socktest.PythonFrame) {
+	for _, c := range []*sockclient.ClientConn{a, b, b} {
+		if got := socktest.Recv(t, c); !bytes.Equal(got, socktest.PythonFrame) {
 			t.Fatalf("received % x", got)
 		}
 	}
@@ -105,7 +106,7 @@ func TestServerDeliverFromNode(t *testing.T) {
 func TestServerLearnsInterestFromHelloBye(t *testing.T) {
 	rec := &recorder{}
 	s, addr := startServer(t, quietConfig(), rec)
-	lis, pub := dial(t, addr), dial(t, addr)
+	lis, pub := socktest.Dial(t, addr), socktest.Dial(t, addr)
 	idL := connOf(t, s, lis)
 	connOf(t, s, pub)
 	interestOf := func(id ConnID) Interest {
@@ -118,7 +119,7 @@ func TestServerLearnsInterestFromHelloBye(t *testing.T) {
 	}
 
 	listenerID := socktest.UUID(0x42)
-	send(t, lis, socktest.Hello(t, listenerID, "listener", "/a/"))
+	socktest.Send(t, lis, socktest.Hello(t, listenerID, "listener", "/a/"))
 	want := Interest{Scopes: scopes("/__rsb/introspection/", "/a/")}
 	testutil.WaitFor(t, socktest.Timeout, "interest from Hello", func() bool { return sameInterest(interestOf(idL), want) })
 	if in := s.Interest(); !in.All {
@@ -128,22 +129,22 @@ func TestServerLearnsInterestFromHelloBye(t *testing.T) {
 	onB := socktest.Notification(t, "/b/x/", "utf-8-string", []byte("b"), 1)
 	onA := socktest.Notification(t, "/a/x/", "utf-8-string", []byte("a"), 2)
 	survey := socktest.Notification(t, "/__rsb/introspection/participants/", "void", nil, 3)
-	send(t, pub, onB)
-	send(t, pub, onA)
-	send(t, pub, survey)
+	socktest.Send(t, pub, onB)
+	socktest.Send(t, pub, onA)
+	socktest.Send(t, pub, survey)
 	// Frames of one publisher stay in order, so receiving onA first proves
 	// that onB was not delivered.
-	if got := recv(t, lis); !bytes.Equal(got, onA) {
+	if got := socktest.Recv(t, lis); !bytes.Equal(got, onA) {
 		t.Fatalf("listener received % x, want the /a/x/ frame", got)
 	}
-	if got := recv(t, lis); !bytes.Equal(got, survey) {
+	if got := socktest.Recv(t, lis); !bytes.Equal(got, survey) {
 		t.Fatalf("listener received % x, want the survey", got)
 	}
 
-	send(t, lis, socktest.Bye(t, listenerID))
+	socktest.Send(t, lis, socktest.Bye(t, listenerID))
 	testutil.WaitFor(t, socktest.Timeout, "interest after Bye", func() bool { return interestOf(idL).All })
-	send(t, pub, onB)
-	if got := recv(t, lis); !bytes.Equal(got, onB) {
+	socktest.Send(t, pub, onB)
+	if got := socktest.Recv(t, lis); !bytes.Equal(got, onB) {
 		t.Fatalf("after Bye listener received % x, want the /b/x/ frame", got)
 	}
 	// Two connects, the Hello and the Bye changed the interest.
@@ -158,20 +159,20 @@ func TestServerInterestNoneByDefault(t *testing.T) {
 	cfg := quietConfig()
 	cfg.DefaultInterest = InterestNone
 	s, addr := startServer(t, cfg, nil)
-	lis, pub := dial(t, addr), dial(t, addr)
+	lis, pub := socktest.Dial(t, addr), socktest.Dial(t, addr)
 	connOf(t, s, lis)
 	connOf(t, s, pub)
 	if in := s.Interest(); in.All || len(in.Scopes) != 0 {
 		t.Fatalf("interest with silent clients = %v, want none", in)
 	}
-	send(t, lis, socktest.Hello(t, socktest.UUID(1), "listener", "/a/"))
+	socktest.Send(t, lis, socktest.Hello(t, socktest.UUID(1), "listener", "/a/"))
 	testutil.WaitFor(t, socktest.Timeout, "union interest", func() bool {
 		return sameInterest(s.Interest(), Interest{Scopes: scopes("/__rsb/introspection/", "/a/")})
 	})
 	onA := socktest.Notification(t, "/a/", "utf-8-string", []byte("a"), 2)
-	send(t, pub, socktest.Notification(t, "/b/", "utf-8-string", []byte("b"), 1))
-	send(t, pub, onA)
-	if got := recv(t, lis); !bytes.Equal(got, onA) {
+	socktest.Send(t, pub, socktest.Notification(t, "/b/", "utf-8-string", []byte("b"), 1))
+	socktest.Send(t, pub, onA)
+	if got := socktest.Recv(t, lis); !bytes.Equal(got, onA) {
 		t.Fatalf("listener received % x", got)
 	}
 }
@@ -194,11 +195,11 @@ func TestServerClosesBadConnections(t *testing.T) {
 			cfg.MaxFrameSize = 1024
 			rec := &recorder{}
 			s, addr := startServer(t, cfg, rec)
-			bad, good1, good2 := dial(t, addr), dial(t, addr), dial(t, addr)
+			bad, good1, good2 := socktest.Dial(t, addr), socktest.Dial(t, addr), socktest.Dial(t, addr)
 			idBad := connOf(t, s, bad)
 			connOf(t, s, good1)
 			connOf(t, s, good2)
-			if _, err := bad.nc.Write(tt.bytes); err != nil {
+			if _, err := bad.NetConn().Write(tt.bytes); err != nil {
 				t.Fatal(err)
 			}
 			_ = bad.SetReadDeadline(time.Now().Add(socktest.Timeout))
@@ -213,14 +214,14 @@ func TestServerClosesBadConnections(t *testing.T) {
 				t.Fatalf("OnDisconnect reason %v, want %v", got, tt.reason)
 			}
 			// The server keeps serving: old and new clients still talk.
-			send(t, good1, socktest.PythonFrame)
-			if got := recv(t, good2); !bytes.Equal(got, socktest.PythonFrame) {
+			socktest.Send(t, good1, socktest.PythonFrame)
+			if got := socktest.Recv(t, good2); !bytes.Equal(got, socktest.PythonFrame) {
 				t.Fatal("relay broken after a bad client")
 			}
-			late := dial(t, addr)
+			late := socktest.Dial(t, addr)
 			connOf(t, s, late)
-			send(t, late, socktest.PythonFrame)
-			if got := recv(t, good1); !bytes.Equal(got, socktest.PythonFrame) {
+			socktest.Send(t, late, socktest.PythonFrame)
+			if got := socktest.Recv(t, good1); !bytes.Equal(got, socktest.PythonFrame) {
 				t.Fatal("new client not served after a bad client")
 			}
 		})
@@ -230,7 +231,7 @@ func TestServerClosesBadConnections(t *testing.T) {
 func TestServerOrderlyShutdown(t *testing.T) {
 	rec := &recorder{}
 	s, addr := startServer(t, quietConfig(), rec)
-	clients := []*ClientConn{dial(t, addr), dial(t, addr)}
+	clients := []*sockclient.ClientConn{socktest.Dial(t, addr), socktest.Dial(t, addr)}
 	for _, c := range clients {
 		connOf(t, s, c)
 	}
@@ -306,7 +307,7 @@ func TestServerShutdownDeadline(t *testing.T) {
 func TestServerClientEOFIsOrderly(t *testing.T) {
 	rec := &recorder{}
 	s, addr := startServer(t, quietConfig(), rec)
-	c := dial(t, addr)
+	c := socktest.Dial(t, addr)
 	id := connOf(t, s, c)
 	s.Deliver(socktest.PythonFrame, scope.Root, 0)
 	if err := c.Close(); err != nil {
@@ -336,7 +337,7 @@ func TestServerListenAndServe(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- s.ListenAndServe(ctx) }()
 	testutil.WaitFor(t, socktest.Timeout, "listener", func() bool { return s.Addr() != nil })
-	c := dial(t, s.Addr().String())
+	c := socktest.Dial(t, s.Addr().String())
 	go func() {
 		for {
 			if _, err := c.Recv(); err != nil {
@@ -394,12 +395,12 @@ func TestServerWanted(t *testing.T) {
 	if s.Wanted(scope.MustParse("/a/")) {
 		t.Fatal("wanted with no connection")
 	}
-	lis := dial(t, addr)
+	lis := socktest.Dial(t, addr)
 	connOf(t, s, lis)
 	if !s.Wanted(scope.MustParse("/any/")) {
 		t.Fatal("a connection that announced nothing wants everything")
 	}
-	send(t, lis, socktest.Hello(t, socktest.UUID(0x43), "listener", "/a/"))
+	socktest.Send(t, lis, socktest.Hello(t, socktest.UUID(0x43), "listener", "/a/"))
 	testutil.WaitFor(t, socktest.Timeout, "interest from Hello", func() bool { return !s.Wanted(scope.MustParse("/b/")) })
 	if !s.Wanted(scope.MustParse("/a/x/")) || !s.Wanted(scope.MustParse("/a/")) {
 		t.Fatal("listener's scope not wanted")
@@ -412,11 +413,11 @@ func TestMaxConnections(t *testing.T) {
 	cfg := quietConfig()
 	cfg.MaxConnections = 2
 	srv, addr := startServer(t, cfg, nil)
-	first := dial(t, addr)
-	dial(t, addr)
+	first := socktest.Dial(t, addr)
+	socktest.Dial(t, addr)
 	ctx, cancel := context.WithTimeout(context.Background(), socktest.Timeout)
 	defer cancel()
-	if c, err := Dial(ctx, addr); err == nil {
+	if c, err := sockclient.Dial(ctx, addr); err == nil {
 		_ = c.Close()
 		t.Fatal("a third connection was served")
 	} else if !errors.Is(err, frame.ErrBadHandshake) || !strings.Contains(err.Error(), "connection limit") {
@@ -427,7 +428,7 @@ func TestMaxConnections(t *testing.T) {
 	}
 	_ = first.Close()
 	testutil.WaitFor(t, socktest.Timeout, "the first connection gone", func() bool { return srv.Stats().ConnsCurrent == 1 })
-	dial(t, addr)
+	socktest.Dial(t, addr)
 	if st := srv.Stats(); st.ConnsRefused != 1 || st.ConnsCurrent != 2 {
 		t.Fatalf("after a close: refused %d, current %d; want 1 and 2", st.ConnsRefused, st.ConnsCurrent)
 	}

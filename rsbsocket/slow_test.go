@@ -10,11 +10,12 @@ import (
 
 	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // dialSlow connects a client with a tiny receive buffer that never reads,
 // so the server's writer for it blocks soon.
-func dialSlow(t *testing.T, addr string) *ClientConn {
+func dialSlow(t *testing.T, addr string) *sockclient.ClientConn {
 	t.Helper()
 	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 		var serr error
@@ -32,7 +33,7 @@ func dialSlow(t *testing.T, addr string) *ClientConn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewClientConn(ctx, nc, ClientConfig{CloseTimeout: 100 * time.Millisecond})
+	c, err := sockclient.NewClientConn(ctx, nc, sockclient.ClientConfig{CloseTimeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func dialSlow(t *testing.T, addr string) *ClientConn {
 func slowClientRun(t *testing.T, s *Server, addr string, stop func() bool) int {
 	t.Helper()
 	slow := dialSlow(t, addr)
-	pub, fast := dial(t, addr), dial(t, addr)
+	pub, fast := socktest.Dial(t, addr), socktest.Dial(t, addr)
 	connOf(t, s, slow)
 	connOf(t, s, pub)
 	connOf(t, s, fast)
@@ -68,7 +69,7 @@ func slowClientRun(t *testing.T, s *Server, addr string, stop func() bool) int {
 	sent := 0
 	for ; sent < maxFrames && !stop(); sent++ {
 		body := socktest.Notification(t, "/bulk/", "bytes", payload, uint32(sent))
-		send(t, pub, body)
+		socktest.Send(t, pub, body)
 		// Each frame reaches the fast subscriber promptly, whatever the
 		// slow one does.
 		select {

@@ -4,9 +4,9 @@ import (
 	"net"
 	"os"
 	"runtime"
-	"sync"
 	"time"
 
+	"github.com/rsbd/rsbd/rsbsocket/internal/sockio"
 	"golang.org/x/sys/unix"
 )
 
@@ -165,54 +165,8 @@ const (
 	peerHere
 )
 
-// ownClients holds the local addresses of the TCP connections this
-// process has open as a client of this package (ClientConn), counted (two
-// connections to different servers may share a local address), so that a
-// server can tell its own process's clients.
-var ownClients struct {
-	mu    sync.Mutex
-	addrs map[string]int
-}
-
-// noteOwnClient records nc, a TCP connection, in ownClients and returns
-// its key ("" for other connections), which forgetOwnClient takes.
-func noteOwnClient(nc net.Conn) string {
-	tc, ok := nc.(*net.TCPConn)
-	if !ok {
-		return ""
-	}
-	key := tc.LocalAddr().String()
-	ownClients.mu.Lock()
-	defer ownClients.mu.Unlock()
-	if ownClients.addrs == nil {
-		ownClients.addrs = make(map[string]int)
-	}
-	ownClients.addrs[key]++
-	return key
-}
-
-// forgetOwnClient undoes noteOwnClient.
-func forgetOwnClient(key string) {
-	if key == "" {
-		return
-	}
-	ownClients.mu.Lock()
-	defer ownClients.mu.Unlock()
-	if ownClients.addrs[key]--; ownClients.addrs[key] <= 0 {
-		delete(ownClients.addrs, key)
-	}
-}
-
-// isOwnClient reports whether addr is the local address of one of this
-// process's client connections.
-func isOwnClient(addr string) bool {
-	ownClients.mu.Lock()
-	defer ownClients.mu.Unlock()
-	return ownClients.addrs[addr] > 0
-}
-
 // elsewhere reports whether c's client runs in another process: a TCP
-// client not in ownClients, or a Unix socket client with another process
+// client not among the process's own (sockio.IsOwnClient), or a Unix socket client with another process
 // id. It is worked out once, when first asked (by then the client has
 // long finished dialling).
 func (c *conn) elsewhere() bool {
@@ -234,7 +188,7 @@ func (c *conn) elsewhere() bool {
 func (c *conn) clientHere() bool {
 	switch a := c.remote.(type) {
 	case *net.TCPAddr:
-		return isOwnClient(a.String())
+		return sockio.IsOwnClient(a.String())
 	case *net.UnixAddr:
 		pid := -1
 		_ = c.raw.Control(func(fd uintptr) {

@@ -14,6 +14,7 @@ import (
 	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/rsbsocket/frame"
 	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -27,7 +28,7 @@ func (f foreignConn) CloseWrite() error { return f.Conn.(*net.TCPConn).CloseWrit
 
 // dialForeign is dial for a client the server must take for another
 // process's.
-func dialForeign(t testing.TB, addr string) *ClientConn {
+func dialForeign(t testing.TB, addr string) *sockclient.ClientConn {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -35,7 +36,7 @@ func dialForeign(t testing.TB, addr string) *ClientConn {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), socktest.Timeout)
 	defer cancel()
-	c, err := NewClientConn(ctx, foreignConn{nc}, ClientConfig{CloseTimeout: time.Second})
+	c, err := sockclient.NewClientConn(ctx, foreignConn{nc}, sockclient.ClientConfig{CloseTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func dialForeign(t testing.TB, addr string) *ClientConn {
 // dialer: the pinger sends a frame, the ponger echoes each frame it gets,
 // and the echo (which the server forwards to the pinger, every connection
 // wanting everything) is the pong.
-func pingPongThrough(t *testing.T, s *Server, addr string, dialer func(testing.TB, string) *ClientConn, n int) {
+func pingPongThrough(t *testing.T, s *Server, addr string, dialer func(testing.TB, string) *sockclient.ClientConn, n int) {
 	t.Helper()
 	before := len(s.Connections())
 	ping, pong := dialer(t, addr), dialer(t, addr)
@@ -56,10 +57,10 @@ func pingPongThrough(t *testing.T, s *Server, addr string, dialer func(testing.T
 	testutil.WaitFor(t, socktest.Timeout, "both connections", func() bool { return len(s.Connections()) == before+2 })
 	body := socktest.Notification(t, "/pp/", "bytes", []byte("ping"), 0)
 	for i := range n {
-		send(t, ping, body)
-		got := recv(t, pong)
-		send(t, pong, got)
-		if back := recv(t, ping); !bytes.Equal(back, body) {
+		socktest.Send(t, ping, body)
+		got := socktest.Recv(t, pong)
+		socktest.Send(t, pong, got)
+		if back := socktest.Recv(t, ping); !bytes.Equal(back, body) {
 			t.Fatalf("round trip %d: pong differs", i)
 		}
 	}
@@ -114,8 +115,8 @@ func TestAwaitAnswerNotForOwnClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() { _ = s.Serve(ln) }()
-	for _, addr := range []string{tcpAddr, UnixPrefix + path} {
-		pingPongThrough(t, s, addr, dial, 50)
+	for _, addr := range []string{tcpAddr, sockclient.UnixPrefix + path} {
+		pingPongThrough(t, s, addr, socktest.Dial, 50)
 		if st := s.Stats(); st.SpinWaits != 0 {
 			t.Fatalf("%s: %d polls for clients of this process", addr, st.SpinWaits)
 		}
@@ -182,32 +183,11 @@ func TestConfigSpinWaitBound(t *testing.T) {
 	}
 }
 
-// TestOwnClientsCounted: a local address shared by two client connections
-// (to different servers) stays known until both are gone.
-func TestOwnClientsCounted(t *testing.T) {
-	const addr = "127.0.0.1:1"
-	ownClients.mu.Lock()
-	if ownClients.addrs == nil {
-		ownClients.addrs = make(map[string]int)
-	}
-	ownClients.addrs[addr] += 2
-	ownClients.mu.Unlock()
-	forgetOwnClient(addr)
-	if !isOwnClient(addr) {
-		t.Fatal("forgotten after one of two connections closed")
-	}
-	forgetOwnClient(addr)
-	if isOwnClient(addr) {
-		t.Fatal("still known after both closed")
-	}
-	forgetOwnClient("") // a connection that was never recorded
-}
-
 // rrPair is a request/reply conversation through a server: ping listens on
 // /rr/<k>/pong/, pong on /rr/<k>/ping/, each announced with a Hello, so
 // that each frame goes to one connection.
 type rrPair struct {
-	ping, pong *ClientConn
+	ping, pong *sockclient.ClientConn
 	k          int
 	req, rep   []byte
 }
@@ -218,8 +198,8 @@ func newPair(t *testing.T, s *Server, addr string, k int) *rrPair {
 	t.Helper()
 	p := &rrPair{ping: dialForeign(t, addr), pong: dialForeign(t, addr), k: k}
 	pingSc, pongSc := fmt.Sprintf("/rr/%d/ping/", k), fmt.Sprintf("/rr/%d/pong/", k)
-	send(t, p.ping, socktest.Hello(t, socktest.UUID(byte(2*k)), "listener", pongSc))
-	send(t, p.pong, socktest.Hello(t, socktest.UUID(byte(2*k+1)), "listener", pingSc))
+	socktest.Send(t, p.ping, socktest.Hello(t, socktest.UUID(byte(2*k)), "listener", pongSc))
+	socktest.Send(t, p.pong, socktest.Hello(t, socktest.UUID(byte(2*k+1)), "listener", pingSc))
 	// A connection that announced nothing yet gets every event (and makes
 	// Wanted true): wait until both Hellos are learnt, each scope routed to
 	// its connection alone.
@@ -238,19 +218,19 @@ func newPair(t *testing.T, s *Server, addr string, k int) *rrPair {
 func (p *rrPair) roundTrips(t *testing.T, n int) {
 	t.Helper()
 	for range n {
-		send(t, p.ping, p.req)
+		socktest.Send(t, p.ping, p.req)
 		recvScope(t, p.pong, fmt.Sprintf("/rr/%d/ping/", p.k))
-		send(t, p.pong, p.rep)
+		socktest.Send(t, p.pong, p.rep)
 		recvScope(t, p.ping, fmt.Sprintf("/rr/%d/pong/", p.k))
 	}
 }
 
 // recvScope reads frames until one on scope want, skipping introspection
 // (the other clients' Hellos).
-func recvScope(t *testing.T, c *ClientConn, want string) {
+func recvScope(t *testing.T, c *sockclient.ClientConn, want string) {
 	t.Helper()
 	for {
-		f, err := frame.ParseFrame(recv(t, c))
+		f, err := frame.ParseFrame(socktest.Recv(t, c))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -45,14 +45,14 @@ func TestFrameWrapInPlace(t *testing.T) {
 	cfg.FrameRoom = frame.Room{Head: 2, Tail: 3}
 	w := &wrapper{}
 	s, addr := startServer(t, cfg, w)
-	pub, sub := dial(t, addr), dial(t, addr)
+	pub, sub := socktest.Dial(t, addr), socktest.Dial(t, addr)
 	connOf(t, s, pub)
 	connOf(t, s, sub)
 	small := socktest.Notification(t, "/wrap/", "bytes", bytes.Repeat([]byte{'s'}, 100), 1)
 	large := socktest.Notification(t, "/wrap/", "bytes", bytes.Repeat([]byte{'l'}, frame.EagerAllocMax+1), 2)
 	for _, body := range [][]byte{small, large} {
-		send(t, pub, body)
-		if got := recv(t, sub); !bytes.Equal(got, body) {
+		socktest.Send(t, pub, body)
+		if got := socktest.Recv(t, sub); !bytes.Equal(got, body) {
 			t.Fatalf("relayed frame of %d bytes changed", len(body))
 		}
 	}

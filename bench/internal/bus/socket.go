@@ -14,6 +14,7 @@ import (
 	"github.com/rsbd/rsbd/proto/rsbpb/introspection"
 	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -49,7 +50,7 @@ type Socket struct {
 }
 
 type sockConn struct {
-	c        *rsbsocket.ClientConn
+	c        *sockclient.ClientConn
 	mu       sync.RWMutex       // guards handlers
 	handlers map[string]Handler // by scope string
 	done     chan struct{}
@@ -59,7 +60,7 @@ type sockConn struct {
 func DialSocket(ctx context.Context, addr string, n int) (*Socket, error) {
 	s := &Socket{sender: notification.NewParticipantID()}
 	for i := 0; i < max(n, 1); i++ {
-		c, err := rsbsocket.Dial(ctx, addr)
+		c, err := sockclient.Dial(ctx, addr)
 		if err != nil {
 			_ = s.Close()
 			return nil, err

@@ -1,4 +1,4 @@
-package rsbsocket
+package sockclient
 
 import (
 	"bufio"
@@ -14,41 +14,8 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/internal/sockio"
 )
-
-// ErrClosed is returned by ClientConn methods after Close.
-var ErrClosed = errors.New("rsbsocket: connection closed")
-
-// ClientConfig configures a ClientConn. The zero value works: zero fields
-// take the defaults of params.go.
-type ClientConfig struct {
-	// MaxFrameSize bounds a received frame body (default 64 MiB).
-	MaxFrameSize int
-	// HandshakeTimeout bounds the wait for the server's greeting when the
-	// Dial context has no earlier deadline (default 5 s).
-	HandshakeTimeout time.Duration
-	// CloseTimeout bounds Close's wait for the server's EOF (default 5 s).
-	CloseTimeout time.Duration
-}
-
-// withDefaults returns c with its zero fields set to the defaults.
-func (c ClientConfig) withDefaults() ClientConfig {
-	setDefault(&c.MaxFrameSize, frame.DefaultMaxFrameSize)
-	setDefault(&c.HandshakeTimeout, DefaultHandshakeTimeout)
-	setDefault(&c.CloseTimeout, DefaultShutdownTimeout)
-	return c
-}
-
-// Validate reports the first invalid field.
-func (c ClientConfig) Validate() error {
-	switch {
-	case c.MaxFrameSize < 0 || int64(c.MaxFrameSize) > 1<<32-1:
-		return fmt.Errorf("%w: MaxFrameSize %d outside 0..4294967295", ErrInvalidConfig, c.MaxFrameSize)
-	case c.HandshakeTimeout < 0 || c.CloseTimeout < 0:
-		return fmt.Errorf("%w: negative timeout", ErrInvalidConfig)
-	}
-	return nil
-}
 
 // ClientConn is the client side of an RSB socket connection. Send may be
 // called concurrently with itself and with Recv; Recv by one goroutine at a
@@ -58,9 +25,9 @@ type ClientConn struct {
 	cfg ClientConfig
 
 	sendMu sync.Mutex
-	w      batchWriter
+	w      sockio.BatchWriter
 	raw    syscall.RawConn // for TrySend; nil: the connection has none
-	direct directWriter
+	direct sockio.DirectWriter
 	hdr    [frame.HeaderSize]byte // the header of the frame TrySend writes
 	// rest is what TrySend left unwritten of a frame it began: the end of
 	// hdr and of the body; every later write finishes it first.
@@ -72,7 +39,7 @@ type ClientConn struct {
 
 	closeOnce sync.Once
 	closeErr  error
-	own       string // key in ownClients; "" if none
+	own       string // key of sockio.NoteOwnClient; "" if none
 }
 
 // UnixPrefix marks a Dial address as the path of a Unix domain socket
@@ -81,7 +48,8 @@ const UnixPrefix = "unix:"
 
 // Dial connects to an RSB socket server at addr ("host:port", or
 // "unix:PATH" for a server listening on a Unix domain socket) and checks
-// its handshake. A wrong greeting gives an error wrapping ErrBadHandshake.
+// its handshake. A wrong greeting gives an error wrapping
+// frame.ErrBadHandshake.
 func Dial(ctx context.Context, addr string) (*ClientConn, error) {
 	return DialConfig(ctx, addr, ClientConfig{})
 }
@@ -96,7 +64,7 @@ func DialConfig(ctx context.Context, addr string, cfg ClientConfig) (*ClientConn
 	if err != nil {
 		return nil, fmt.Errorf("rsbsocket: dial %s: %w", addr, err)
 	}
-	growUnixBuffer(nc)
+	sockio.GrowUnixBuffer(nc)
 	c, err := newClientConn(ctx, nc, cfg.withDefaults())
 	if err != nil {
 		_ = nc.Close()
@@ -145,7 +113,7 @@ func newClientConn(ctx context.Context, nc net.Conn, cfg ClientConfig) (*ClientC
 	if err := nc.SetReadDeadline(time.Time{}); err != nil {
 		return nil, err
 	}
-	c := &ClientConn{nc: nc, cfg: cfg, r: r, own: noteOwnClient(nc)}
+	c := &ClientConn{nc: nc, cfg: cfg, r: r, own: sockio.NoteOwnClient(nc)}
 	if sc, ok := nc.(syscall.Conn); ok {
 		c.raw, _ = sc.SyscallConn()
 	}
@@ -155,6 +123,11 @@ func newClientConn(ctx context.Context, nc net.Conn, cfg ClientConfig) (*ClientC
 // LocalAddr returns the local address of the connection.
 func (c *ClientConn) LocalAddr() net.Addr { return c.nc.LocalAddr() }
 
+// NetConn returns the connection c wraps, for what ClientConn does not
+// offer (socket options, a hard close). Reading from it or writing to it
+// directly breaks the framing.
+func (c *ClientConn) NetConn() net.Conn { return c.nc }
+
 // Send writes one frame carrying body (a serialized Notification) with a
 // single write system call, header and body together.
 func (c *ClientConn) Send(body []byte) error {
@@ -163,7 +136,7 @@ func (c *ClientConn) Send(body []byte) error {
 	if err := c.finishRest(); err != nil {
 		return err
 	}
-	return closedErr(c.w.writeOne(c.nc, body))
+	return closedErr(c.w.WriteOne(c.nc, body))
 }
 
 // SendMany writes the frames of bodies in order, coalescing small ones into
@@ -176,7 +149,7 @@ func (c *ClientConn) SendMany(bodies [][]byte) error {
 		return err
 	}
 	for len(bodies) > 0 {
-		n, _, err := c.w.writeSome(c.nc, bodies)
+		n, _, err := c.w.WriteSome(c.nc, bodies)
 		if err != nil {
 			return closedErr(err)
 		}
@@ -202,7 +175,7 @@ func (c *ClientConn) TrySend(body []byte) (taken, owes bool, err error) {
 		return false, false, nil
 	}
 	hdr := frame.AppendHeader(c.hdr[:0], len(body))
-	n, err := c.direct.write(c.raw, hdr, body, nil)
+	n, err := c.direct.Write(c.raw, hdr, body, nil)
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return false, false, nil // Send and SendMany report the deadline
@@ -252,7 +225,7 @@ func (c *ClientConn) RecvIntoBuffered(buf []byte) (body []byte, buffered bool, e
 }
 
 // RecvIntoSized is RecvIntoBuffered asking get for the memory of a body
-// that does not fit in buf, as ReadFrameSized does: a receiver that
+// that does not fit in buf, as frame.ReadFrameSized does: a receiver that
 // recycles buffers by size hands them out there. It also reports whether
 // the next frame has arrived whole already (more), so that the next call
 // returns without waiting: a receiver that holds work back for a batch
@@ -310,7 +283,7 @@ func (c *ClientConn) Close() error {
 		}
 		c.recvMu.Unlock()
 		c.closeErr = c.nc.Close()
-		forgetOwnClient(c.own)
+		sockio.ForgetOwnClient(c.own)
 	})
 	return c.closeErr
 }
