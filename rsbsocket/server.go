@@ -65,8 +65,9 @@ type InterestObserver interface {
 //
 // RSB clients send no subscriptions; a connection's interest is learnt from
 // the introspection Hello and Bye events it publishes (see Interest and
-// Config.DefaultInterest). Each connection has a bounded send queue and one
-// writer goroutine.
+// Config.DefaultInterest). Each connection has a bounded send queue, which
+// one goroutine at a time writes to the socket (see the package
+// documentation, Who writes a connection's socket).
 //
 // Frames reach the queues on two paths. Deliver, for frames from elsewhere,
 // never waits: a full queue drops the frame. A frame a client publishes is

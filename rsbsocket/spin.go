@@ -13,35 +13,30 @@ import (
 // A request and its reply through the server cross it twice: client A's
 // reader relays the request to B, then B's reader relays the reply to A.
 // When the daemon's threads park between the two, the reply wakes one of
-// them from idle, which on a virtual machine costs tens of microseconds.
-// So a reader that relayed a frame to one connection, which has answered
-// the last relays to it at once, polls that connection's socket and its
-// own for up to Config.SpinWait before it parks (awaitAnswer). Once the
-// answer is there the reader parks and the runtime hands its thread
-// straight to B's reader, without a wake-up. Which connections answer is
-// learnt from the traffic (noteAnswer): a subscriber that only receives
-// never makes a reader poll. A client in the server's own process (tests,
-// a program embedding the server) answers on the same threads as the
-// poll, which would only hold them up: its connection never makes a
-// reader poll (elsewhere).
+// them from idle, which on a virtual machine is costly. So a reader that
+// relayed a frame to one connection, which has answered the last relays
+// to it at once, polls that connection's socket and its own for up to
+// Config.SpinWait before it parks (awaitAnswer). Once the answer is there
+// the reader parks and the runtime hands its thread straight to B's
+// reader, without a wake-up. Which connections answer is learnt from the
+// traffic (noteAnswer): a subscriber that only receives never makes a
+// reader poll. A client in the server's own process (tests, a program
+// embedding the server) answers on the same threads as the poll, which
+// would only hold them up: its connection never makes a reader poll
+// (elsewhere).
 //
-// A reader never polls for the answer of a Unix socket client: through
-// the daemon's Unix socket, polling made round trips slower, not faster
-// (64 B: 116-121 us without against 122-146 us with it, in five
-// alternating runs on the 2-core VM of docs/BENCHMARKS.md, where a bare
-// relay of the same clients took 108-117 us). A write to a Unix socket
-// hands the woken client to the scheduler as one whose waker is about to
-// sleep, and the polling reader does not.
+// A reader never polls for the answer of a Unix socket client: a write to
+// a Unix socket hands the woken client to the scheduler as one whose waker
+// is about to sleep, which the polling reader is not, so polling makes
+// such round trips slower (docs/BENCHMARKS.md).
 //
 // Polling helps a daemon that would go idle between a request and its
 // reply, and it takes a CPU from the clients meanwhile. So a reader polls
 // only for a single conversation: while at most two connections answer
 // (answeringMax) and no other reader polls; it stops as soon as another
-// reader reads a frame (Stats.FramesIn moves). With several request/reply pairs at
-// once the daemon's threads are busier and the clients need the CPUs:
-// on the 2-core VM of docs/BENCHMARKS.md, four pairs through one daemon
-// made 32 k round trips/s with a reader polling after every relay, 53 k
-// without.
+// reader reads a frame (Stats.FramesIn moves). With several request/reply
+// pairs at once the daemon's threads are busier and the clients need the
+// CPUs, and polling lowers the rate of round trips (docs/BENCHMARKS.md).
 
 // epoch is the origin of the relay times connections keep.
 var epoch = time.Now()
