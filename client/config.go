@@ -6,14 +6,14 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/notification"
-	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // Config configures a Bus. The zero value works: zero fields take the
 // defaults of params.go.
 type Config struct {
 	// Socket configures the connection Dial opens.
-	Socket rsbsocket.ClientConfig
+	Socket sockclient.ClientConfig
 	// Registry converts payloads; nil means notification.DefaultRegistry().
 	Registry *notification.Registry
 	// QueueSize bounds each participant's event queue unless the

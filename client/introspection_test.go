@@ -13,12 +13,14 @@ import (
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/proto/rsbpb/introspection"
 	"github.com/rsbd/rsbd/rsbsocket"
+	sockframe "github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // frameLog is an rsbsocket.Server handler keeping every published frame.
-type frameLog chan rsbsocket.Frame
+type frameLog chan sockframe.Frame
 
-func (f frameLog) OnFrame(_ rsbsocket.ConnID, fr rsbsocket.Frame) { f <- fr }
+func (f frameLog) OnFrame(_ rsbsocket.ConnID, fr sockframe.Frame) { f <- fr }
 
 // startServer runs a bare rsbsocket.Server on loopback.
 func startServer(t *testing.T) (*rsbsocket.Server, string, frameLog) {
@@ -38,7 +40,7 @@ func startServer(t *testing.T) (*rsbsocket.Server, string, frameLog) {
 }
 
 // nextIntrospection returns the next frame with the given wire schema.
-func nextIntrospection(t *testing.T, log frameLog, schema string) (rsbsocket.Frame, *notification.Event) {
+func nextIntrospection(t *testing.T, log frameLog, schema string) (sockframe.Frame, *notification.Event) {
 	t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {
@@ -121,7 +123,7 @@ func TestIntrospection(t *testing.T) {
 // surveyor returns a function publishing a void event with a method on a
 // scope through a raw client connection, returning the event's id.
 func surveyor(t *testing.T, addr string) func(method, sc string) notification.EventID {
-	conn, err := rsbsocket.Dial(bg(), addr)
+	conn, err := sockclient.Dial(bg(), addr)
 	if err != nil {
 		t.Fatal(err)
 	}

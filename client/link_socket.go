@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/rsbd/rsbd/notification"
-	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -19,7 +19,7 @@ import (
 // sinks; events published here are delivered to the local sinks directly,
 // since a socket server never sends a frame back to its sender.
 type socketLink struct {
-	conn  *rsbsocket.ClientConn
+	conn  *sockclient.ClientConn
 	send  *sender
 	uri   URI
 	bus   *Bus
@@ -35,8 +35,8 @@ type socketLink struct {
 }
 
 // dialSocket connects to u and checks the server's handshake.
-func dialSocket(ctx context.Context, u URI, cfg rsbsocket.ClientConfig, b *Bus) (*socketLink, error) {
-	conn, err := rsbsocket.DialConfig(ctx, u.Addr(), cfg)
+func dialSocket(ctx context.Context, u URI, cfg sockclient.ClientConfig, b *Bus) (*socketLink, error) {
+	conn, err := sockclient.DialConfig(ctx, u.Addr(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
@@ -135,7 +135,7 @@ func (rd *sockReader) loop() error {
 			if rd.large != nil {
 				rd.large.leave(0)
 			}
-			if errors.Is(err, io.EOF) || errors.Is(err, rsbsocket.ErrClosed) || errors.Is(err, net.ErrClosed) {
+			if errors.Is(err, io.EOF) || errors.Is(err, sockclient.ErrClosed) || errors.Is(err, net.ErrClosed) {
 				return ErrClosed
 			}
 			return err
@@ -286,7 +286,7 @@ func (l *socketLink) close() error {
 	if l.started {
 		<-l.done
 	}
-	if errors.Is(err, rsbsocket.ErrClosed) {
+	if errors.Is(err, sockclient.ErrClosed) {
 		return nil
 	}
 	return err

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/notification"
-	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // relay is a minimal RSB socket server written from the protocol rules alone
@@ -171,7 +171,7 @@ func TestForeignServer(t *testing.T) {
 func hostileFrames(t *testing.T, addr string, b *Bus) {
 	t.Helper()
 	got := collectEvents(t, must(b.NewListener(mustScope("/hostile/"))))
-	raw, err := rsbsocket.Dial(bg(), addr)
+	raw, err := sockclient.Dial(bg(), addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // sender writes a socket link's frames on a goroutine of its own: a
@@ -76,13 +77,13 @@ type frameMem struct {
 	pooled bool
 }
 
-// frameWriter writes socket frames: an *rsbsocket.ClientConn.
+// frameWriter writes socket frames: a *sockclient.ClientConn.
 type frameWriter interface {
 	// SendMany writes the frames of bodies, after the rest of a frame
 	// TrySend owes.
 	SendMany(bodies [][]byte) error
 	// TrySend writes the frame of body as far as the socket takes it
-	// without waiting (see rsbsocket.ClientConn.TrySend).
+	// without waiting (see sockclient.ClientConn.TrySend).
 	TrySend(body []byte) (taken, owes bool, err error)
 }
 
@@ -432,7 +433,7 @@ func (s *sender) wrap(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, rsbsocket.ErrClosed):
+	case errors.Is(err, sockclient.ErrClosed):
 		return fmt.Errorf("%w: %w", ErrClosed, err)
 	default:
 		return fmt.Errorf("%w: %w", ErrDisconnected, err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // fakeWriter records the frames a sender writes and the calls that wrote
@@ -240,7 +241,7 @@ func TestSenderClose(t *testing.T) {
 	}
 	closed := make(chan struct{})
 	go func() { s.close(); close(closed) }()
-	w.gate <- fmt.Errorf("%w: use of closed connection", rsbsocket.ErrClosed) // the link closed it
+	w.gate <- fmt.Errorf("%w: use of closed connection", sockclient.ErrClosed) // the link closed it
 	<-closed
 	if n := s.unsentFrames(); n != 5 {
 		t.Fatalf("%d unsent, want 5", n)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/rsbd/rsbd/client/clienttest"
 	"github.com/rsbd/rsbd/internal/testutil"
-	"github.com/rsbd/rsbd/rsbsocket"
+	sockframe "github.com/rsbd/rsbd/rsbsocket/frame"
 )
 
 // TestBurstThenClose: a burst of events published in a loop, the Bus
@@ -81,7 +81,7 @@ func TestPublishToAStuckServer(t *testing.T) {
 			return
 		}
 		_ = c.(*net.TCPConn).SetReadBuffer(4096)
-		if rsbsocket.WriteHandshake(c) == nil {
+		if sockframe.WriteHandshake(c) == nil {
 			conns <- c
 		}
 	}()

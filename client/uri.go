@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -195,7 +195,7 @@ func checkPath(p string) error {
 // when the URI names the daemon's Unix socket.
 func (u URI) Addr() string {
 	if u.Path != "" {
-		return rsbsocket.UnixPrefix + u.Path
+		return sockclient.UnixPrefix + u.Path
 	}
 	return u.hostPort()
 }
@@ -219,7 +219,7 @@ func (u URI) String() string {
 // resolveTarget turns Dial's target (a URI, "host:port", "unix:PATH" or "")
 // into a URI.
 func resolveTarget(target string) (URI, error) {
-	if path, ok := strings.CutPrefix(target, rsbsocket.UnixPrefix); ok {
+	if path, ok := strings.CutPrefix(target, sockclient.UnixPrefix); ok {
 		out := DefaultURI()
 		if err := checkPath(path); err != nil {
 			return URI{}, fmt.Errorf("%w: %q: %w", ErrBadURI, target, err)

@@ -20,6 +20,7 @@ import (
 	"github.com/rsbd/rsbd/proto/rsbpb/introspection"
 	"github.com/rsbd/rsbd/proto/rsbpb/operatingsystem"
 	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -36,7 +37,7 @@ type client struct {
 	t    *testing.T
 	d    *daemon
 	name string
-	conn *rsbsocket.ClientConn
+	conn *sockclient.ClientConn
 	id   [16]byte // participant id of the events it publishes
 
 	mu     sync.Mutex
@@ -81,7 +82,7 @@ func connect(t *testing.T, d *daemon, name string, dialer *net.Dialer) *client {
 	if err != nil {
 		t.Fatalf("%s: dial %s: %v", name, d.Name(), err)
 	}
-	conn, err := rsbsocket.NewClientConn(ctx, nc, rsbsocket.ClientConfig{CloseTimeout: 2 * time.Second})
+	conn, err := sockclient.NewClientConn(ctx, nc, sockclient.ClientConfig{CloseTimeout: 2 * time.Second})
 	if err != nil {
 		nc.Close()
 		t.Fatalf("%s: handshake with %s: %v", name, d.Name(), err)

@@ -12,6 +12,8 @@ import (
 	"github.com/rsbd/rsbd/internal/rttstat"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -63,7 +65,7 @@ func benchPairs(b *testing.B, poll string, pairs int) {
 // conversation is one requester and one replier: the requester listens on
 // /rr/<k>/reply/, the replier on /rr/<k>/request/.
 type conversation struct {
-	req, rep     *rsbsocket.ClientConn
+	req, rep     *sockclient.ClientConn
 	reqSc, repSc string
 	request      []byte
 	done         chan struct{}
@@ -88,7 +90,7 @@ func newConversation(b *testing.B, addr string, k int) *conversation {
 				return
 			}
 			buf = got
-			if f, err := rsbsocket.ParseFrame(got); err == nil && f.Scope.String() == c.reqSc {
+			if f, err := frame.ParseFrame(got); err == nil && f.Scope.String() == c.reqSc {
 				if c.rep.Send(reply) != nil {
 					return
 				}
@@ -145,18 +147,18 @@ func (c *conversation) awaitReply(b *testing.B, timeout time.Duration) bool {
 			}
 			return false
 		}
-		if f, err := rsbsocket.ParseFrame(got); err == nil && f.Scope.String() == c.repSc {
+		if f, err := frame.ParseFrame(got); err == nil && f.Scope.String() == c.repSc {
 			return true
 		}
 	}
 }
 
 // dialRaw connects a raw socket client to addr.
-func dialRaw(b *testing.B, addr string) *rsbsocket.ClientConn {
+func dialRaw(b *testing.B, addr string) *sockclient.ClientConn {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := rsbsocket.Dial(ctx, addr)
+	c, err := sockclient.Dial(ctx, addr)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -164,7 +166,7 @@ func dialRaw(b *testing.B, addr string) *rsbsocket.ClientConn {
 }
 
 // announceRaw sends the Hello of a listener on sc.
-func announceRaw(b *testing.B, c *rsbsocket.ClientConn, sc string) {
+func announceRaw(b *testing.B, c *sockclient.ClientConn, sc string) {
 	b.Helper()
 	id := notification.NewParticipantID()
 	data, err := helloData(id, sc)

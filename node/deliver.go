@@ -10,6 +10,7 @@ import (
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/proto/rsbpb"
 	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
 )
 
 // Network deliveries (events for the local sinks and loss reports) come
@@ -23,7 +24,7 @@ type deliverer struct {
 	recent sinks.RecentEvents
 	// sockOut collects the socket clients the deliveries queued frames to.
 	sockOut rsbsocket.DeliverBatch
-	frames  rsbsocket.FrameParser // parses the bodies for socket clients
+	frames  frame.FrameParser // parses the bodies for socket clients
 	dec     notification.Decoder
 	// bodies decodes network bodies for embedded subscriptions with dec
 	// and slabs; its scratch event is the one borrowed deliveries reuse.

@@ -13,6 +13,8 @@ import (
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/proto/rsbpb/introspection"
 	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -37,11 +39,11 @@ func helloBody(t testing.TB, i int, sc string) []byte {
 }
 
 // dialSocket connects an RSB socket client to n, closed when the test ends.
-func dialSocket(t testing.TB, n *Node) *rsbsocket.ClientConn {
+func dialSocket(t testing.TB, n *Node) *sockclient.ClientConn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := rsbsocket.Dial(ctx, n.SocketAddr().String())
+	c, err := sockclient.Dial(ctx, n.SocketAddr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +89,7 @@ func TestManyHellosAcrossNodes(t *testing.T) {
 		if err != nil {
 			t.Fatalf("no event on the last listener's scope: %v", err)
 		}
-		if f, err := rsbsocket.ParseFrame(body); err == nil && f.Scope == last {
+		if f, err := frame.ParseFrame(body); err == nil && f.Scope == last {
 			break
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/rsbd/rsbd/internal/faultnet"
 	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
-	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 	"github.com/rsbd/rsbd/scope"
 	"github.com/rsbd/rsbd/transport"
 )
@@ -83,14 +83,14 @@ func groupID(s string) [16]byte { return group.ID(scope.MustParse(s)) }
 // write (as client libraries buffer): event i is ev after set(i, ev) has
 // adjusted it (its scope, its sequence number). The frames are encoded
 // into one buffer reused for every batch.
-func sendBatched(c *rsbsocket.ClientConn, ev *notification.Event, n, batch int, set func(i int, ev *notification.Event)) error {
+func sendBatched(c *sockclient.ClientConn, ev *notification.Event, n, batch int, set func(i int, ev *notification.Event)) error {
 	_, err := sendUntil(c, ev, n, batch, nil, set)
 	return err
 }
 
 // sendUntil is sendBatched that also stops before a batch once stop (if
 // not nil) is set; it returns how many events it sent.
-func sendUntil(c *rsbsocket.ClientConn, ev *notification.Event, n, batch int, stop *atomic.Bool, set func(i int, ev *notification.Event)) (int, error) {
+func sendUntil(c *sockclient.ClientConn, ev *notification.Event, n, batch int, stop *atomic.Bool, set func(i int, ev *notification.Event)) (int, error) {
 	var buf []byte
 	bodies := make([][]byte, 0, batch)
 	i := 0
@@ -112,7 +112,7 @@ func sendUntil(c *rsbsocket.ClientConn, ev *notification.Event, n, batch int, st
 // remoteListener starts two nodes and a socket client of the second that
 // announced a listener on sc (an introspection Hello), and returns once
 // the first node knows of that interest.
-func remoteListener(tb testing.TB, sc string) (a, b *Node, sub *rsbsocket.ClientConn) {
+func remoteListener(tb testing.TB, sc string) (a, b *Node, sub *sockclient.ClientConn) {
 	tb.Helper()
 	nodes := startNodes(tb, 2, nil)
 	a, b = nodes[0], nodes[1]
@@ -127,7 +127,7 @@ func remoteListener(tb testing.TB, sc string) (a, b *Node, sub *rsbsocket.Client
 // countFrames reads frames from c into one reused buffer, adding each to
 // got, until c fails; then it sends the error to done. The benchmarks run
 // it as a goroutine per subscribing connection.
-func countFrames(c *rsbsocket.ClientConn, got *atomic.Int64, done chan<- error) {
+func countFrames(c *sockclient.ClientConn, got *atomic.Int64, done chan<- error) {
 	var body []byte
 	for {
 		var err error

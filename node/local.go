@@ -14,6 +14,7 @@ import (
 	"github.com/rsbd/rsbd/node/sinks"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -24,7 +25,7 @@ type socketHandler struct{ n *Node }
 // forwarded the frame to the other local connections: it delivers to
 // embedded subscriptions and queues the event for the network. A full
 // publish queue blocks this client only (TCP back-pressure).
-func (h socketHandler) OnFrame(_ rsbsocket.ConnID, f rsbsocket.Frame) {
+func (h socketHandler) OnFrame(_ rsbsocket.ConnID, f frame.Frame) {
 	n := h.n
 	n.m.EventsIn[metrics.PathSocket].Inc()
 	n.m.BytesIn[metrics.PathSocket].Add(float64(len(f.Body)))
@@ -53,7 +54,7 @@ func (h socketHandler) OnFrame(_ rsbsocket.ConnID, f rsbsocket.Frame) {
 // deliverFrameSinks hands a socket frame to the embedded subscriptions.
 // A frame body is a buffer of its own that nobody modifies: events decoded
 // from it may alias it.
-func (n *Node) deliverFrameSinks(f rsbsocket.Frame) {
+func (n *Node) deliverFrameSinks(f frame.Frame) {
 	dec := frameDecoders.Get().(*bodyDecoder)
 	dec.dec.Hint(f.Scope)
 	n.deliverSinks(f.Body, f.Scope, dec, nil, nil)
@@ -66,7 +67,7 @@ func (h socketHandler) OnInterestChanged() { h.n.signalInterest() }
 
 // isHello reports whether f is an introspection Hello, which announces a
 // participant (and so perhaps a listener) of the sending client.
-func isHello(f rsbsocket.Frame) bool {
+func isHello(f frame.Frame) bool {
 	return string(f.WireSchema) == rsbsocket.HelloWireSchema &&
 		strings.HasPrefix(f.Scope.String(), rsbsocket.ParticipantsScope.String())
 }

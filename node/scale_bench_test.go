@@ -10,7 +10,7 @@ import (
 
 	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
-	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -33,7 +33,7 @@ func benchScaleScopes(b *testing.B, k int) {
 	count := func([]byte) { got.Add(1) }
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := rsbsocket.Dial(ctx, n.SocketAddr().String())
+	c, err := sockclient.Dial(ctx, n.SocketAddr().String())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func benchScaleListeners(b *testing.B, k, conns int) {
 	}
 	var got atomic.Int64
 	done := make(chan error, conns)
-	subs := make([]*rsbsocket.ClientConn, conns)
+	subs := make([]*sockclient.ClientConn, conns)
 	for i := range subs {
 		subs[i] = dialSocket(b, n)
 		if err := subs[i].SendMany(hellos[i]); err != nil {

@@ -9,6 +9,8 @@ import (
 	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // TestSmallEventsToIdleSocketClientLoseNothing: a socket client on daemon
@@ -75,7 +77,7 @@ type floodResult struct {
 // readFlood reads the flood's frames from c until it fails, counting each
 // in got; a frame off the scope, out of range or seen before ends it with
 // an error. It sends the error that ended it to done.
-func readFlood(c *rsbsocket.ClientConn, max int, got *atomic.Int64, done chan<- error) {
+func readFlood(c *sockclient.ClientConn, max int, got *atomic.Int64, done chan<- error) {
 	seen := make([]bool, max)
 	var body []byte
 	for {
@@ -84,7 +86,7 @@ func readFlood(c *rsbsocket.ClientConn, max int, got *atomic.Int64, done chan<- 
 			done <- err
 			return
 		}
-		f, err := rsbsocket.ParseFrame(body)
+		f, err := frame.ParseFrame(body)
 		if err != nil || f.Scope.String() != "/flood/" || int(f.SequenceNumber) >= max || seen[f.SequenceNumber] {
 			done <- fmt.Errorf("unexpected frame (seq %d): %v", f.SequenceNumber, err)
 			return

@@ -14,16 +14,17 @@ import (
 	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 	"github.com/rsbd/rsbd/scope"
 )
 
 // dialAddr connects an RSB socket client to addr, closed when the test
 // ends.
-func dialAddr(t testing.TB, addr string) *rsbsocket.ClientConn {
+func dialAddr(t testing.TB, addr string) *sockclient.ClientConn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := rsbsocket.Dial(ctx, addr)
+	c, err := sockclient.Dial(ctx, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func dialAddr(t testing.TB, addr string) *rsbsocket.ClientConn {
 }
 
 // recvFrame reads one frame from c within 10 s.
-func recvFrame(t testing.TB, c *rsbsocket.ClientConn) []byte {
+func recvFrame(t testing.TB, c *sockclient.ClientConn) []byte {
 	t.Helper()
 	if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
 		t.Fatal(err)
@@ -62,7 +63,7 @@ func TestSocketPathServesClients(t *testing.T) {
 	}
 	got := make(chan []byte, 1)
 	defer n.Subscribe(scope.MustParse("/unix/"), func(ev *notification.Event) { got <- bytes.Clone(ev.Data) })()
-	uc := dialAddr(t, rsbsocket.UnixPrefix+path)
+	uc := dialAddr(t, sockclient.UnixPrefix+path)
 	tc := dialAddr(t, n.SocketAddr().String())
 	// No wait for routing: the server routes a connection before it
 	// writes the greeting that dialAddr reads.
@@ -112,7 +113,7 @@ func TestSocketPathOnly(t *testing.T) {
 	if n.SocketAddr() != nil {
 		t.Fatalf("TCP socket served at %v", n.SocketAddr())
 	}
-	dialAddr(t, rsbsocket.UnixPrefix+path)
+	dialAddr(t, sockclient.UnixPrefix+path)
 }
 
 // TestSocketPathExisting: a stale socket file is replaced; a served socket
@@ -185,7 +186,7 @@ func TestSocketConnectionLimit(t *testing.T) {
 	dialSocket(t, n)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if extra, err := rsbsocket.Dial(ctx, n.SocketAddr().String()); err == nil {
+	if extra, err := sockclient.Dial(ctx, n.SocketAddr().String()); err == nil {
 		_ = extra.Close()
 		t.Fatal("a second connection was served")
 	}

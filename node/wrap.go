@@ -2,12 +2,12 @@ package node
 
 import (
 	"github.com/rsbd/rsbd/fragmentation"
-	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
 )
 
 // wholeRoom is the room the socket server keeps around every frame body,
 // so that a frame bound for the network is wrapped in place (wrapFrame).
-var wholeRoom = rsbsocket.Room{Head: fragmentation.MaxWholePrefixSize, Tail: fragmentation.WholeTrailerSize}
+var wholeRoom = frame.Room{Head: fragmentation.MaxWholePrefixSize, Tail: fragmentation.WholeTrailerSize}
 
 // wholeTrailerBytes is fragmentation.AppendWholeTrailer's output.
 var wholeTrailerBytes = fragmentation.AppendWholeTrailer(nil)
@@ -15,7 +15,7 @@ var wholeTrailerBytes = fragmentation.AppendWholeTrailer(nil)
 // wrapFrame returns f's body wrapped in its unfragmented
 // FragmentedNotification, in place around the body (Frame.Wrap), or nil
 // when the frame has no room for it.
-func wrapFrame(f *rsbsocket.Frame) []byte {
+func wrapFrame(f *frame.Frame) []byte {
 	var pre [fragmentation.MaxWholePrefixSize]byte
 	rec, ok := f.Wrap(fragmentation.AppendWholePrefix(pre[:0], len(f.Body)), wholeTrailerBytes)
 	if !ok {

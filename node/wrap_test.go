@@ -11,6 +11,8 @@ import (
 	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // TestWrapFrameInPlace: a frame the socket server read with wholeRoom is
@@ -20,7 +22,7 @@ import (
 func TestWrapFrameInPlace(t *testing.T) {
 	type wrapped struct{ body, rec []byte }
 	got := make(chan wrapped, 16)
-	srv, err := rsbsocket.NewServer(rsbsocket.Config{FrameRoom: wholeRoom}, rsbsocket.HandlerFunc(func(_ rsbsocket.ConnID, f rsbsocket.Frame) {
+	srv, err := rsbsocket.NewServer(rsbsocket.Config{FrameRoom: wholeRoom}, rsbsocket.HandlerFunc(func(_ rsbsocket.ConnID, f frame.Frame) {
 		body := bytes.Clone(f.Body)
 		got <- wrapped{body: body, rec: wrapFrame(&f)}
 	}))
@@ -35,7 +37,7 @@ func TestWrapFrameInPlace(t *testing.T) {
 	t.Cleanup(func() { _ = srv.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := rsbsocket.Dial(ctx, ln.Addr().String())
+	c, err := sockclient.Dial(ctx, ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}

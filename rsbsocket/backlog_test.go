@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -14,24 +16,24 @@ import (
 func TestBacklogged(t *testing.T) {
 	cfg := quietConfig()
 	cfg.QueueFrames = 40
-	srv, addr := startSmallBufServer(t, cfg, HandlerFunc(func(ConnID, Frame) {}))
-	sub := dial(t, addr)
-	testutil.WaitFor(t, testTimeout, "connection routed", func() bool { return len(srv.Connections()) == 1 })
+	srv, addr := startSmallBufServer(t, cfg, HandlerFunc(func(ConnID, frame.Frame) {}))
+	sub := socktest.Dial(t, addr)
+	testutil.WaitFor(t, socktest.Timeout, "connection routed", func() bool { return len(srv.Connections()) == 1 })
 	if srv.Backlogged() {
 		t.Fatal("backlog reported for an empty queue")
 	}
-	body := notification(t, "/b/", "bytes", bytes.Repeat([]byte("x"), 16<<10), 1)
+	body := socktest.Notification(t, "/b/", "bytes", bytes.Repeat([]byte("x"), 16<<10), 1)
 	sc := scope.MustParse("/b/")
 	sent := 0
-	testutil.WaitFor(t, testTimeout, "backlog", func() bool {
+	testutil.WaitFor(t, socktest.Timeout, "backlog", func() bool {
 		srv.Deliver(body, sc, 0)
 		sent++
 		return srv.Backlogged()
 	})
 	for i := 0; i < sent && srv.Backlogged(); i++ {
-		recv(t, sub)
+		socktest.Recv(t, sub)
 	}
-	testutil.WaitFor(t, testTimeout, "backlog cleared", func() bool { return !srv.Backlogged() })
+	testutil.WaitFor(t, socktest.Timeout, "backlog cleared", func() bool { return !srv.Backlogged() })
 }
 
 // TestBackloggedWithin: a reserve moves the byte threshold below the high
@@ -39,12 +41,12 @@ func TestBacklogged(t *testing.T) {
 func TestBackloggedWithin(t *testing.T) {
 	cfg := quietConfig()
 	cfg.QueueBytes = 1 << 20
-	srv, addr := startSmallBufServer(t, cfg, HandlerFunc(func(ConnID, Frame) {}))
+	srv, addr := startSmallBufServer(t, cfg, HandlerFunc(func(ConnID, frame.Frame) {}))
 	dialSlow(t, addr)
-	testutil.WaitFor(t, testTimeout, "connection routed", func() bool { return len(srv.Connections()) == 1 })
-	body := notification(t, "/b/", "bytes", bytes.Repeat([]byte("x"), 16<<10), 1)
+	testutil.WaitFor(t, socktest.Timeout, "connection routed", func() bool { return len(srv.Connections()) == 1 })
+	body := socktest.Notification(t, "/b/", "bytes", bytes.Repeat([]byte("x"), 16<<10), 1)
 	sc := scope.MustParse("/b/")
-	testutil.WaitFor(t, testTimeout, "queue at half its bound", func() bool {
+	testutil.WaitFor(t, socktest.Timeout, "queue at half its bound", func() bool {
 		srv.Deliver(body, sc, 0)
 		_, b := srv.QueueDepth()
 		return b >= 1<<19
@@ -70,30 +72,30 @@ func TestBackloggedWithin(t *testing.T) {
 func TestHeavyQueueCount(t *testing.T) {
 	cfg := quietConfig()
 	cfg.QueueBytes = 1 << 20
-	srv, addr := startSmallBufServer(t, cfg, HandlerFunc(func(ConnID, Frame) {}))
-	reader := dial(t, addr)
+	srv, addr := startSmallBufServer(t, cfg, HandlerFunc(func(ConnID, frame.Frame) {}))
+	reader := socktest.Dial(t, addr)
 	slow := dialSlow(t, addr)
-	testutil.WaitFor(t, testTimeout, "connections routed", func() bool { return len(srv.Connections()) == 2 })
-	body := notification(t, "/b/", "bytes", bytes.Repeat([]byte("x"), 16<<10), 1)
+	testutil.WaitFor(t, socktest.Timeout, "connections routed", func() bool { return len(srv.Connections()) == 2 })
+	body := socktest.Notification(t, "/b/", "bytes", bytes.Repeat([]byte("x"), 16<<10), 1)
 	sc := scope.MustParse("/b/")
 	for range 8 { // 128 KiB: below every floor
 		srv.Deliver(body, sc, 0)
-		recv(t, reader)
+		socktest.Recv(t, reader)
 	}
 	if n := srv.heavyQueues.Load(); n != 0 {
 		t.Fatalf("%d heavy queues while both queues are short", n)
 	}
-	testutil.WaitFor(t, testTimeout, "the slow client's queue at a quarter of its bound", func() bool {
+	testutil.WaitFor(t, socktest.Timeout, "the slow client's queue at a quarter of its bound", func() bool {
 		srv.Deliver(body, sc, 0)
-		recv(t, reader)
+		socktest.Recv(t, reader)
 		return srv.heavyQueues.Load() == 1
 	})
 	if !srv.BackloggedWithin(1 << 30) {
 		t.Fatal("not backlogged with the whole bound reserved")
 	}
 	_ = slow.Close()
-	testutil.WaitFor(t, testTimeout, "the slow client gone", func() bool { return len(srv.Connections()) == 1 })
-	testutil.WaitFor(t, testTimeout, "no heavy queue", func() bool { return srv.heavyQueues.Load() == 0 })
+	testutil.WaitFor(t, socktest.Timeout, "the slow client gone", func() bool { return len(srv.Connections()) == 1 })
+	testutil.WaitFor(t, socktest.Timeout, "no heavy queue", func() bool { return srv.heavyQueues.Load() == 0 })
 	if srv.BackloggedWithin(1 << 30) {
 		t.Fatal("backlogged with no heavy queue")
 	}

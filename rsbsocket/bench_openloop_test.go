@@ -1,7 +1,6 @@
 package rsbsocket
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -13,6 +12,9 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // BenchmarkRelayOpenLoop measures the relay from one publisher connection
@@ -31,14 +33,14 @@ func BenchmarkRelayOpenLoop(b *testing.B) {
 
 func benchRelayOpenLoop(b *testing.B, size int) {
 	s, addr := startServer(b, quietConfig(), nil)
-	pub, sub := dial(b, addr), dial(b, addr)
+	pub, sub := socktest.Dial(b, addr), socktest.Dial(b, addr)
 	connOf(b, s, pub)
 	connOf(b, s, sub)
-	body := notification(b, "/bench/open/", "bytes", bytes.Repeat([]byte{'p'}, size), 0)
+	body := socktest.Notification(b, "/bench/open/", "bytes", bytes.Repeat([]byte{'p'}, size), 0)
 
 	var received, last atomic.Int64
 	subDone := make(chan struct{})
-	_ = sub.SetReadDeadline(time.Now().Add(5 * testTimeout))
+	_ = sub.SetReadDeadline(time.Now().Add(5 * socktest.Timeout))
 	go func() {
 		defer close(subDone)
 		for {
@@ -55,10 +57,10 @@ func benchRelayOpenLoop(b *testing.B, size int) {
 	b.ResetTimer()
 	start := time.Now()
 	publishOpenLoop(b, pub, body, b.N)
-	testutil.WaitFor(b, testTimeout, "the server to read every frame", func() bool { return s.Stats().FramesIn == uint64(b.N) })
-	testutil.WaitFor(b, testTimeout, "the queues to drain", func() bool { frames, _ := s.QueueDepth(); return frames == 0 })
+	testutil.WaitFor(b, socktest.Timeout, "the server to read every frame", func() bool { return s.Stats().FramesIn == uint64(b.N) })
+	testutil.WaitFor(b, socktest.Timeout, "the queues to drain", func() bool { frames, _ := s.QueueDepth(); return frames == 0 })
 	delivered := int64(s.Stats().FramesOut)
-	testutil.WaitFor(b, testTimeout, "the subscriber", func() bool { return received.Load() == delivered })
+	testutil.WaitFor(b, socktest.Timeout, "the subscriber", func() bool { return received.Load() == delivered })
 	b.StopTimer()
 	_ = sub.SetReadDeadline(time.Now())
 	<-subDone
@@ -70,9 +72,9 @@ func benchRelayOpenLoop(b *testing.B, size int) {
 
 // publishOpenLoop sends n copies of body as fast as the connection takes
 // them, in batches of up to 128 frames or 64 KiB.
-func publishOpenLoop(tb testing.TB, pub *ClientConn, body []byte, n int) {
+func publishOpenLoop(tb testing.TB, pub *sockclient.ClientConn, body []byte, n int) {
 	tb.Helper()
-	batch := make([][]byte, min(128, ceilDiv(64<<10, headerSize+len(body))))
+	batch := make([][]byte, min(128, (64<<10+frame.HeaderSize+len(body)-1)/(frame.HeaderSize+len(body))))
 	for i := range batch {
 		batch[i] = body
 	}
@@ -132,16 +134,16 @@ func idleConnMemory(b *testing.B, n int) (heap, stack float64) {
 			b.Fatal(err)
 		}
 		clients = append(clients, c)
-		if _, err := io.ReadFull(c, make([]byte, handshakeSize)); err != nil {
+		if err := frame.ReadHandshake(c); err != nil {
 			b.Fatal(err)
 		}
-		hello := helloFrame(b, uuid16(i), "listener", fmt.Sprintf("/idle/%d/", i))
-		if _, err := c.Write(AppendFrame(nil, hello)); err != nil {
+		hello := socktest.Hello(b, uuid16(i), "listener", fmt.Sprintf("/idle/%d/", i))
+		if _, err := c.Write(frame.AppendFrame(nil, hello)); err != nil {
 			b.Fatal(err)
 		}
 	}
-	testutil.WaitFor(b, testTimeout, "every Hello", func() bool { return s.Stats().FramesIn == uint64(n) })
-	testutil.WaitFor(b, testTimeout, "the relayed Hellos to be written", func() bool { frames, _ := s.QueueDepth(); return frames == 0 })
+	testutil.WaitFor(b, socktest.Timeout, "every Hello", func() bool { return s.Stats().FramesIn == uint64(n) })
+	testutil.WaitFor(b, socktest.Timeout, "the relayed Hellos to be written", func() bool { frames, _ := s.QueueDepth(); return frames == 0 })
 	if got := len(s.Interest().Scopes); got != n+1 {
 		b.Fatalf("interest has %d scopes, want %d", got, n+1)
 	}
@@ -152,7 +154,7 @@ func idleConnMemory(b *testing.B, n int) (heap, stack float64) {
 
 // uuid16 returns a distinct 16-byte participant id for i.
 func uuid16(i int) []byte {
-	id := uuid(0x11)
+	id := socktest.UUID(0x11)
 	id[0], id[1] = byte(i>>8), byte(i)
 	return id
 }
@@ -165,36 +167,4 @@ func memStats() runtime.MemStats {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m
-}
-
-// BenchmarkReadFrame measures reading large frame bodies: a payload of a
-// power of two plus the Notification around it, the common large frame;
-// "grown" is ReadFrame into new memory (and a server reader past its
-// eager budget), "server" a server reader within it.
-func BenchmarkReadFrame(b *testing.B) {
-	for _, size := range []int{64 << 10, 1<<20 + 128, 4<<20 + 128, 8<<20 + 128, 16<<20 + 128} {
-		for _, mode := range []string{"grown", "server"} {
-			b.Run(fmt.Sprintf("body=%d/%s", size, mode), func(b *testing.B) {
-				stream := AppendFrame(nil, make([]byte, size))
-				src := bytes.NewReader(stream)
-				r := bufio.NewReaderSize(src, readBufferSize)
-				var eager largeBudget
-				b.SetBytes(int64(size))
-				b.ReportAllocs()
-				for b.Loop() {
-					src.Reset(stream)
-					r.Reset(src)
-					var err error
-					if mode == "server" {
-						_, _, err = readFrameRoom(r, 0, Room{}, &eager)
-					} else {
-						_, err = ReadFrame(r, 0, nil)
-					}
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		}
-	}
 }

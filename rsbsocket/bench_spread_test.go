@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
 )
 
 // BenchmarkRelaySpread measures one publisher whose frames go round-robin
@@ -23,7 +24,7 @@ func BenchmarkRelaySpread(b *testing.B) {
 
 func benchRelaySpread(b *testing.B, conns, window int) {
 	s, addr := startServer(b, quietConfig(), nil)
-	pub := dial(b, addr)
+	pub := socktest.Dial(b, addr)
 	connOf(b, s, pub)
 	go func() { // the subscribers' Hellos reach it
 		for {
@@ -40,17 +41,17 @@ func benchRelaySpread(b *testing.B, conns, window int) {
 	done := make(chan error, conns)
 	for k := range conns {
 		sc := fmt.Sprintf("/bench/spread/%05d/", k)
-		bodies[k] = notification(b, sc, "bytes", bytes.Repeat([]byte{'p'}, 64), 0)
-		sub := dial(b, addr)
+		bodies[k] = socktest.Notification(b, sc, "bytes", bytes.Repeat([]byte{'p'}, 64), 0)
+		sub := socktest.Dial(b, addr)
 		connOf(b, s, sub)
-		send(b, sub, helloFrame(b, uuid16(k+1), "listener", sc))
+		socktest.Send(b, sub, socktest.Hello(b, uuid16(k+1), "listener", sc))
 		n := b.N / conns
 		if k < b.N%conns {
 			n++
 		}
 		go func() {
 			for range n {
-				_ = sub.SetReadDeadline(time.Now().Add(testTimeout))
+				_ = sub.SetReadDeadline(time.Now().Add(socktest.Timeout))
 				if _, err := sub.Recv(); err != nil {
 					done <- err
 					return
@@ -60,7 +61,7 @@ func benchRelaySpread(b *testing.B, conns, window int) {
 			done <- nil
 		}()
 	}
-	testutil.WaitFor(b, testTimeout, "interests", func() bool {
+	testutil.WaitFor(b, socktest.Timeout, "interests", func() bool {
 		n := 0
 		for _, c := range s.Connections() {
 			if !c.Interest.All && len(c.Interest.Scopes) == 2 { // and introspection

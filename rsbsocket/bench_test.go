@@ -8,6 +8,7 @@ import (
 
 	"github.com/rsbd/rsbd/internal/rttstat"
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
 )
 
 // BenchmarkRelay measures frames through the server relay from one
@@ -34,14 +35,14 @@ func benchRelay(b *testing.B, size int, batch bool) { benchRelayTo(b, size, batc
 // dropped. frames/s counts published frames.
 func benchRelayTo(b *testing.B, size int, batch bool, subs int) {
 	s, addr := startServer(b, quietConfig(), nil)
-	pub := dial(b, addr)
+	pub := socktest.Dial(b, addr)
 	connOf(b, s, pub)
-	body := notification(b, "/bench/relay/", "bytes", bytes.Repeat([]byte{'p'}, size), 0)
+	body := socktest.Notification(b, "/bench/relay/", "bytes", bytes.Repeat([]byte{'p'}, size), 0)
 	window := min(1024, (16<<20)/len(body))
 	credits := make([]chan struct{}, subs)
 	done := make(chan error, subs)
 	for k := range subs {
-		sub := dial(b, addr)
+		sub := socktest.Dial(b, addr)
 		connOf(b, s, sub)
 		credits[k] = make(chan struct{}, window)
 		for range window {
@@ -49,7 +50,7 @@ func benchRelayTo(b *testing.B, size int, batch bool, subs int) {
 		}
 		go func() {
 			for i := 0; i < b.N; i++ {
-				_ = sub.SetReadDeadline(time.Now().Add(testTimeout))
+				_ = sub.SetReadDeadline(time.Now().Add(socktest.Timeout))
 				if _, err := sub.Recv(); err != nil {
 					done <- err
 					return
@@ -112,31 +113,20 @@ func endRelayBench(b *testing.B, s *Server, st0 Stats, start time.Time, done <-c
 	}
 }
 
-// BenchmarkParseFrame measures the routing parse of the rsb-python frame.
-func BenchmarkParseFrame(b *testing.B) {
-	b.ReportAllocs()
-	b.SetBytes(int64(len(pythonFrame)))
-	for b.Loop() {
-		if _, err := ParseFrame(pythonFrame); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkDeliverMatch measures Deliver's matching over 100 connections
 // with learnt interests, none of which wants the frame.
 func BenchmarkDeliverMatch(b *testing.B) {
 	s, addr := startServer(b, quietConfig(), nil)
 	for i := range 100 {
-		c := dial(b, addr)
+		c := socktest.Dial(b, addr)
 		connOf(b, s, c)
-		send(b, c, helloFrame(b, uuid(byte(i)), "listener", fmt.Sprintf("/robot%d/arm/", i)))
+		socktest.Send(b, c, socktest.Hello(b, socktest.UUID(byte(i)), "listener", fmt.Sprintf("/robot%d/arm/", i)))
 	}
-	testutil.WaitFor(b, testTimeout, "interests", func() bool { return !s.Interest().All })
+	testutil.WaitFor(b, socktest.Timeout, "interests", func() bool { return !s.Interest().All })
 	sc := pythonFrameScope(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		if n := s.Deliver(pythonFrame, sc, 0); n != 0 {
+		if n := s.Deliver(socktest.PythonFrame, sc, 0); n != 0 {
 			b.Fatalf("delivered to %d", n)
 		}
 	}
@@ -148,10 +138,10 @@ func BenchmarkDeliverMatch(b *testing.B) {
 // trip's p50 and p99.
 func BenchmarkRelayRoundTrip(b *testing.B) {
 	s, addr := startServer(b, quietConfig(), nil)
-	ping, pong := dial(b, addr), dial(b, addr)
+	ping, pong := socktest.Dial(b, addr), socktest.Dial(b, addr)
 	connOf(b, s, ping)
 	connOf(b, s, pong)
-	body := notification(b, "/bench/ping/", "bytes", bytes.Repeat([]byte{'p'}, 64), 0)
+	body := socktest.Notification(b, "/bench/ping/", "bytes", bytes.Repeat([]byte{'p'}, 64), 0)
 	// The ponger's echo reaches the pinger too: it is the pong.
 	rttstat.PingPong(b, ping, pong, body)
 }

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/leakcheck"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 
 	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/scope"
@@ -28,16 +31,16 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 			before := runtime.NumGoroutine()
 			cfg := quietConfig()
 			cfg.QueueBytes = 1 << 20
-			srv, addr := startSmallBufServer(t, cfg, HandlerFunc(func(ConnID, Frame) {}))
-			reader := dial(t, addr)
+			srv, addr := startSmallBufServer(t, cfg, HandlerFunc(func(ConnID, frame.Frame) {}))
+			reader := socktest.Dial(t, addr)
 			stuck := dialSlow(t, addr)
-			pub := dial(t, addr)
-			testutil.WaitFor(t, testTimeout, "connections routed", func() bool { return len(srv.Connections()) == 3 })
-			body := notification(t, "/c/", "bytes", bytes.Repeat([]byte("x"), 16<<10), 1)
+			pub := socktest.Dial(t, addr)
+			testutil.WaitFor(t, socktest.Timeout, "connections routed", func() bool { return len(srv.Connections()) == 3 })
+			body := socktest.Notification(t, "/c/", "bytes", bytes.Repeat([]byte("x"), 16<<10), 1)
 			sc := scope.MustParse("/c/")
-			testutil.WaitFor(t, testTimeout, "the stuck client's backlog", func() bool {
+			testutil.WaitFor(t, socktest.Timeout, "the stuck client's backlog", func() bool {
 				srv.Deliver(body, sc, 0)
-				recv(t, reader)
+				socktest.Recv(t, reader)
 				return srv.BackloggedWithin(1 << 30)
 			})
 			for range 8 { // frames the publisher's reader forwards, waiting for room
@@ -52,7 +55,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 			} else {
 				_ = srv.Close()
 			}
-			for _, c := range []*ClientConn{reader, stuck, pub} {
+			for _, c := range []*sockclient.ClientConn{reader, stuck, pub} {
 				_ = c.Close()
 			}
 			leakcheck.Wait(t, before, 15*time.Second)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/rsbd/rsbd/rsbsocket/frame"
 )
 
 // SlowClientPolicy says what happens when a connection's send queue is full
@@ -93,19 +95,14 @@ type Config struct {
 	Logger *slog.Logger
 	// FrameRoom reserves bytes before and after every frame body of at
 	// most 1 MiB the server reads from a client, so that the Handler can
-	// wrap the body in place (Frame.Wrap) instead of copying it. Zero
+	// wrap the body in place (frame.Frame.Wrap) instead of copying it. Zero
 	// (the default) reserves none; each side is at most MaxFrameRoom.
-	FrameRoom Room
+	FrameRoom frame.Room
 	// SpinWait is how long a reader that relayed a frame to one
 	// connection, which has been answering such relays at once, polls for
 	// the answer before it parks (default DefaultSpinWait; negative: never
 	// poll). See Server.
 	SpinWait time.Duration
-}
-
-// Room is the spare bytes around a frame body: Head before it, Tail after.
-type Room struct {
-	Head, Tail int
 }
 
 // MaxFrameRoom bounds each side of Config.FrameRoom.
@@ -115,7 +112,7 @@ const MaxFrameRoom = 64
 func DefaultConfig() Config {
 	return Config{
 		Addr:             DefaultAddr,
-		MaxFrameSize:     DefaultMaxFrameSize,
+		MaxFrameSize:     frame.DefaultMaxFrameSize,
 		QueueFrames:      DefaultQueueFrames,
 		QueueBytes:       DefaultQueueBytes,
 		StallTimeout:     DefaultStallTimeout,

@@ -9,6 +9,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/internal/sockio"
 )
 
 // conn is the server side of one client connection. Its goroutine (serve)
@@ -30,14 +33,14 @@ type conn struct {
 	reason     atomic.Int32    // first DisconnectReason + 1; 0 while none
 	routed     bool            // in the Deliver snapshot; guarded by srv.mu
 	warnedFull atomic.Bool
-	fw         *forwarding  // forward's state, nil until the client publishes; owned by the reader
-	timer      *time.Timer  // bounds forward's waits; owned by the reader
-	flushing   flushState   // targets to flush before reading on; owned by the reader
-	held       []Frame      // introspection frames learnt, not yet handed on; owned by the reader
-	direct     directWriter // non-blocking writes; used by the queue's owner
-	relayedAt  atomic.Int64 // monoNow of the last relay to it not yet answered; 0: none
-	answers    atomic.Int32 // relays answered in a row, up to answersMax; written by its reader
-	peer       atomic.Int32 // where its client runs: peerUnknown, peerElsewhere or peerHere
+	fw         *forwarding         // forward's state, nil until the client publishes; owned by the reader
+	timer      *time.Timer         // bounds forward's waits; owned by the reader
+	flushing   flushState          // targets to flush before reading on; owned by the reader
+	held       []frame.Frame       // introspection frames learnt, not yet handed on; owned by the reader
+	direct     sockio.DirectWriter // non-blocking writes; used by the queue's owner
+	relayedAt  atomic.Int64        // monoNow of the last relay to it not yet answered; 0: none
+	answers    atomic.Int32        // relays answered in a row, up to answersMax; written by its reader
+	peer       atomic.Int32        // where its client runs: peerUnknown, peerElsewhere or peerHere
 }
 
 // startConn registers a freshly accepted connection and starts serving it.
@@ -72,7 +75,7 @@ func (s *Server) startConn(nc net.Conn) {
 	if sc, ok := nc.(syscall.Conn); ok {
 		c.raw, _ = sc.SyscallConn()
 	}
-	growUnixBuffer(nc)
+	sockio.GrowUnixBuffer(nc)
 	c.q.heavy = &s.heavyQueues
 	c.q.owned = true // by serve, until the greeting is written
 	c.match.Store(newMatcher(c.parts.interest()))
@@ -82,15 +85,6 @@ func (s *Server) startConn(nc net.Conn) {
 	s.stats.connsTotal.Add(1)
 	s.stats.connsCurrent.Add(1)
 	go c.serve()
-}
-
-// growUnixBuffer gives a Unix socket connection a send buffer of
-// unixSocketBuffer; other connections keep theirs. It is best effort: a
-// smaller buffer only costs speed.
-func growUnixBuffer(nc net.Conn) {
-	if uc, ok := nc.(*net.UnixConn); ok {
-		_ = uc.SetWriteBuffer(unixSocketBuffer)
-	}
 }
 
 // remoteOf returns nc's peer address; a Unix socket peer is usually
@@ -132,7 +126,7 @@ func (c *conn) handshake() error {
 	if err := c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.HandshakeTimeout)); err != nil {
 		return err
 	}
-	if err := WriteHandshake(c.nc); err != nil {
+	if err := frame.WriteHandshake(c.nc); err != nil {
 		return err
 	}
 	return c.nc.SetWriteDeadline(time.Time{})
@@ -157,7 +151,7 @@ func (c *conn) publish() {
 // handOn applies what the held introspection frames taught, flushes the
 // forwarded frames and hands the held frames, then f (when not nil), to the
 // Handler.
-func (c *conn) handOn(f *Frame) {
+func (c *conn) handOn(f *frame.Frame) {
 	if len(c.held) > 0 {
 		c.applyInterest()
 		c.flushTargets()
@@ -183,11 +177,11 @@ func (c *conn) readFailed(err error) bool {
 	case errors.Is(err, io.EOF):
 		c.setReason(DisconnectEOF)
 		return true
-	case errors.Is(err, ErrFrameTooLarge):
+	case errors.Is(err, frame.ErrFrameTooLarge):
 		s.stats.drop(DropFrameTooLarge, 1)
 		c.setReason(DisconnectFrameTooLarge)
 		c.logAt(slog.LevelWarn, "closing connection: frame too large", "err", err)
-	case errors.Is(err, ErrEmptyFrame):
+	case errors.Is(err, frame.ErrEmptyFrame):
 		s.stats.drop(DropMalformed, 1)
 		c.setReason(DisconnectMalformed)
 		c.logAt(slog.LevelWarn, "closing connection: empty frame")
@@ -202,7 +196,7 @@ func (c *conn) readFailed(err error) bool {
 // learn records what an introspection frame says about the client's
 // participants. It reports whether they changed; applyInterest makes the
 // change take effect.
-func (c *conn) learn(f *Frame) bool {
+func (c *conn) learn(f *frame.Frame) bool {
 	switch c.parts.observe(f) {
 	case introNone:
 		return false

@@ -1,13 +1,11 @@
 package rsbsocket
 
 import (
-	"errors"
-	"os"
 	"slices"
-	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/internal/sockio"
 )
 
 // flushState is a reader's list of the connections it forwarded frames to
@@ -64,16 +62,16 @@ func (f *flushState) flush() (lone *conn) {
 			}
 		}
 	} else {
-		bufs := writeBufPool.Get().(*writeBufs)
+		bufs := sockio.GetBufs()
 		for i, c := range f.targets {
 			f.targets[i] = nil
 			var wrote bool
-			if bufs.batch, wrote = c.flushDirect(bufs); wrote && len(f.targets) == 1 {
+			if bufs.Batch, wrote = c.flushDirect(bufs); wrote && len(f.targets) == 1 {
 				c.relayed()
 				lone = c
 			}
 		}
-		writeBufPool.Put(bufs)
+		sockio.PutBufs(bufs)
 	}
 	f.targets = reuse(f.targets)
 	return lone
@@ -82,10 +80,10 @@ func (f *flushState) flush() (lone *conn) {
 // flushDirect makes sure c's pending frames get written. When c's queue has
 // no owner, the caller takes it and writes on its own goroutine what the
 // socket takes without blocking; a writer goroutine takes over the rest. A
-// queue with an owner is left to it. It returns bufs.batch for reuse, and
+// queue with an owner is left to it. It returns bufs.Batch for reuse, and
 // whether it wrote the whole queue itself.
-func (c *conn) flushDirect(bufs *writeBufs) ([][]byte, bool) {
-	batch := bufs.batch[:0]
+func (c *conn) flushDirect(bufs *sockio.Bufs) ([][]byte, bool) {
+	batch := bufs.Batch[:0]
 	if !c.q.claim() {
 		return batch, false
 	}
@@ -115,23 +113,23 @@ func (c *conn) flushDirect(bufs *writeBufs) ([][]byte, bool) {
 }
 
 // writeDirect writes batch without blocking: its leading small frames
-// coalesced in bufs.scratch, followed in the same writev by a large frame
+// coalesced in bufs.Scratch, followed in the same writev by a large frame
 // from its own memory. When the socket took all of it, it reports true and
 // the caller still owns the queue. Otherwise ownership has passed to a
 // writer goroutine that writes the rest, or the connection failed and was
 // aborted.
-func (c *conn) writeDirect(bufs *writeBufs, batch [][]byte) bool {
-	scratch, n, nb := bufs.scratch[:0], 0, 0
-	for n < len(batch) && len(batch[n]) <= copyMax && len(scratch)+headerSize+len(batch[n]) <= cap(scratch) {
-		scratch = AppendFrame(scratch, batch[n])
+func (c *conn) writeDirect(bufs *sockio.Bufs, batch [][]byte) bool {
+	scratch, n, nb := bufs.Scratch[:0], 0, 0
+	for n < len(batch) && len(batch[n]) <= sockio.CopyMax && len(scratch)+frame.HeaderSize+len(batch[n]) <= cap(scratch) {
+		scratch = frame.AppendFrame(scratch, batch[n])
 		nb += len(batch[n])
 		n++
 	}
 	small, smallBytes := n, nb
 	var large []byte // written in place, right after its header in scratch
-	if n < len(batch) && len(batch[n]) > copyMax && len(scratch)+headerSize <= cap(scratch) {
+	if n < len(batch) && len(batch[n]) > sockio.CopyMax && len(scratch)+frame.HeaderSize <= cap(scratch) {
 		large = batch[n]
-		scratch = appendHeader(scratch, len(large))
+		scratch = frame.AppendHeader(scratch, len(large))
 		nb += len(large)
 		n++
 	}
@@ -184,7 +182,7 @@ func (c *conn) partialHandoff(scratch, large []byte, w int, small [][]byte, smal
 func framesWithin(bodies [][]byte, w int) (n, bytes int) {
 	end := 0
 	for _, b := range bodies {
-		if end += headerSize + len(b); end > w {
+		if end += frame.HeaderSize + len(b); end > w {
 			break
 		}
 		n++
@@ -202,77 +200,10 @@ func cloneFrames(frames [][]byte) [][]byte {
 	return append([][]byte(nil), frames...)
 }
 
-// directWriter performs a connection's non-blocking writes. Only the
-// queue's owner uses it.
-type directWriter struct {
-	p, q []byte // q follows p in the same writev
-	n    int    // bytes of p, then q, written
-	err  error
-	fn   func(fd uintptr) bool // do, bound once
-	iov  [2][]byte
-}
-
-// do writes p and q from n on; it never waits for the socket to become
-// writable.
-func (d *directWriter) do(fd uintptr) bool {
-	for d.n < len(d.p)+len(d.q) {
-		var k int
-		var err error
-		switch {
-		case d.n >= len(d.p):
-			k, err = syscall.Write(int(fd), d.q[d.n-len(d.p):])
-		case len(d.q) == 0:
-			k, err = syscall.Write(int(fd), d.p[d.n:])
-		default:
-			d.iov[0], d.iov[1] = d.p[d.n:], d.q
-			k, err = unix.Writev(int(fd), d.iov[:])
-			d.iov = [2][]byte{}
-		}
-		if k > 0 {
-			d.n += k
-		}
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err == syscall.EAGAIN:
-			return true
-		case err != nil:
-			d.err = err
-			return true
-		case k == 0:
-			return true
-		}
-	}
-	return true
-}
-
-// write writes what of p, then q, raw's socket takes without blocking and
-// returns how much that was. reset, if set, is called once when raw
-// refuses the write for a passed deadline; the write is then tried again
-// if it returns nil.
-func (d *directWriter) write(raw syscall.RawConn, p, q []byte, reset func() error) (int, error) {
-	if d.fn == nil {
-		d.fn = d.do
-	}
-	d.p, d.q, d.n, d.err = p, q, 0, nil
-	err := raw.Write(d.fn)
-	if errors.Is(err, os.ErrDeadlineExceeded) && reset != nil {
-		if err = reset(); err == nil {
-			err = raw.Write(d.fn)
-		}
-	}
-	if err == nil {
-		err = d.err
-	}
-	n := d.n
-	d.p, d.q = nil, nil
-	return n, err
-}
-
 // writeNow writes what of p, then q, the socket takes without blocking and
 // returns how much that was.
 func (c *conn) writeNow(p, q []byte) (int, error) {
 	// A writer goroutine's deadline of an earlier burst may have passed;
 	// a write that never waits needs none.
-	return c.direct.write(c.raw, p, q, func() error { return c.nc.SetWriteDeadline(time.Time{}) })
+	return c.direct.Write(c.raw, p, q, func() error { return c.nc.SetWriteDeadline(time.Time{}) })
 }

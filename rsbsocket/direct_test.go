@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/internal/sockio"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // TestForwardWritesDirectly: frames forwarded one at a time to an idle
@@ -12,7 +15,7 @@ import (
 // goroutine is started for them.
 func TestForwardWritesDirectly(t *testing.T) {
 	s, addr := startServer(t, quietConfig(), nil)
-	pub, sub := dial(t, addr), dial(t, addr)
+	pub, sub := socktest.Dial(t, addr), socktest.Dial(t, addr)
 	const n = 200
 	relayEach(t, s, pub, sub, n)
 	st := s.Stats()
@@ -31,10 +34,10 @@ func TestForwardPartialWriteHandsOff(t *testing.T) {
 	bodies := make([][]byte, 300)
 	for i := range bodies {
 		// Odd sizes, so that partial writes end inside headers and bodies.
-		bodies[i] = notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, 700+i%13), uint32(i))
+		bodies[i] = socktest.Notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, 700+i%13), uint32(i))
 	}
 	published := publish(pub, bodies)
-	testutil.WaitFor(t, testTimeout, "a writer goroutine to take over", func() bool { return s.Stats().WriterStarts > 0 })
+	testutil.WaitFor(t, socktest.Timeout, "a writer goroutine to take over", func() bool { return s.Stats().WriterStarts > 0 })
 	recvAll(t, sub, bodies, func(int) {})
 	if err := <-published; err != nil {
 		t.Fatalf("publisher: %v", err)
@@ -44,7 +47,7 @@ func TestForwardPartialWriteHandsOff(t *testing.T) {
 	if st.DirectWrites == 0 {
 		t.Fatalf("no direct write: %+v", st)
 	}
-	testutil.WaitFor(t, testTimeout, "the queue to drain", func() bool { return s.Stats().QueueFrames == 0 })
+	testutil.WaitFor(t, socktest.Timeout, "the queue to drain", func() bool { return s.Stats().QueueFrames == 0 })
 }
 
 // TestForwardLargeFramesDirect: large frames (written in place after their
@@ -58,9 +61,9 @@ func TestForwardLargeFramesDirect(t *testing.T) {
 	for i := range bodies {
 		size := 300 + i%7 // small frames between large ones of odd sizes
 		if i%3 == 1 {
-			size = copyMax + 1 + i*4099
+			size = sockio.CopyMax + 1 + i*4099
 		}
-		bodies[i] = notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i))
+		bodies[i] = socktest.Notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i))
 	}
 	published := publish(pub, bodies)
 	recvAll(t, sub, bodies, func(int) {})
@@ -72,7 +75,7 @@ func TestForwardLargeFramesDirect(t *testing.T) {
 	if st.DirectWrites == 0 || st.WriterStarts == 0 {
 		t.Fatalf("want direct writes and a hand-off: %+v", st)
 	}
-	testutil.WaitFor(t, testTimeout, "the queue to drain", func() bool {
+	testutil.WaitFor(t, socktest.Timeout, "the queue to drain", func() bool {
 		st := s.Stats()
 		return st.QueueFrames == 0 && st.QueueBytes == 0
 	})
@@ -82,17 +85,17 @@ func TestForwardLargeFramesDirect(t *testing.T) {
 // subscriber whose socket takes it whole needs no writer goroutine.
 func TestForwardLargeFrameNoWriter(t *testing.T) {
 	s, addr := startServer(t, quietConfig(), nil)
-	pub, sub := dial(t, addr), dial(t, addr)
+	pub, sub := socktest.Dial(t, addr), socktest.Dial(t, addr)
 	connOf(t, s, pub)
 	connIdle(t, s, sub)
 	for i := range 20 {
-		body := notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, copyMax+100), uint32(i))
-		send(t, pub, body)
-		if got := recv(t, sub); !bytes.Equal(got, body) {
+		body := socktest.Notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, sockio.CopyMax+100), uint32(i))
+		socktest.Send(t, pub, body)
+		if got := socktest.Recv(t, sub); !bytes.Equal(got, body) {
 			t.Fatalf("frame %d differs", i)
 		}
 	}
-	testutil.WaitFor(t, testTimeout, "the last write counted", func() bool { return s.Stats().DirectWrites >= 20 })
+	testutil.WaitFor(t, socktest.Timeout, "the last write counted", func() bool { return s.Stats().DirectWrites >= 20 })
 	if st := s.Stats(); st.WriterStarts != 0 {
 		t.Fatalf("writer starts %d for frames the socket took whole", st.WriterStarts)
 	}
@@ -101,12 +104,12 @@ func TestForwardLargeFrameNoWriter(t *testing.T) {
 // slowSubscriberPair starts a server whose sockets have tiny send buffers
 // and connects a publisher and a subscriber with a tiny receive buffer, so
 // that direct writes to the subscriber are taken only partly.
-func slowSubscriberPair(t *testing.T) (s *Server, pub, sub *ClientConn) {
+func slowSubscriberPair(t *testing.T) (s *Server, pub, sub *sockclient.ClientConn) {
 	t.Helper()
 	cfg := quietConfig()
-	cfg.StallTimeout = testTimeout
+	cfg.StallTimeout = socktest.Timeout
 	s, addr := startSmallBufServer(t, cfg, nil)
-	pub, sub = dial(t, addr), dialSlow(t, addr)
+	pub, sub = socktest.Dial(t, addr), dialSlow(t, addr)
 	connOf(t, s, pub)
 	connOf(t, s, sub)
 	return s, pub, sub
@@ -128,7 +131,7 @@ func TestFramesWithin(t *testing.T) {
 // the caller's goroutine for an idle connection, in order.
 func TestDeliverBatch(t *testing.T) {
 	s, addr := startServer(t, quietConfig(), nil)
-	sub := dial(t, addr)
+	sub := socktest.Dial(t, addr)
 	connIdle(t, s, sub)
 	bodies := bulkFrames(t, 50, 100)
 	var b DeliverBatch
@@ -142,7 +145,7 @@ func TestDeliverBatch(t *testing.T) {
 	}
 	b.Flush()
 	recvAll(t, sub, bodies, func(int) {})
-	testutil.WaitFor(t, testTimeout, "the write counted", func() bool { return s.Stats().DirectWrites > 0 })
+	testutil.WaitFor(t, socktest.Timeout, "the write counted", func() bool { return s.Stats().DirectWrites > 0 })
 	st := s.Stats()
 	noDrops(t, st)
 	if st.DirectWrites != 1 || st.WriterStarts != 0 {
@@ -154,9 +157,9 @@ func TestDeliverBatch(t *testing.T) {
 // connections starts their writers.
 func TestDeliverBatchManyTargets(t *testing.T) {
 	s, addr := startServer(t, quietConfig(), nil)
-	subs := make([]*ClientConn, directTargetsMax+2)
+	subs := make([]*sockclient.ClientConn, directTargetsMax+2)
 	for i := range subs {
-		subs[i] = dial(t, addr)
+		subs[i] = socktest.Dial(t, addr)
 		connIdle(t, s, subs[i])
 	}
 	body := bulkFrames(t, 1, 100)[0]
@@ -166,7 +169,7 @@ func TestDeliverBatchManyTargets(t *testing.T) {
 	}
 	b.Flush()
 	for _, c := range subs {
-		if got := recv(t, c); !bytes.Equal(got, body) {
+		if got := socktest.Recv(t, c); !bytes.Equal(got, body) {
 			t.Fatal("frame differs")
 		}
 	}

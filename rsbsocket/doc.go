@@ -1,24 +1,16 @@
-// Package rsbsocket implements the RSB socket transport, the TCP protocol
-// RSB clients use by default (port 55555), on the server and the client
-// side.
+// Package rsbsocket is the server of the RSB socket transport, the TCP
+// protocol RSB clients use by default (port 55555). Package frame is its
+// codec and package sockclient its client.
 //
 // # Wire protocol
 //
-// After accepting a connection the server writes exactly 4 zero bytes; the
-// client writes nothing first, reads exactly 4 bytes and gives up when they
-// are not zero (ErrBadHandshake). Then each direction is a sequence of
-// frames: a 4-byte little-endian uint32 length followed by that many bytes
-// of one serialized rsb.protocol.Notification (never fragmented). A frame of
-// length zero cannot be a Notification (event_id is required) and is a
-// protocol error (ErrEmptyFrame). Frames above the configured maximum
-// (DefaultMaxFrameSize, 64 MiB) are refused before anything is allocated
-// (ErrFrameTooLarge). Orderly shutdown is shutdown(SHUT_WR), wait for the
-// peer's EOF, close; a side that receives EOF replies the same way.
-//
-// ReadFrame, AppendFrame, ReadHandshake and WriteHandshake are the codec;
-// ParseFrame extracts scope, event id, wire schema, method and payload from
-// a frame body without decoding it fully, so frames are relayed byte for
-// byte.
+// After accepting a connection the server writes exactly 4 zero bytes; then
+// each direction is a sequence of frames: a 4-byte little-endian length
+// followed by one serialized rsb.protocol.Notification. Orderly shutdown is
+// shutdown(SHUT_WR), wait for the peer's EOF, close; a side that receives
+// EOF replies the same way. Package frame is the codec; it extracts scope,
+// event id, wire schema, method and payload from a frame body without
+// decoding it fully, so frames are relayed byte for byte.
 //
 // # Server
 //
@@ -104,12 +96,51 @@
 // A writer sends each frame's header and body in one system call
 // (rsb-python reads the length with a plain recv(4)) and coalesces queued
 // frames into one writev, each frame contiguous, using buffers it borrows
-// for the time of the write. A connection's read buffer starts at 4 KiB and
-// grows once the client sends many small frames, so an idle client costs a
-// few KiB.
+// for the time of the write. A connection's read buffer starts at 512
+// bytes, borrowed from a pool while frames arrive, and grows to 64 KiB once
+// the client sends many small frames, so an idle client costs a few KiB.
 //
-// # Client
+// # Who writes a connection's socket
 //
-// Dial connects and checks the handshake; ClientConn sends frames with one
-// write each and receives them. It is the base of rsbd's Go RSB client.
+// At any moment at most one goroutine writes to a connection's socket: the
+// owner of its send queue (sendQueue.owned, under the queue's mutex). Every
+// write is the owner's, the greeting, the frames, the write deadlines and
+// the final SHUT_WR alike. Only closing the socket is not: conn.abort may
+// run on any goroutine, and a write under way then fails and its owner
+// lets go. The owner is one of:
+//
+//   - the connection's goroutine (conn.serve), from startConn until it has
+//     written the greeting (conn.handshake);
+//   - a writer goroutine (conn.writeLoop, owner.go), while a backlog lasts;
+//   - a goroutine flushing the connections it queued frames to
+//     (flushState.flush, direct.go): another connection's reader, which
+//     forwards what its client publishes (conn.readRun, Server.forward), or
+//     the goroutine using a DeliverBatch (Server.DeliverTo,
+//     DeliverBatch.Flush). It claims the queue (sendQueue.claim) and
+//     writes on its own goroutine what the socket takes without blocking
+//     (conn.flushDirect, conn.writeDirect);
+//   - the goroutine performing the final drain of an orderly close
+//     (conn.finalDrain).
+//
+// Ownership is taken only from a queue without an owner: by startConn, by
+// the Deliver caller whose sendQueue.push reports start (conn.enqueue), by
+// a flush through sendQueue.claim, and for the final drain through
+// sendQueue.claimFinal (conn.shutdown, conn.finish); an owner whose
+// sendQueue.letGo reports final keeps it for the final drain instead
+// (conn.letGo, conn.flushDirect). It passes to a new goroutine at every
+// "go c.writeLoop(h)" and "go c.finalDrain()": the owner starts it and
+// then touches the socket no more; the handoff h carries the bytes and
+// frames it left unwritten. A writer is started by conn.serve when frames
+// were queued behind the greeting, by conn.enqueue, by flushState.flush
+// for more than directTargetsMax connections, by conn.flushDirect for a
+// connection without a raw socket or after directRounds rounds, and by
+// conn.writeDirect for what the socket did not take; a final drain by
+// conn.shutdown and by conn.flushDirect. Ownership ends at sendQueue.letGo
+// (conn.letGo for the greeting and a writer) only when no frame is
+// pending, and at sendQueue.endFinal after the final drain. Frames queued
+// without an owner, by Server.forward (sendQueue.offer) and
+// Server.DeliverTo (sendQueue.pushUnowned), are flushed by whoever queued
+// them before it waits for anything, so a queued frame always has an
+// owner or a flush on its way. conn.finish waits until the queue has no
+// owner (sendQueue.waitIdle) before it closes the socket.
 package rsbsocket

@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // TestForwardedBeforeMalformed: frames forwarded from the same read as a
@@ -14,26 +17,26 @@ import (
 // (the reader flushes what it forwarded before it gives up).
 func TestForwardedBeforeMalformed(t *testing.T) {
 	s, addr := startServer(t, quietConfig(), nil)
-	pub, sub := dial(t, addr), dial(t, addr)
+	pub, sub := socktest.Dial(t, addr), socktest.Dial(t, addr)
 	connOf(t, s, pub)
 	connOf(t, s, sub)
 	var wire []byte
 	var want [][]byte
 	for i := range 3 {
-		body := notification(t, "/fanout/", "utf-8-string", []byte{byte('a' + i)}, uint32(i+1))
+		body := socktest.Notification(t, "/fanout/", "utf-8-string", []byte{byte('a' + i)}, uint32(i+1))
 		want = append(want, body)
-		wire = AppendFrame(wire, body)
+		wire = frame.AppendFrame(wire, body)
 	}
-	wire = AppendFrame(wire, []byte("GET / HTTP/1.1\r\n\r\n"))
-	if _, err := pub.nc.Write(wire); err != nil { // one write: one read of the server
+	wire = frame.AppendFrame(wire, []byte("GET / HTTP/1.1\r\n\r\n"))
+	if _, err := pub.NetConn().Write(wire); err != nil { // one write: one read of the server
 		t.Fatal(err)
 	}
 	for i, w := range want {
-		if got := recv(t, sub); !bytes.Equal(got, w) {
+		if got := socktest.Recv(t, sub); !bytes.Equal(got, w) {
 			t.Fatalf("frame %d: % x, want % x", i, got, w)
 		}
 	}
-	testutil.WaitFor(t, testTimeout, "the malformed frame to be counted", func() bool { return s.Stats().Drops[DropMalformed] == 1 })
+	testutil.WaitFor(t, socktest.Timeout, "the malformed frame to be counted", func() bool { return s.Stats().Drops[DropMalformed] == 1 })
 }
 
 // TestForwardManyTargetsInOrder: a publisher's frames spread over more
@@ -42,19 +45,19 @@ func TestForwardedBeforeMalformed(t *testing.T) {
 // them a subscriber whose interest covers every scope.
 func TestForwardManyTargetsInOrder(t *testing.T) {
 	s, addr := startServer(t, quietConfig(), nil)
-	pub := dial(t, addr)
+	pub := socktest.Dial(t, addr)
 	connOf(t, s, pub)
 	const targets, rounds = directTargetsMax + 4, 50
-	subs := make([]*ClientConn, targets)
+	subs := make([]*sockclient.ClientConn, targets)
 	for k := range subs {
-		subs[k] = dial(t, addr)
+		subs[k] = socktest.Dial(t, addr)
 		connOf(t, s, subs[k])
-		send(t, subs[k], helloFrame(t, uuid(byte(k+1)), "listener", fmt.Sprintf("/fanout/%02d/", k)))
+		socktest.Send(t, subs[k], socktest.Hello(t, socktest.UUID(byte(k+1)), "listener", fmt.Sprintf("/fanout/%02d/", k)))
 	}
-	all := dial(t, addr)
+	all := socktest.Dial(t, addr)
 	connOf(t, s, all)
-	send(t, all, helloFrame(t, uuid(200), "listener", "/fanout/"))
-	testutil.WaitFor(t, testTimeout, "the interests", func() bool {
+	socktest.Send(t, all, socktest.Hello(t, socktest.UUID(200), "listener", "/fanout/"))
+	testutil.WaitFor(t, socktest.Timeout, "the interests", func() bool {
 		n := 0
 		for _, c := range s.Connections() {
 			if !c.Interest.All && len(c.Interest.Scopes) == 2 {
@@ -67,7 +70,7 @@ func TestForwardManyTargetsInOrder(t *testing.T) {
 	want := make([][][]byte, targets)
 	for r := range rounds {
 		for k := range targets {
-			body := notification(t, fmt.Sprintf("/fanout/%02d/", k), "utf-8-string", []byte(fmt.Sprint(r)), uint32(r*targets+k+1))
+			body := socktest.Notification(t, fmt.Sprintf("/fanout/%02d/", k), "utf-8-string", []byte(fmt.Sprint(r)), uint32(r*targets+k+1))
 			batch = append(batch, body)
 			want[k] = append(want[k], body)
 			every = append(every, body)
@@ -91,11 +94,11 @@ func TestForwardManyTargetsInOrder(t *testing.T) {
 }
 
 // recvEvent is recv skipping the introspection frames relayed to c.
-func recvEvent(t *testing.T, c *ClientConn) []byte {
+func recvEvent(t *testing.T, c *sockclient.ClientConn) []byte {
 	t.Helper()
 	for {
-		body := recv(t, c)
-		f, err := ParseFrame(body)
+		body := socktest.Recv(t, c)
+		f, err := frame.ParseFrame(body)
 		if err != nil {
 			t.Fatal(err)
 		}

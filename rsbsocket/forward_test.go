@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/internal/sockio"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // bulkFrames returns n distinct frames on /bulk/ with payloads of size
@@ -18,14 +21,14 @@ func bulkFrames(t testing.TB, n, size int) [][]byte {
 	t.Helper()
 	bodies := make([][]byte, n)
 	for i := range bodies {
-		bodies[i] = notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i))
+		bodies[i] = socktest.Notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i))
 	}
 	return bodies
 }
 
 // publish sends bodies open loop on a goroutine; the channel reports the
 // outcome.
-func publish(pub *ClientConn, bodies [][]byte) <-chan error {
+func publish(pub *sockclient.ClientConn, bodies [][]byte) <-chan error {
 	done := make(chan error, 1)
 	go func() { done <- sendAll(pub, bodies) }()
 	return done
@@ -33,11 +36,11 @@ func publish(pub *ClientConn, bodies [][]byte) <-chan error {
 
 // recvAll reads len(want) frames from c and checks they are want, in order.
 // Before frame i it calls pause(i).
-func recvAll(t testing.TB, c *ClientConn, want [][]byte, pause func(i int)) {
+func recvAll(t testing.TB, c *sockclient.ClientConn, want [][]byte, pause func(i int)) {
 	t.Helper()
 	for i, w := range want {
 		pause(i)
-		if got := recv(t, c); !bytes.Equal(got, w) {
+		if got := socktest.Recv(t, c); !bytes.Equal(got, w) {
 			t.Fatalf("frame %d differs (%d bytes, want %d)", i, len(got), len(w))
 		}
 	}
@@ -58,9 +61,9 @@ func noDrops(t testing.TB, st Stats) {
 func TestForwardSlowReaderLosesNothing(t *testing.T) {
 	cfg := quietConfig()
 	cfg.QueueFrames = 64
-	cfg.StallTimeout = testTimeout // a pause never counts as a stall here
+	cfg.StallTimeout = socktest.Timeout // a pause never counts as a stall here
 	s, addr := startSmallBufServer(t, cfg, nil)
-	pub, sub := dial(t, addr), dialSlow(t, addr)
+	pub, sub := socktest.Dial(t, addr), dialSlow(t, addr)
 	connOf(t, s, pub)
 	connOf(t, s, sub)
 
@@ -72,7 +75,7 @@ func TestForwardSlowReaderLosesNothing(t *testing.T) {
 		if i%pauseEvery != 0 {
 			return
 		}
-		testutil.WaitFor(t, testTimeout, "the publisher to wait for the subscriber", func() bool {
+		testutil.WaitFor(t, socktest.Timeout, "the publisher to wait for the subscriber", func() bool {
 			if st := s.Stats(); st.Waits > waits {
 				waits = st.Waits
 				return true
@@ -95,7 +98,7 @@ func TestForwardSlowReaderLosesNothing(t *testing.T) {
 		}
 	}
 	// The writer counts a frame after its write returns.
-	testutil.WaitFor(t, testTimeout, "frames out", func() bool { return s.Stats().FramesOut == n })
+	testutil.WaitFor(t, socktest.Timeout, "frames out", func() bool { return s.Stats().FramesOut == n })
 	st := s.Stats()
 	noDrops(t, st)
 	if st.Waits == 0 || st.FramesIn != n {
@@ -113,7 +116,7 @@ func TestForwardStalledReaderCostsOneStallTimeout(t *testing.T) {
 	cfg.QueueFrames = 64
 	cfg.StallTimeout = 500 * time.Millisecond // the reading client never takes that long
 	s, addr := startSmallBufServer(t, cfg, nil)
-	pub, fast, stalled := dial(t, addr), dial(t, addr), dialSlow(t, addr)
+	pub, fast, stalled := socktest.Dial(t, addr), socktest.Dial(t, addr), dialSlow(t, addr)
 	connOf(t, s, pub)
 	connOf(t, s, fast)
 	idStalled := connOf(t, s, stalled)
@@ -151,7 +154,7 @@ func TestForwardStalledReaderDisconnected(t *testing.T) {
 	cfg.SlowClientPolicy = SlowClientDisconnect
 	rec := &recorder{}
 	s, addr := startSmallBufServer(t, cfg, rec)
-	pub, fast, stalled := dial(t, addr), dial(t, addr), dialSlow(t, addr)
+	pub, fast, stalled := socktest.Dial(t, addr), socktest.Dial(t, addr), dialSlow(t, addr)
 	connOf(t, s, pub)
 	connOf(t, s, fast)
 	idStalled := connOf(t, s, stalled)
@@ -173,20 +176,20 @@ func TestForwardStalledReaderDisconnected(t *testing.T) {
 // waitingServer starts a server with a StallTimeout of an hour and a
 // publisher whose reader waits for a never-reading subscriber; it returns
 // once the reader waits.
-func waitingServer(t *testing.T, h Handler) (s *Server, addr string, pub, stalled *ClientConn, published <-chan error) {
+func waitingServer(t *testing.T, h Handler) (s *Server, addr string, pub, stalled *sockclient.ClientConn, published <-chan error) {
 	t.Helper()
 	cfg := quietConfig()
 	cfg.QueueFrames = 64
 	cfg.StallTimeout = time.Hour
 	s, addr = startSmallBufServer(t, cfg, h)
-	pub, stalled = dial(t, addr), dialSlow(t, addr)
+	pub, stalled = socktest.Dial(t, addr), dialSlow(t, addr)
 	connOf(t, s, pub)
 	id := connOf(t, s, stalled)
 	published = publish(pub, bulkFrames(t, 2000, 1<<10))
 	// The reader may wait a few times while the kernel buffers still take
 	// frames; once they are full, the queue stays at its high watermark
 	// and the reader waits for good.
-	testutil.WaitFor(t, testTimeout, "the publisher's reader to wait", func() bool {
+	testutil.WaitFor(t, socktest.Timeout, "the publisher's reader to wait", func() bool {
 		if s.Stats().Waits == 0 {
 			return false
 		}
@@ -218,7 +221,7 @@ func TestForwardWaitEnds(t *testing.T) {
 		s, _, pub, stalled, published := waitingServer(t, nil)
 		shut := make(chan error, 1)
 		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), socktest.Timeout)
 			defer cancel()
 			shut <- s.Shutdown(ctx)
 		}()
@@ -227,7 +230,7 @@ func TestForwardWaitEnds(t *testing.T) {
 		if err := <-published; err != nil {
 			t.Fatalf("publisher: %v", err)
 		}
-		testutil.WaitFor(t, testTimeout, "the publisher's frames to be dropped", func() bool {
+		testutil.WaitFor(t, socktest.Timeout, "the publisher's frames to be dropped", func() bool {
 			return s.Stats().Drops[DropClosed] > 0 && s.Stats().FramesIn == 2000
 		})
 		hardClose(t, stalled) // it would never take what is queued for it
@@ -244,16 +247,16 @@ func TestForwardWaitEnds(t *testing.T) {
 	t.Run("subscriber gone", func(t *testing.T) {
 		rec := &recorder{}
 		s, addr, pub, stalled, published := waitingServer(t, rec)
-		fast := dial(t, addr)
+		fast := socktest.Dial(t, addr)
 		connOf(t, s, fast)
 		hardClose(t, stalled)
 		if err := <-published; err != nil {
 			t.Fatalf("publisher: %v", err)
 		}
-		marker := notification(t, "/marker/", "utf-8-string", []byte("m"), 0)
-		send(t, pub, marker)
+		marker := socktest.Notification(t, "/marker/", "utf-8-string", []byte("m"), 0)
+		socktest.Send(t, pub, marker)
 		for {
-			if got := recv(t, fast); bytes.Equal(got, marker) {
+			if got := socktest.Recv(t, fast); bytes.Equal(got, marker) {
 				break
 			}
 		}
@@ -283,19 +286,19 @@ func TestQueueDepth(t *testing.T) {
 	if err := <-published; err != nil {
 		t.Fatalf("publisher: %v", err)
 	}
-	testutil.WaitFor(t, testTimeout, "the closed connection's frames out of the depth", func() bool {
+	testutil.WaitFor(t, socktest.Timeout, "the closed connection's frames out of the depth", func() bool {
 		f, b := s.QueueDepth()
 		return f == 0 && b == 0
 	})
 }
 
 // hardClose resets c's connection without the orderly close.
-func hardClose(t *testing.T, c *ClientConn) {
+func hardClose(t *testing.T, c *sockclient.ClientConn) {
 	t.Helper()
-	if tc, ok := c.nc.(*net.TCPConn); ok {
+	if tc, ok := c.NetConn().(*net.TCPConn); ok {
 		_ = tc.SetLinger(0)
 	}
-	if err := c.nc.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+	if err := c.NetConn().Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 		t.Fatal(err)
 	}
 }
@@ -307,7 +310,7 @@ func hardClose(t *testing.T, c *ClientConn) {
 func TestForwardLeavesRoomForDeliver(t *testing.T) {
 	s, _, _, _, _ := waitingServer(t, nil)
 	for i := range 8 {
-		if n := s.Deliver(pythonFrame, pythonFrameScope(t), 0); n != 2 {
+		if n := s.Deliver(socktest.PythonFrame, pythonFrameScope(t), 0); n != 2 {
 			t.Fatalf("Deliver %d reached %d connections, want 2", i, n)
 		}
 	}
@@ -339,19 +342,19 @@ func TestQueueWatermarks(t *testing.T) {
 // order, and the counters add up.
 func TestRelayLargeFramesInPieces(t *testing.T) {
 	s, addr := startServer(t, quietConfig(), nil)
-	pub, sub := dial(t, addr), dial(t, addr)
+	pub, sub := socktest.Dial(t, addr), socktest.Dial(t, addr)
 	connOf(t, s, pub)
 	connOf(t, s, sub)
 	var bodies [][]byte
-	for i, size := range []int{100, 300 << 10, 100, 1<<20 + 3, maxBatchBytes, maxBatchBytes + 1, 100, 3 << 20} {
-		bodies = append(bodies, notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i)))
+	for i, size := range []int{100, 300 << 10, 100, 1<<20 + 3, sockio.MaxBatchBytes, sockio.MaxBatchBytes + 1, 100, 3 << 20} {
+		bodies = append(bodies, socktest.Notification(t, "/bulk/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i)))
 	}
 	published := publish(pub, bodies)
 	recvAll(t, sub, bodies, func(int) {})
 	if err := <-published; err != nil {
 		t.Fatalf("publisher: %v", err)
 	}
-	testutil.WaitFor(t, testTimeout, "frames out", func() bool { return s.Stats().FramesOut == uint64(len(bodies)) })
+	testutil.WaitFor(t, socktest.Timeout, "frames out", func() bool { return s.Stats().FramesOut == uint64(len(bodies)) })
 	st := s.Stats()
 	noDrops(t, st)
 	if st.BytesOut != st.BytesIn || st.QueueFrames != 0 || st.QueueBytes != 0 {
@@ -373,13 +376,13 @@ func TestForwardStallOfOneSparesTheNext(t *testing.T) {
 	cfg.QueueFrames = 64
 	cfg.StallTimeout = 2 * time.Second // the late reader's whole margin
 	s, addr := startSmallBufServer(t, cfg, nil)
-	pub, stalled, late := dial(t, addr), dialSlow(t, addr), dialSlow(t, addr)
+	pub, stalled, late := socktest.Dial(t, addr), dialSlow(t, addr), dialSlow(t, addr)
 	connOf(t, s, pub)
 	connOf(t, s, stalled)
 	connOf(t, s, late)
-	send(t, stalled, helloFrame(t, uuid(1), "listener", "/"))
-	send(t, late, helloFrame(t, uuid(2), "listener", "/bulk/"))
-	testutil.WaitFor(t, testTimeout, "the interests", func() bool {
+	socktest.Send(t, stalled, socktest.Hello(t, socktest.UUID(1), "listener", "/"))
+	socktest.Send(t, late, socktest.Hello(t, socktest.UUID(2), "listener", "/bulk/"))
+	testutil.WaitFor(t, socktest.Timeout, "the interests", func() bool {
 		n := 0
 		for _, c := range s.Connections() {
 			if !c.Interest.All && len(c.Interest.Scopes) > 0 {
@@ -390,7 +393,7 @@ func TestForwardStallOfOneSparesTheNext(t *testing.T) {
 	})
 	bodies := bulkFrames(t, 200, 64<<10)
 	published := publish(pub, bodies)
-	testutil.WaitFor(t, testTimeout, "the first subscriber to stall", func() bool { return s.Stats().Stalls >= 1 })
+	testutil.WaitFor(t, socktest.Timeout, "the first subscriber to stall", func() bool { return s.Stats().Stalls >= 1 })
 	got := 0
 	for got < len(bodies) {
 		body := recvEvent(t, late)

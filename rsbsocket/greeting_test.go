@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -88,7 +90,7 @@ func awaitGate(t *testing.T, g *greetGate) {
 	t.Helper()
 	select {
 	case <-g.started:
-	case <-time.After(testTimeout):
+	case <-time.After(socktest.Timeout):
 		t.Fatal("the server never began its greeting")
 	}
 }
@@ -101,31 +103,31 @@ func awaitGate(t *testing.T, g *greetGate) {
 func TestFramesDuringGreeting(t *testing.T) {
 	rec := &recorder{}
 	s, addr, gl := startGatedServer(t, rec)
-	pub := dial(t, addr)
+	pub := socktest.Dial(t, addr)
 	pubID := connOf(t, s, pub)
 
 	g := newGate(t, false)
 	gl.next.Store(g)
-	dialed := make(chan *ClientConn, 1)
+	dialed := make(chan *sockclient.ClientConn, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), socktest.Timeout)
 		defer cancel()
-		c, err := DialConfig(ctx, addr, ClientConfig{CloseTimeout: time.Second})
+		c, err := sockclient.DialConfig(ctx, addr, sockclient.ClientConfig{CloseTimeout: time.Second})
 		if err != nil {
 			t.Errorf("dial: %v", err)
 		}
 		dialed <- c
 	}()
 	awaitGate(t, g)
-	testutil.WaitFor(t, testTimeout, "the greeted connection to be routed", func() bool { return len(s.Connections()) == 2 })
+	testutil.WaitFor(t, socktest.Timeout, "the greeted connection to be routed", func() bool { return len(s.Connections()) == 2 })
 
-	fromNet := notification(t, "/greet/net/", "bytes", []byte("from the network"), 1)
+	fromNet := socktest.Notification(t, "/greet/net/", "bytes", []byte("from the network"), 1)
 	if n := s.Deliver(fromNet, scope.MustParse("/greet/net/"), pubID); n != 1 {
 		t.Fatalf("Deliver queued to %d connections, want 1 (the one being greeted)", n)
 	}
-	fromPub := notification(t, "/greet/pub/", "bytes", []byte("from a client"), 2)
-	send(t, pub, fromPub)
-	testutil.WaitFor(t, testTimeout, "the client's frame to be forwarded", func() bool { return len(rec.snapshot()) == 1 })
+	fromPub := socktest.Notification(t, "/greet/pub/", "bytes", []byte("from a client"), 2)
+	socktest.Send(t, pub, fromPub)
+	testutil.WaitFor(t, socktest.Timeout, "the client's frame to be forwarded", func() bool { return len(rec.snapshot()) == 1 })
 	g.open()
 
 	sub := <-dialed
@@ -134,7 +136,7 @@ func TestFramesDuringGreeting(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = sub.Close() })
 	for i, want := range [][]byte{fromNet, fromPub} {
-		if got := recv(t, sub); !bytes.Equal(got, want) {
+		if got := socktest.Recv(t, sub); !bytes.Equal(got, want) {
 			t.Fatalf("frame %d after the greeting differs: got %d bytes, want %d", i, len(got), len(want))
 		}
 	}
@@ -157,9 +159,9 @@ func TestGreetingFails(t *testing.T) {
 	}
 	defer nc.Close()
 	awaitGate(t, g)
-	testutil.WaitFor(t, testTimeout, "the connection to be routed", func() bool { return len(s.Connections()) == 1 })
+	testutil.WaitFor(t, socktest.Timeout, "the connection to be routed", func() bool { return len(s.Connections()) == 1 })
 	id := s.Connections()[0].ID
-	frame := notification(t, "/greet/", "bytes", []byte("x"), 1)
+	frame := socktest.Notification(t, "/greet/", "bytes", []byte("x"), 1)
 	if n := s.Deliver(frame, scope.MustParse("/greet/"), 0); n != 1 {
 		t.Fatalf("Deliver queued to %d connections, want 1", n)
 	}

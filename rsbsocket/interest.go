@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/rsbd/rsbd/proto/rsbpb/introspection"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -189,7 +190,7 @@ const (
 )
 
 // observe feeds one frame published by the connection to the tracker.
-func (p *participants) observe(f *Frame) introspectionResult {
+func (p *participants) observe(f *frame.Frame) introspectionResult {
 	if !f.Scope.IsSubScopeOf(ParticipantsScope) {
 		return introNone
 	}

@@ -5,13 +5,15 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
 	"github.com/rsbd/rsbd/scope"
 )
 
 // observeFrame parses body and feeds it to p.
 func observeFrame(t *testing.T, p *participants, body []byte) introspectionResult {
 	t.Helper()
-	f, err := ParseFrame(body)
+	f, err := frame.ParseFrame(body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,41 +40,41 @@ func TestParticipantsInterest(t *testing.T) {
 		{"nothing announced", true, func(*testing.T) [][]byte { return nil }, Interest{All: true}},
 		{"nothing announced, none", false, func(*testing.T) [][]byte { return nil }, Interest{}},
 		{"informer only", true, func(t *testing.T) [][]byte {
-			return [][]byte{helloFrame(t, uuid(1), "informer", "/a/")}
+			return [][]byte{socktest.Hello(t, socktest.UUID(1), "informer", "/a/")}
 		}, Interest{All: true}},
 		{"informer only, none", false, func(t *testing.T) [][]byte {
-			return [][]byte{helloFrame(t, uuid(1), "informer", "/a/")}
+			return [][]byte{socktest.Hello(t, socktest.UUID(1), "informer", "/a/")}
 		}, Interest{Scopes: scopes(intro)}},
 		{"listener", true, func(t *testing.T) [][]byte {
-			return [][]byte{helloFrame(t, uuid(1), "listener", "/a/"), helloFrame(t, uuid(2), "informer", "/b/")}
+			return [][]byte{socktest.Hello(t, socktest.UUID(1), "listener", "/a/"), socktest.Hello(t, socktest.UUID(2), "informer", "/b/")}
 		}, Interest{Scopes: scopes(intro, "/a/")}},
 		{"servers and reader", true, func(t *testing.T) [][]byte {
 			return [][]byte{
-				helloFrame(t, uuid(1), "local-server", "/rpc/svc/"),
-				helloFrame(t, uuid(2), "remote-server", "/rpc/other/"),
-				helloFrame(t, uuid(3), "reader", "/r/"),
-				helloFrame(t, uuid(4), "local-method", "/rpc/svc/echo/"), // contained in /rpc/svc/
+				socktest.Hello(t, socktest.UUID(1), "local-server", "/rpc/svc/"),
+				socktest.Hello(t, socktest.UUID(2), "remote-server", "/rpc/other/"),
+				socktest.Hello(t, socktest.UUID(3), "reader", "/r/"),
+				socktest.Hello(t, socktest.UUID(4), "local-method", "/rpc/svc/echo/"), // contained in /rpc/svc/
 			}
 		}, Interest{Scopes: scopes(intro, "/r/", "/rpc/other/", "/rpc/svc/")}},
 		{"old class-name kinds", true, func(t *testing.T) [][]byte {
-			return [][]byte{helloFrame(t, uuid(1), "Informer", "/i/"), helloFrame(t, uuid(2), "LocalServer", "/s/")}
+			return [][]byte{socktest.Hello(t, socktest.UUID(1), "Informer", "/i/"), socktest.Hello(t, socktest.UUID(2), "LocalServer", "/s/")}
 		}, Interest{Scopes: scopes(intro, "/s/")}},
 		{"listener on root", true, func(t *testing.T) [][]byte {
-			return [][]byte{helloFrame(t, uuid(1), "listener", "/a/"), helloFrame(t, uuid(2), "listener", "/")}
+			return [][]byte{socktest.Hello(t, socktest.UUID(1), "listener", "/a/"), socktest.Hello(t, socktest.UUID(2), "listener", "/")}
 		}, Interest{Scopes: scopes("/")}},
 		{"bye", true, func(t *testing.T) [][]byte {
-			return [][]byte{helloFrame(t, uuid(1), "listener", "/a/"), helloFrame(t, uuid(2), "listener", "/b/"), byeFrame(t, uuid(1))}
+			return [][]byte{socktest.Hello(t, socktest.UUID(1), "listener", "/a/"), socktest.Hello(t, socktest.UUID(2), "listener", "/b/"), socktest.Bye(t, socktest.UUID(1))}
 		}, Interest{Scopes: scopes(intro, "/b/")}},
 		{"bye of the last listener", true, func(t *testing.T) [][]byte {
-			return [][]byte{helloFrame(t, uuid(1), "listener", "/a/"), byeFrame(t, uuid(1))}
+			return [][]byte{socktest.Hello(t, socktest.UUID(1), "listener", "/a/"), socktest.Bye(t, socktest.UUID(1))}
 		}, Interest{All: true}},
 		{"hello re-sent after survey changes scope", true, func(t *testing.T) [][]byte {
-			return [][]byte{helloFrame(t, uuid(1), "listener", "/a/"), helloFrame(t, uuid(1), "listener", "/c/")}
+			return [][]byte{socktest.Hello(t, socktest.UUID(1), "listener", "/a/"), socktest.Hello(t, socktest.UUID(1), "listener", "/c/")}
 		}, Interest{Scopes: scopes(intro, "/c/")}},
 		{"hello off the participants scope", true, func(t *testing.T) [][]byte {
-			b := helloFrame(t, uuid(1), "listener", "/a/")
-			f, _ := ParseFrame(b)
-			return [][]byte{notification(t, "/elsewhere/", HelloWireSchema, f.Data, 0)}
+			b := socktest.Hello(t, socktest.UUID(1), "listener", "/a/")
+			f, _ := frame.ParseFrame(b)
+			return [][]byte{socktest.Notification(t, "/elsewhere/", HelloWireSchema, f.Data, 0)}
 		}, Interest{All: true}},
 	}
 	for _, tt := range tests {
@@ -94,16 +96,16 @@ func TestParticipantsResults(t *testing.T) {
 		body []byte
 		want introspectionResult
 	}{
-		{pythonFrame, introNone},
-		{helloFrame(t, uuid(1), "listener", "/a/"), introChanged},
-		{helloFrame(t, uuid(1), "listener", "/a/"), introNone}, // survey reply: same participant
-		{notification(t, participantScope(uuid(3)), HelloWireSchema, []byte{0xff}, 0), introBad},
-		{helloFrame(t, uuid(3), "listener", "not a scope"), introBad},
-		{helloFrame(t, uuid(3), "", "/a/"), introBad},
-		{notification(t, participantScope(uuid(3)), ByeWireSchema, nil, 0), introBad},
-		{byeFrame(t, uuid(9)), introNone},
-		{helloFrame(t, uuid(2), "listener", "/b/"), introChanged},
-		{helloFrame(t, uuid(3), "listener", "/c/"), introOverflow},
+		{socktest.PythonFrame, introNone},
+		{socktest.Hello(t, socktest.UUID(1), "listener", "/a/"), introChanged},
+		{socktest.Hello(t, socktest.UUID(1), "listener", "/a/"), introNone}, // survey reply: same participant
+		{socktest.Notification(t, socktest.ParticipantScope(socktest.UUID(3)), HelloWireSchema, []byte{0xff}, 0), introBad},
+		{socktest.Hello(t, socktest.UUID(3), "listener", "not a scope"), introBad},
+		{socktest.Hello(t, socktest.UUID(3), "", "/a/"), introBad},
+		{socktest.Notification(t, socktest.ParticipantScope(socktest.UUID(3)), ByeWireSchema, nil, 0), introBad},
+		{socktest.Bye(t, socktest.UUID(9)), introNone},
+		{socktest.Hello(t, socktest.UUID(2), "listener", "/b/"), introChanged},
+		{socktest.Hello(t, socktest.UUID(3), "listener", "/c/"), introOverflow},
 	}
 	for i, st := range steps {
 		if got := observeFrame(t, p, st.body); got != st.want {
@@ -124,6 +126,15 @@ func TestIsListeningKind(t *testing.T) {
 		if got := isListeningKind(kind); got != want {
 			t.Errorf("isListeningKind(%q) = %v, want %v", kind, got, want)
 		}
+	}
+}
+
+// TestSocktestNames: the introspection names the shared test fixtures
+// build Hellos and Byes with are this package's.
+func TestSocktestNames(t *testing.T) {
+	if socktest.ParticipantsScope != ParticipantsScope.String() || socktest.HelloWireSchema != HelloWireSchema ||
+		socktest.ByeWireSchema != ByeWireSchema {
+		t.Fatal("socktest's introspection names differ from rsbsocket's")
 	}
 }
 
@@ -160,24 +171,24 @@ func TestMatcherSetAgreesWithLinear(t *testing.T) {
 // FuzzParticipants feeds arbitrary frames, and Hellos and Byes built from
 // fuzzed fields, to the interest tracker and checks its invariants.
 func FuzzParticipants(f *testing.F) {
-	f.Add(helloFrame(f, uuid(1), "listener", "/a/"), byte(1), "listener", "/a/b/")
-	f.Add(byeFrame(f, uuid(1)), byte(1), "informer", "/")
-	f.Add(pythonFrame, byte(2), "local-server", "/rpc/")
+	f.Add(socktest.Hello(f, socktest.UUID(1), "listener", "/a/"), byte(1), "listener", "/a/b/")
+	f.Add(socktest.Bye(f, socktest.UUID(1)), byte(1), "informer", "/")
+	f.Add(socktest.PythonFrame, byte(2), "local-server", "/rpc/")
 	f.Add([]byte{}, byte(0), "", "")
-	f.Fuzz(func(t *testing.T, frame []byte, id byte, kind, sc string) {
+	f.Fuzz(func(t *testing.T, raw []byte, id byte, kind, sc string) {
 		const limit = 3
 		p := newParticipants(limit, id%2 == 0)
 		feed := func(body []byte) {
-			if fr, err := ParseFrame(body); err == nil {
+			if fr, err := frame.ParseFrame(body); err == nil {
 				p.observe(&fr)
 			}
 		}
-		feed(frame)
+		feed(raw)
 		for i := range 4 {
-			feed(helloFrame(t, uuid(id+byte(i)), kind, sc))
+			feed(socktest.Hello(t, socktest.UUID(id+byte(i)), kind, sc))
 		}
-		feed(byeFrame(t, uuid(id)))
-		feed(frame)
+		feed(socktest.Bye(t, socktest.UUID(id)))
+		feed(raw)
 		if p.count() > limit {
 			t.Fatalf("%d participants tracked, limit %d", p.count(), limit)
 		}
@@ -196,9 +207,9 @@ func FuzzParticipants(f *testing.F) {
 // changed Hello and Bye give the same results and interest.
 func TestParticipantsInlineThenMap(t *testing.T) {
 	p := newParticipants(3, false)
-	data := func(frame []byte) []byte {
+	data := func(body []byte) []byte {
 		t.Helper()
-		f, err := ParseFrame(frame)
+		f, err := frame.ParseFrame(body)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,11 +217,11 @@ func TestParticipantsInlineThenMap(t *testing.T) {
 	}
 	hello := func(id byte, kind, sc string) introspectionResult {
 		t.Helper()
-		return p.hello(data(helloFrame(t, uuid(id), kind, sc)))
+		return p.hello(data(socktest.Hello(t, socktest.UUID(id), kind, sc)))
 	}
 	bye := func(id byte) introspectionResult {
 		t.Helper()
-		return p.bye(data(byeFrame(t, uuid(id))))
+		return p.bye(data(socktest.Bye(t, socktest.UUID(id))))
 	}
 	scopes := func() []string {
 		var out []string

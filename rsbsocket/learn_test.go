@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -18,7 +20,7 @@ type interestChecker struct {
 	late   []string // Hellos the Handler saw before their interest took effect
 }
 
-func (h *interestChecker) OnFrame(_ ConnID, f Frame) {
+func (h *interestChecker) OnFrame(_ ConnID, f frame.Frame) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.scopes = append(h.scopes, f.Scope.String())
@@ -47,18 +49,18 @@ func TestManyHellosLearntTogether(t *testing.T) {
 	cfg.MaxParticipants = n
 	s, addr := startServer(t, cfg, h)
 	h.s = s
-	c := dial(t, addr)
+	c := socktest.Dial(t, addr)
 	connOf(t, s, c)
 	gen := s.InterestGeneration()
 	frames := make([][]byte, 0, n+1)
 	for i := range n {
-		frames = append(frames, helloFrame(t, uuid16(i), "listener", fmt.Sprintf("/many/%d/", i)))
+		frames = append(frames, socktest.Hello(t, uuid16(i), "listener", fmt.Sprintf("/many/%d/", i)))
 	}
-	frames = append(frames, notification(t, "/many/0/x/", "utf-8-string", []byte("after"), 1))
+	frames = append(frames, socktest.Notification(t, "/many/0/x/", "utf-8-string", []byte("after"), 1))
 	if err := sendAll(c, frames); err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitFor(t, testTimeout, "every frame handed on", func() bool { return h.count() == n+1 })
+	testutil.WaitFor(t, socktest.Timeout, "every frame handed on", func() bool { return h.count() == n+1 })
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.late) > 0 {

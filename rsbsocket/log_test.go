@@ -7,6 +7,7 @@ import (
 
 	"github.com/rsbd/rsbd/internal/syncbuf"
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
 )
 
 // TestConnLogger: a connection's messages carry its id and remote address;
@@ -16,11 +17,11 @@ func TestConnLogger(t *testing.T) {
 		var out syncbuf.Buffer
 		cfg := Config{Logger: slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: level}))}
 		srv, addr := startServer(t, cfg, nil)
-		c := dial(t, addr)
-		if err := c.Send(helloFrame(t, uuid16(1), "listener", "/log/")); err != nil {
+		c := socktest.Dial(t, addr)
+		if err := c.Send(socktest.Hello(t, uuid16(1), "listener", "/log/")); err != nil {
 			t.Fatal(err)
 		}
-		testutil.WaitFor(t, testTimeout, "the Hello", func() bool { return srv.Stats().FramesIn == 1 })
+		testutil.WaitFor(t, socktest.Timeout, "the Hello", func() bool { return srv.Stats().FramesIn == 1 })
 		srv.mu.Lock()
 		var built bool
 		for _, sc := range srv.conns {
@@ -28,7 +29,7 @@ func TestConnLogger(t *testing.T) {
 		}
 		srv.mu.Unlock()
 		if level == slog.LevelDebug {
-			testutil.WaitFor(t, testTimeout, "the connect message", func() bool { return strings.Contains(out.String(), "client connected") })
+			testutil.WaitFor(t, socktest.Timeout, "the connect message", func() bool { return strings.Contains(out.String(), "client connected") })
 			line := out.String()
 			if !strings.Contains(line, "conn=") || !strings.Contains(line, "remote=127.0.0.1:") {
 				t.Fatalf("connect message without the connection's attributes:\n%s", line)

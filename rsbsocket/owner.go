@@ -3,6 +3,8 @@ package rsbsocket
 import (
 	"log/slog"
 	"time"
+
+	"github.com/rsbd/rsbd/rsbsocket/internal/sockio"
 )
 
 // handoff is what a flushing reader passes to the writer goroutine it
@@ -24,7 +26,7 @@ type handoff struct {
 // out.
 func (c *conn) writeLoop(h handoff) {
 	c.srv.stats.writers.Add(1)
-	var w batchWriter
+	var w sockio.BatchWriter
 	err := c.writeHandoff(&w, h)
 	var batch [][]byte
 	for err == nil {
@@ -58,7 +60,7 @@ func (c *conn) letGo() bool {
 }
 
 // writeHandoff writes what a flushing reader left: the tail, then rest.
-func (c *conn) writeHandoff(w *batchWriter, h handoff) error {
+func (c *conn) writeHandoff(w *sockio.BatchWriter, h handoff) error {
 	if len(h.tail) > 0 {
 		err := c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
 		if err == nil {
@@ -81,7 +83,7 @@ func (c *conn) writeHandoff(w *batchWriter, h handoff) error {
 // was an abort, shuts down the sending side. Its caller owns the queue
 // (claimFinal or letGo's final); finalDrain ends that ownership.
 func (c *conn) finalDrain() {
-	var w batchWriter
+	var w sockio.BatchWriter
 	for {
 		batch, _, flush := c.q.take(nil)
 		if len(batch) == 0 {
@@ -98,11 +100,11 @@ func (c *conn) finalDrain() {
 }
 
 // writeBatch writes batch, each write bounded by WriteTimeout. A frame
-// larger than maxBatchBytes is written in pieces, each released from the
-// queue's bounds once written. With started, batch[0] is the rest of a
+// larger than sockio.MaxBatchBytes is written in pieces, each released
+// from the queue's bounds once written. With started, batch[0] is the rest of a
 // frame whose start is written. On failure it records the reason, drops
 // what is left and closes the connection.
-func (c *conn) writeBatch(w *batchWriter, batch [][]byte, started bool) error {
+func (c *conn) writeBatch(w *sockio.BatchWriter, batch [][]byte, started bool) error {
 	s := c.srv
 	for len(batch) > 0 {
 		if err := c.nc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout)); err != nil {
@@ -110,9 +112,9 @@ func (c *conn) writeBatch(w *batchWriter, batch [][]byte, started bool) error {
 		}
 		var n, bytes int
 		var err error
-		if body := batch[0]; started || len(body) > maxBatchBytes {
-			piece := body[:min(len(body), maxBatchBytes)]
-			if err = w.writePiece(c.nc, piece, !started, len(body)); err == nil {
+		if body := batch[0]; started || len(body) > sockio.MaxBatchBytes {
+			piece := body[:min(len(body), sockio.MaxBatchBytes)]
+			if err = w.WritePiece(c.nc, piece, !started, len(body)); err == nil {
 				bytes, started = len(piece), len(piece) < len(body)
 				if started {
 					batch[0] = body[len(piece):]
@@ -121,7 +123,7 @@ func (c *conn) writeBatch(w *batchWriter, batch [][]byte, started bool) error {
 				}
 			}
 		} else {
-			n, bytes, err = w.writeSome(c.nc, batch)
+			n, bytes, err = w.WriteSome(c.nc, batch)
 		}
 		if err != nil {
 			return c.writeFailed(err, batch)

@@ -2,299 +2,182 @@ package rsbsocket
 
 import "time"
 
-// Limits and timers of the RSB socket transport. Config fields left at zero
-// take these defaults.
+// Limits and timers of the server. Config fields left at zero take these
+// defaults.
 const (
 	// DefaultPort is the TCP port of the RSB socket transport (RSB option
 	// transport.socket.port).
 	DefaultPort = 55555
 
-	// DefaultAddr is the listen address of a Server: every local interface,
-	// port 55555. RSB socket servers bind all IPv4 interfaces whatever host
-	// they are configured with; ":55555" covers IPv4 and, where the system
-	// has it, IPv6 as well.
+	// DefaultAddr is the listen address of a Server. RSB socket servers
+	// bind every IPv4 interface whatever host they are configured with;
+	// ":55555" covers IPv4 and, where the system has it, IPv6 as well.
 	DefaultAddr = ":55555"
 
-	// DefaultMaxFrameSize bounds one frame body (a serialized Notification).
-	// The RSB socket protocol has no cap below 4 GiB; real clients send
-	// events of several MiB (8 MiB measured), so 64 MiB leaves room while
-	// keeping a hostile length from allocating gigabytes.
-	DefaultMaxFrameSize = 64 << 20
-
-	// DefaultQueueFrames bounds the frames waiting in one connection's send
-	// queue (including the batch its writer is writing). The byte bound,
-	// which charges every frame FrameOverhead besides its body, is the
-	// memory bound and binds first: 64 MiB hold at most 750 000 of the
-	// smallest notifications (26 bytes). The frame bound is only a cap a
-	// configuration may lower.
+	// DefaultQueueFrames bounds the frames in one connection's send queue,
+	// those being written included. The byte bound binds first (64 MiB
+	// hold about 750 000 of the smallest notifications with their
+	// FrameOverhead), so this is only a cap a configuration may lower.
 	DefaultQueueFrames = 1 << 20
 
-	// DefaultQueueBytes bounds what the frames waiting in one connection's
-	// send queue cost: their body bytes plus FrameOverhead each. A frame is
-	// always accepted by an empty queue, so a frame of up to MaxFrameSize
-	// can pass even when it exceeds this bound.
+	// DefaultQueueBytes bounds what the frames in one connection's send
+	// queue cost, their bodies plus FrameOverhead each: the memory one
+	// slow client may hold. An empty queue takes any frame, so a frame
+	// above this bound still passes.
 	DefaultQueueBytes = 64 << 20
 
-	// FrameOverhead is what a queued frame costs besides its body, charged
-	// against the queue's byte bound: its entries in the queue's and the
-	// writer's frame lists (24 bytes each) and its allocation's rounding.
-	// With it the byte bound bounds memory however small the frames are,
-	// and a caller that reserves room for what may still arrive
-	// (BackloggedWithin) reserves it in the same measure.
+	// FrameOverhead is what a queued frame costs besides its body: its
+	// entries in the queue's and the writer's frame lists and its
+	// allocation's rounding. Charging it makes the byte bound a memory
+	// bound however small the frames are, and BackloggedWithin's reserve
+	// is counted in the same measure.
 	FrameOverhead = 64
 
-	// DefaultStallTimeout bounds how long the reader of a publishing client
-	// waits for room in the queue of a subscriber at its high watermark.
-	// A subscriber that is reading takes a write (at most 64 KiB of small
-	// frames or 256 KiB of large ones) well within it; one that is not is
-	// marked stalled, and its frames are dropped without waiting until
-	// it drains again, so a stalled client costs the others one
-	// StallTimeout, not one per frame.
+	// DefaultStallTimeout bounds how long a publishing client's reader
+	// waits for room in a subscriber's queue at its high watermark. A
+	// subscriber that reads takes one write well within it; one that does
+	// not is marked stalled and costs the others one StallTimeout, not one
+	// per frame.
 	DefaultStallTimeout = 100 * time.Millisecond
 
 	// DefaultMaxConnections bounds the connections served at once; one
-	// more is closed as soon as it is accepted, before the handshake, and
-	// counted (Stats.ConnsRefused). An idle connection costs the daemon
-	// about 7 KB (heap and its reader's stack), so the bound keeps a local
-	// program that opens connections without end below about 120 MB.
+	// more is closed as soon as it is accepted and counted
+	// (Stats.ConnsRefused). An idle connection costs a few KB
+	// (docs/BENCHMARKS.md), so a program that opens connections without
+	// end holds the daemon to about a hundred MB.
 	DefaultMaxConnections = 16384
 
 	// DefaultMaxParticipants bounds the introspection participants tracked
-	// per connection. Past it the connection falls back to wanting every
-	// event, which costs bandwidth but loses nothing.
+	// per connection. Past it the connection wants every event, which
+	// costs bandwidth but loses nothing.
 	DefaultMaxParticipants = 4096
 
-	// DefaultWriteTimeout bounds one write to a client. A client that does
-	// not take a batch of frames within it is disconnected.
+	// DefaultWriteTimeout bounds one write to a client: a client that
+	// takes no batch of frames within it is gone or stuck, and is
+	// disconnected.
 	DefaultWriteTimeout = 10 * time.Second
 
-	// DefaultHandshakeTimeout bounds the handshake: the server's write of
-	// the 4 zero bytes, and a client's wait for them.
+	// DefaultHandshakeTimeout bounds the server's write of its greeting,
+	// which a live client takes at once.
 	DefaultHandshakeTimeout = 5 * time.Second
 
 	// DefaultShutdownTimeout bounds the orderly shutdown ListenAndServe
-	// performs when its context ends, and a ClientConn's wait for the
-	// peer's EOF in Close.
+	// performs when its context ends: time for clients to read what is
+	// queued for them, not for a stuck client to hold the daemon.
 	DefaultShutdownTimeout = 5 * time.Second
 )
 
-// Internal sizes of the I/O paths.
+// Sizes of the reading and queueing paths.
 const (
-	// handshakeSize is the length of the server's greeting: 4 zero bytes.
-	// The RSB specification's example shows 5, a typo; every implementation
-	// sends and expects 4.
-	handshakeSize = 4
-
-	// headerSize is the length of a frame header: a little-endian uint32.
-	headerSize = 4
-
-	// unixSocketBuffer is the kernel send buffer asked for on both ends of
-	// a Unix socket connection (the kernel caps it at net.core.wmem_max). A
-	// Unix stream socket's in-flight bytes are bounded by its sender's
-	// buffer, 208 KiB by default, against TCP loopback's autotuned MiBs: a
-	// large frame would cross in many wake-ups.
-	unixSocketBuffer = 4 << 20
-	// readBufferSize is the bufio.Reader size of a ClientConn and of a busy
-	// server connection. Bodies larger than the buffer are read straight
-	// into their own memory.
+	// readBufferSize is the bufio.Reader size of a busy connection: it
+	// reads many small frames per system call, and a larger body is read
+	// straight into its own memory.
 	readBufferSize = 64 << 10
 
-	// readBufferMin is the bufio.Reader size a server connection starts
-	// with, so that an idle client costs little (it holds the buffer while
-	// it waits; an introspection Hello is a few hundred bytes). Once
-	// readUpgradeBytes of frames smaller than readBufferSize have arrived,
-	// the connection is busy and gets readBufferSize, which reads many
-	// frames per system call.
+	// readBufferMin is the bufio.Reader size a connection starts with, so
+	// that an idle client costs little (an introspection Hello is a few
+	// hundred bytes). After readUpgradeBytes of frames smaller than
+	// readBufferSize the connection is busy and gets readBufferSize.
 	readBufferMin    = 512
 	readUpgradeBytes = 256 << 10
 
-	// eagerAllocMax is the largest body allocated at once from its header.
-	// A larger body of n bytes is read into ceil(n/growFactor^k) bytes for
-	// the least k that is at most eagerAllocMax, then grows by growFactor,
-	// the last step ending at exactly n. A peer announcing a big frame and
-	// then stalling thus holds at most max(eagerAllocMax, growFactor times
-	// what it actually sent), while the common large frame, a power-of-two
-	// payload plus its Notification, costs one copy of a quarter of itself
-	// (1 MiB + 100 bytes: 256 KiB + 25 bytes, then the body). Up to the
-	// 64 MiB frame limit there are at most three steps, copying at most a
-	// third of the body.
-	eagerAllocMax = 1 << 20
-	growFactor    = 4
-
-	// eagerBudget is how many bytes of bodies larger than eagerAllocMax,
-	// up to eagerWholeMax each, a server's readers may be reading at once
-	// into memory allocated whole from their headers, so that such a frame
-	// costs no growing copy. A frame that would cross it is grown as
-	// above. Peers that announce large frames and stall thus hold at most
-	// this much between them beyond what growing allows, and then only
-	// slow the other large frames down to growing. BenchmarkReadFrame
-	// (server against grown): 1 MiB bodies 5.5 GB/s against 4.0-4.3,
-	// 4 MiB 1.7-2.2 against 1.1-1.2, 8 MiB 1.5-2.3 against 1.4-1.8; at
-	// 16 MiB the whole allocation took twice the page faults and half the
-	// rate (1.2-2.1 against 2.6-3.6 GB/s), so bodies above eagerWholeMax
-	// are always grown.
-	eagerBudget   = 64 << 20
-	eagerWholeMax = 8 << 20
-
-	// sharedScopeMax is the largest frame body, in bytes, whose Frame.Scope
-	// a server reader takes from the body itself instead of a copy
-	// (scope.ParseShared): a small event then costs one allocation, its
-	// body, not two. A scope kept beyond its frame keeps the body alive,
-	// so only small bodies share: a kept scope holds at most this much
-	// (plus the frame's room); a larger frame's scope copy costs little
-	// next to the frame.
-	sharedScopeMax = 512
-
-	// coalesceBytes is the capacity of a write scratch buffer: small frames
-	// queued together are copied into it and leave in one write. Writers
-	// borrow scratch buffers from a pool for the time of one write, so an
-	// idle connection holds none.
-	coalesceBytes = 64 << 10
-
-	// copyMax is the largest body copied into the scratch buffer; larger
-	// bodies are handed to the kernel from their own memory in the same
-	// writev, right after their header.
-	copyMax = 16 << 10
-
-	// maxBatchVecs bounds the iovecs of one writev.
-	maxBatchVecs = 64
-
-	// maxBatchBytes stops adding frames to a writev once this many body
-	// bytes are in it; a larger frame goes alone, and a server writes it in
-	// pieces of this size. Each write is bounded by WriteTimeout and
-	// releases what it wrote from the queue's bounds, so a client that
-	// reads slowly but steadily frees room in its queue at least every
-	// maxBatchBytes, whatever the frame size, and is not found stalled
-	// unless it reads less than that within StallTimeout (2.5 MB/s).
-	maxBatchBytes = 256 << 10
-
-	// queueHighPercent and queueLowPercent place a send queue's watermarks,
-	// in percent of its frame and byte bounds. Forwarding a client's frame
-	// waits (up to StallTimeout) while the target queue is above the high
-	// watermark; the quarter above it is kept for frames from the network,
-	// which never wait and are dropped only at the bounds. A stalled queue
-	// is waited for again once its writer has drained it to the low
-	// watermark.
+	// queueHighPercent and queueLowPercent place a send queue's watermarks
+	// in percent of its bounds. Forwarding waits above the high one, which
+	// leaves the quarter above it to frames from the network; a stalled
+	// queue is waited for again once drained to the low one.
 	queueHighPercent = 75
 	queueLowPercent  = 50
 
-	// keepBatchCap is the capacity of a queue's frame list (and of its
-	// writer's batch) kept for reuse once the queue has run dry; longer
-	// lists, left from a burst, are let go.
+	// keepBatchCap is the capacity of a frame list kept for reuse once a
+	// queue has run dry; a longer list, left from a burst, is let go.
 	keepBatchCap = 1024
 
 	// queueBlock is the number of frames per block of a send queue's
-	// backlog (24 bytes each): enough small frames for several writes of
-	// maxBatchBytes, so that a writer taking one block at a time still
-	// writes full batches, and within keepBatchCap, so that a block goes
-	// back to the pool of frame lists once written.
+	// backlog: enough small frames for several writes of
+	// sockio.MaxBatchBytes, and within keepBatchCap, so that a written
+	// block goes back to the pool of frame lists.
 	queueBlock = keepBatchCap
 
-	// keepIdleCap is the capacity of the frame list an idle queue keeps
-	// (24 bytes an entry): a longer one, grown by a burst, is let go when
-	// the last owner lets go.
+	// keepIdleCap is the capacity of the frame list an idle queue keeps; a
+	// longer one, grown by a burst, is let go when the last owner lets go.
 	keepIdleCap = 16
 
 	// heldFramesMax bounds a run of introspection frames learnt together
 	// before their interest takes effect and the Handler sees them.
 	heldFramesMax = 1024
 
-	// heldGrowAfter: a connection that sends this many introspection
-	// frames in a row that change its participants moves to its large read buffer at once, so that
-	// the rest of the run is learnt in few steps.
+	// heldGrowAfter is how many introspection frames in a row that change
+	// a connection's participants move it to its large read buffer at
+	// once, so that the rest of the run is learnt in few reads.
 	heldGrowAfter = 8
 
-	// keepTargetsCap is the capacity of a reader's lists of forwarding
-	// targets kept for the next frame; a wider fan-out (an introspection
-	// Hello reaches every connection) allocates its lists anew, so that
-	// every connection of a thousand does not keep a thousand pointers.
+	// keepTargetsCap is the capacity of a reader's target lists kept for
+	// the next frame; a wider fan-out (a Hello reaches every connection)
+	// allocates its lists anew, so idle connections keep no broadcast's
+	// worth of pointers.
 	keepTargetsCap = 64
 
 	// routeScopeMax is the longest scope whose targets a reader remembers
-	// for the next frame (forwarding.route): longer ones are looked up
-	// anew.
+	// for the next frame (forwarding.route), so that a reader keeps at most
+	// this much of a scope; longer ones are looked up anew.
 	routeScopeMax = 256
 
 	// maxParticipantIDLen and maxParticipantScopeLen bound what one tracked
-	// participant may hold (RSB ids are 16-byte UUIDs; scopes are short), so
-	// MaxParticipants bounds the memory of interest learning.
+	// participant may hold (RSB ids are 16-byte UUIDs, scopes are short),
+	// so that MaxParticipants bounds the memory of interest learning.
 	maxParticipantIDLen    = 64
 	maxParticipantScopeLen = 4096
 
 	// linearInterestMax is the number of interest scopes up to which a
-	// connection's interest is matched by a linear scan; above it a set of
-	// scopes is probed with the frame scope's super-scopes.
+	// linear scan matches a connection's interest; above it probing a set
+	// with the frame scope's super-scopes is cheaper.
 	linearInterestMax = 8
 )
 
-// Flushing of forwarded frames.
+// Flushing of forwarded frames (direct.go).
 const (
-	// flushBytes and flushTargetsMax: a reader forwarding a run of frames
-	// flushes its targets (writes their frames on its own goroutine, or
-	// starts their writers) once it has no whole frame left to read, or
-	// sooner once it has forwarded flushBytes since its last flush or to
-	// flushTargetsMax connections. One flush per read of readBufferSize
-	// gives a busy subscriber one write per read of its publisher.
+	// flushBytes and flushTargetsMax make a reader forwarding a run of
+	// frames flush its targets before its buffer runs dry, once it has
+	// forwarded flushBytes or reached flushTargetsMax connections. One
+	// flush per read gives a busy subscriber one write per read of its
+	// publisher.
 	flushBytes      = readBufferSize
 	flushTargetsMax = 1024
 
-	// directTargetsMax is the most targets a flush writes on the
-	// reader's own goroutine; a flush to more starts their writers
-	// instead. Every write to a loopback socket also wakes its reader in
-	// the kernel (20-40 us on a 2-core VM), so a reader writing to
-	// hundreds of subscribers one after the other is slower than their
-	// writers on both cores.
+	// directTargetsMax is the most targets a flush writes on the reader's
+	// own goroutine; a flush to more starts their writers. Each write to a
+	// loopback socket also wakes its reader, so writing to many
+	// subscribers in turn is slower than their writers on both cores
+	// (docs/BENCHMARKS.md compares 8 and 16).
 	directTargetsMax = 8
 
 	// directRounds bounds how often a flushing reader takes a target's
-	// queue again when frames keep coming in while it writes; then a
-	// writer goroutine takes over, so a reader never writes for a busy
-	// target for long.
+	// queue again when frames keep coming while it writes; then a writer
+	// goroutine takes over, so a reader never writes long for a busy
+	// target.
 	directRounds = 2
 )
 
 // Polling for an answer (spin.go).
 const (
-	// DefaultSpinWait is how long a reader that relayed a frame to one
-	// connection which answers relays polls for that answer before it
-	// parks. Parking costs a wake-up of the daemon when the answer comes;
-	// when the other CPU is idle that is an inter-processor interrupt,
-	// which on a virtual machine costs 20-40 us, on top of the wake-ups of
-	// the two clients. How soon a client answers is mostly how soon its
-	// own CPU wakes: 25-60 us on the 2-core VM of docs/BENCHMARKS.md, where
-	// polling for 30 us left a request/reply round trip through the daemon
-	// at 80 us and 100 us brought it to 50 us. A relay that is not
-	// answered costs at most this much CPU, and a connection that once
-	// answers later than this is not polled for again until it has
-	// answered in time twice (answersMin).
-	//
-	// A poll also holds a CPU that the answering client may have been woken
-	// onto (a socket write wakes its reader as if the writer were about to
-	// sleep); that client then runs only once the poll gives up, so the
-	// slowest round trips take the whole poll. Polls of 250 us put the 99th
-	// percentile of a round trip through the daemon at 336-415 us against
-	// NATS's 263-370, and 100 us at 230-279 us, with the median at 61-86 us
-	// against 66-77 (a 4 Dec host of docs/BENCHMARKS.md, 10 and 3 runs of
-	// `--only daemon,nats`, both sizes). On the slower host of 1-2 Dec,
-	// 100 us caught the answer in 52-77 % of the polls and 250 us in
-	// 87-95 %, with the median round trip at 128-218 us against 112-161,
-	// and the 99th percentile at 646-658 us with 250 us against NATS's
-	// 484-507. The tail counts for a bus that carries control loops: 100 us.
+	// DefaultSpinWait is how long a reader polls for the answer to a relay
+	// before it parks: most answers come within it, and a longer poll holds
+	// the CPU the answering client needs (docs/BENCHMARKS.md, round trips).
 	DefaultSpinWait = 100 * time.Microsecond
 
-	// MaxSpinWait bounds Config.SpinWait.
+	// MaxSpinWait bounds Config.SpinWait: a relay that is not answered
+	// costs its reader up to SpinWait of CPU.
 	MaxSpinWait = 10 * time.Millisecond
 
 	// answersMin is how many relays in a row a connection must have
-	// answered within SpinWait before a reader polls for its answer; a
-	// subscriber that only receives never makes a reader poll.
-	// answersMax caps the count, so that a connection that stops
-	// answering stops costing polls after one miss.
+	// answered within SpinWait before a reader polls for its answer, so a
+	// subscriber that only receives never makes a reader poll. answersMax
+	// caps the count; a late answer resets it.
 	answersMin = 2
 	answersMax = 4
 
-	// answeringMax is the most connections answering relays (answersMin
-	// in a row) with which a reader still polls: one conversation, the
-	// request's side and the reply's. See spin.go.
+	// answeringMax is the most connections answering relays with which a
+	// reader still polls: one conversation, the request's side and the
+	// reply's; with more, the clients need the CPUs (spin.go).
 	answeringMax = 2
 )

@@ -61,7 +61,7 @@ type sendQueue struct {
 	room    chan struct{} // while offers wait: closed when they may retry
 	closed  bool
 	flush   bool          // on close: write what is pending, then finish
-	owned   bool          // an owner writes: a writer goroutine or a flushing reader
+	owned   bool          // an owner writes (package doc: Who writes a connection's socket)
 	final   bool          // the final drain of a flushing close is claimed
 	idle    chan struct{} // while waitIdle waits: closed once no owner is left
 	// heavy, if set, counts the server's queues at or above their backlog

@@ -2,11 +2,11 @@ package rsbsocket
 
 import (
 	"bufio"
-	"encoding/binary"
 	"io"
 	"log/slog"
 	"sync"
 
+	"github.com/rsbd/rsbd/rsbsocket/frame"
 	"golang.org/x/sys/unix"
 )
 
@@ -99,16 +99,13 @@ func (c *conn) readRun(st *readState) (done, orderly bool) {
 			c.noteAnswer()
 		}
 		// A body of its own, never modified: a small one shares its scope.
-		f, err := parseFrame(body, nil, len(body) <= sharedScopeMax)
+		f, err := frame.ParseOwned(body, room, s.cfg.FrameRoom.Head)
 		if err != nil {
 			c.handOn(nil)
 			s.stats.drop(DropMalformed, 1)
 			c.setReason(DisconnectMalformed)
 			c.logAt(slog.LevelWarn, "closing connection: frame is not a notification", "err", err, "size", len(body))
 			return true, false
-		}
-		if room != nil {
-			f.room, f.head = room, s.cfg.FrameRoom.Head
 		}
 		s.stats.framesIn.Add(1)
 		s.stats.bytesIn.Add(uint64(len(body)))
@@ -147,8 +144,8 @@ func (c *conn) readRun(st *readState) (done, orderly bool) {
 type connReader struct {
 	src   io.Reader // the connection
 	r     *bufio.Reader
-	small int          // bytes of small frames read through the small buffer; -1 once grown
-	large *largeBudget // the server's budget for large bodies allocated whole
+	small int                // bytes of small frames read through the small buffer; -1 once grown
+	large *frame.LargeBudget // the server's budget for large bodies allocated whole
 }
 
 // empty reports whether nothing is buffered.
@@ -174,25 +171,15 @@ func (cr *connReader) release() {
 
 // ready reports whether a whole frame is buffered, so that the next call of
 // next returns without reading from the connection.
-func (cr *connReader) ready() bool { return frameBuffered(cr.r) }
+func (cr *connReader) ready() bool { return frame.Buffered(cr.r) }
 
-// frameBuffered reports whether r holds a whole frame.
-func frameBuffered(r *bufio.Reader) bool {
-	n := r.Buffered()
-	if n < headerSize {
-		return false
-	}
-	h, err := r.Peek(headerSize)
-	return err == nil && n-headerSize >= int(binary.LittleEndian.Uint32(h))
-}
-
-// next reads one frame body, with room around it (see readFrameRoom).
-func (cr *connReader) next(maxSize int, rm Room) (body, room []byte, err error) {
-	body, room, err = readFrameRoom(cr.r, maxSize, rm, cr.large)
-	if err != nil || cr.small < 0 || len(body)+headerSize >= readBufferSize {
+// next reads one frame body, with room around it (see frame.ReadFrameRoom).
+func (cr *connReader) next(maxSize int, rm frame.Room) (body, room []byte, err error) {
+	body, room, err = frame.ReadFrameRoom(cr.r, maxSize, rm, cr.large)
+	if err != nil || cr.small < 0 || len(body)+frame.HeaderSize >= readBufferSize {
 		return body, room, err
 	}
-	cr.small += len(body) + headerSize
+	cr.small += len(body) + frame.HeaderSize
 	if cr.small >= readUpgradeBytes {
 		cr.grow()
 	}

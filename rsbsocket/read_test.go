@@ -1,12 +1,19 @@
 package rsbsocket
 
 import (
+	"bufio"
+	"bytes"
+	"io"
 	"net"
+	"slices"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
 )
 
 // rawPair returns the server side of a loopback TCP connection as a conn
@@ -60,7 +67,7 @@ func TestWaitReadable(t *testing.T) {
 		// Read part of it, so that the poller's readiness is spent while
 		// the socket still holds data.
 		buf := make([]byte, 1)
-		testutil.WaitFor(t, testTimeout, "the data", func() bool { return waitReturns(c, time.Second) })
+		testutil.WaitFor(t, socktest.Timeout, "the data", func() bool { return waitReturns(c, time.Second) })
 		if _, err := c.nc.Read(buf); err != nil {
 			t.Fatal(err)
 		}
@@ -108,4 +115,85 @@ func TestWaitReadable(t *testing.T) {
 			t.Fatal("not woken by Close")
 		}
 	})
+}
+
+// framewiseReader returns one frame, or what its Read asks of it, per Read.
+type framewiseReader struct{ frames [][]byte }
+
+func (f *framewiseReader) Read(p []byte) (int, error) {
+	if len(f.frames) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, f.frames[0])
+	if f.frames[0] = f.frames[0][n:]; len(f.frames[0]) == 0 {
+		f.frames = f.frames[1:]
+	}
+	return n, nil
+}
+
+// TestConnReaderGrows: a connection's reader starts with a small buffer,
+// moves to a large one after readUpgradeBytes of small frames, whether the
+// small buffer is empty then or not, and loses no byte on the way.
+func TestConnReaderGrows(t *testing.T) {
+	var bodies, frames [][]byte
+	for i, small := 0, 0; small < 2*readUpgradeBytes; i++ {
+		body := bytes.Repeat([]byte{byte(i)}, 90+i%50)
+		if i%100 == 7 {
+			body = bytes.Repeat([]byte{byte(i)}, readBufferSize) // large: not counted
+		} else {
+			small += frame.HeaderSize + len(body)
+		}
+		bodies = append(bodies, body)
+		frames = append(frames, frame.AppendFrame(nil, body))
+	}
+	sources := map[string]func() io.Reader{
+		"stream":      func() io.Reader { return bytes.NewReader(bytes.Join(frames, nil)) },
+		"frame-wise":  func() io.Reader { return &framewiseReader{frames: slices.Clone(frames)} },
+		"odd-chunked": func() io.Reader { return iotest.HalfReader(bytes.NewReader(bytes.Join(frames, nil))) },
+	}
+	for name, source := range sources {
+		t.Run(name, func(t *testing.T) {
+			src := source()
+			cr := connReader{src: src, r: bufio.NewReaderSize(src, readBufferMin)}
+			rm := frame.Room{Head: 6, Tail: 4}
+			for i, want := range bodies {
+				got, room, err := cr.next(0, rm)
+				if err != nil || !bytes.Equal(got, want) {
+					t.Fatalf("frame %d: %d bytes, %v", i, len(got), err)
+				}
+				if len(room) != rm.Head+len(want)+rm.Tail || !bytes.Equal(room[rm.Head:rm.Head+len(want)], want) || cap(got) != len(got) {
+					t.Fatalf("frame %d: room of %d bytes around a body of %d (cap %d)", i, len(room), len(want), cap(got))
+				}
+			}
+			if _, _, err := cr.next(0, rm); err != io.EOF {
+				t.Fatalf("after the last frame: %v", err)
+			}
+			if cr.small >= 0 || cr.r.Size() != readBufferSize {
+				t.Fatalf("reader did not grow: small %d, size %d", cr.small, cr.r.Size())
+			}
+		})
+	}
+}
+
+// TestServerFrameScopeSharesSmallBodies: the Server's reader gives a small
+// frame a Scope in its Body's memory (no allocation of its own) and a
+// larger frame a Scope of its own, so that a kept scope keeps little alive.
+func TestServerFrameScopeSharesSmallBodies(t *testing.T) {
+	var r recorder
+	_, addr := startServer(t, quietConfig(), &r)
+	c := socktest.Dial(t, addr)
+	small := socktest.Notification(t, "/share/small/", "bytes", []byte("x"), 1)
+	large := socktest.Notification(t, "/share/large/", "bytes", make([]byte, frame.SharedScopeMax), 2)
+	if len(small) > frame.SharedScopeMax || len(large) <= frame.SharedScopeMax {
+		t.Fatalf("frames of %d and %d bytes around %d", len(small), len(large), frame.SharedScopeMax)
+	}
+	socktest.Send(t, c, small)
+	socktest.Send(t, c, large)
+	testutil.WaitFor(t, socktest.Timeout, "both frames", func() bool { return len(r.snapshot()) == 2 })
+	for i, want := range []bool{true, false} {
+		f := r.snapshot()[i].f
+		if got := socktest.Inside(f.Scope.String(), f.Body); got != want {
+			t.Errorf("frame of %d bytes, scope %v: shares its body %v, want %v", len(f.Body), f.Scope, got, want)
+		}
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -14,17 +16,17 @@ import (
 // its listener elsewhere, change where the next frame goes.
 func TestForwardRouteFollowsInterest(t *testing.T) {
 	s, addr := startServer(t, quietConfig(), nil)
-	pub, a, b := dial(t, addr), dial(t, addr), dial(t, addr)
+	pub, a, b := socktest.Dial(t, addr), socktest.Dial(t, addr), socktest.Dial(t, addr)
 	connOf(t, s, pub)
 	connOf(t, s, a)
 	connOf(t, s, b)
 	// listening waits until c listens on exactly scopes (sorted) besides
 	// introspection, which a client that announced participants wants.
-	listening := func(c *ClientConn, scopes ...string) {
+	listening := func(c *sockclient.ClientConn, scopes ...string) {
 		t.Helper()
 		id := connOf(t, s, c)
 		scopes = append([]string{IntrospectionScope.String()}, scopes...)
-		testutil.WaitFor(t, testTimeout, "the interest", func() bool {
+		testutil.WaitFor(t, socktest.Timeout, "the interest", func() bool {
 			for _, info := range s.Connections() {
 				if info.ID != id || info.Interest.All || len(info.Interest.Scopes) != len(scopes) {
 					continue
@@ -40,38 +42,38 @@ func TestForwardRouteFollowsInterest(t *testing.T) {
 		})
 	}
 	frame := func(sc string, seq uint32) []byte {
-		return notification(t, sc, "bytes", []byte{byte(seq)}, seq)
+		return socktest.Notification(t, sc, "bytes", []byte{byte(seq)}, seq)
 	}
-	expect := func(c *ClientConn, who string, want []byte) {
+	expect := func(c *sockclient.ClientConn, who string, want []byte) {
 		t.Helper()
 		if got := recvEvent(t, c); !bytes.Equal(got, want) {
 			t.Fatalf("%s got the wrong frame (% x), want % x", who, got, want)
 		}
 	}
 
-	send(t, a, helloFrame(t, uuid(1), "listener", "/x/"))
-	send(t, b, helloFrame(t, uuid(2), "listener", "/z/"))
+	socktest.Send(t, a, socktest.Hello(t, socktest.UUID(1), "listener", "/x/"))
+	socktest.Send(t, b, socktest.Hello(t, socktest.UUID(2), "listener", "/z/"))
 	listening(a, "/x/")
 	listening(b, "/z/")
 	for seq := range uint32(3) { // remembered after the first
 		f := frame("/x/", seq)
-		send(t, pub, f)
+		socktest.Send(t, pub, f)
 		expect(a, "a", f)
 	}
 
-	send(t, b, helloFrame(t, uuid(3), "listener", "/x/"))
+	socktest.Send(t, b, socktest.Hello(t, socktest.UUID(3), "listener", "/x/"))
 	listening(b, "/x/", "/z/")
 	f := frame("/x/", 3)
-	send(t, pub, f)
+	socktest.Send(t, pub, f)
 	expect(a, "a", f)
 	expect(b, "b, which listens since the last frame,", f)
 
-	send(t, a, helloFrame(t, uuid(4), "listener", "/y/"))
-	send(t, a, byeFrame(t, uuid(1)))
+	socktest.Send(t, a, socktest.Hello(t, socktest.UUID(4), "listener", "/y/"))
+	socktest.Send(t, a, socktest.Bye(t, socktest.UUID(1)))
 	listening(a, "/y/")
 	fx, fy := frame("/x/", 4), frame("/y/", 5)
-	send(t, pub, fx)
-	send(t, pub, fy)
+	socktest.Send(t, pub, fx)
+	socktest.Send(t, pub, fy)
 	expect(b, "b", fx)
 	expect(a, "a, which no longer listens on /x/,", fy)
 }
@@ -82,10 +84,10 @@ func TestForwardRouteFollowsInterest(t *testing.T) {
 // route.
 func TestListenerKeepsNoRoute(t *testing.T) {
 	s, addr := startServer(t, quietConfig(), nil)
-	pub, a, b := dial(t, addr), dial(t, addr), dial(t, addr)
-	send(t, a, helloFrame(t, uuid(1), "listener", "/x/"))
-	send(t, b, helloFrame(t, uuid(2), "listener", "/x/"))
-	expect := func(c *ClientConn, want []byte) {
+	pub, a, b := socktest.Dial(t, addr), socktest.Dial(t, addr), socktest.Dial(t, addr)
+	socktest.Send(t, a, socktest.Hello(t, socktest.UUID(1), "listener", "/x/"))
+	socktest.Send(t, b, socktest.Hello(t, socktest.UUID(2), "listener", "/x/"))
+	expect := func(c *sockclient.ClientConn, want []byte) {
 		t.Helper()
 		if got := recvEvent(t, c); !bytes.Equal(got, want) {
 			t.Fatalf("got % x, want % x", got, want)
@@ -93,7 +95,7 @@ func TestListenerKeepsNoRoute(t *testing.T) {
 	}
 	// Once both Hellos were forwarded (each to the other listener), a
 	// frame on /x/ reaches both.
-	testutil.WaitFor(t, testTimeout, "both listeners", func() bool {
+	testutil.WaitFor(t, socktest.Timeout, "both listeners", func() bool {
 		n := 0
 		for _, c := range s.Connections() {
 			if !c.Interest.All && len(c.Interest.Scopes) == 2 {
@@ -102,11 +104,11 @@ func TestListenerKeepsNoRoute(t *testing.T) {
 		}
 		return n == 2
 	})
-	f := notification(t, "/x/", "bytes", []byte{1}, 1)
-	send(t, pub, f)
+	f := socktest.Notification(t, "/x/", "bytes", []byte{1}, 1)
+	socktest.Send(t, pub, f)
 	expect(a, f)
 	expect(b, f)
-	connsOf := func(cs ...*ClientConn) []*conn {
+	connsOf := func(cs ...*sockclient.ClientConn) []*conn {
 		var out []*conn
 		for _, c := range cs {
 			id := connOf(t, s, c)
@@ -119,12 +121,12 @@ func TestListenerKeepsNoRoute(t *testing.T) {
 	cs := connsOf(a, b, pub)
 	// Each reader's state is read once it has ended: a reader ends by
 	// taking its connection out of the server's table under the lock.
-	for _, c := range []*ClientConn{a, b, pub} {
+	for _, c := range []*sockclient.ClientConn{a, b, pub} {
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	testutil.WaitFor(t, testTimeout, "the connections to end", func() bool { return len(s.Connections()) == 0 })
+	testutil.WaitFor(t, socktest.Timeout, "the connections to end", func() bool { return len(s.Connections()) == 0 })
 	if cs[0].fw != nil || cs[1].fw != nil {
 		t.Fatal("a listener that only announced itself keeps forwarding state")
 	}
@@ -142,14 +144,14 @@ func TestDeliverToRouteFollowsInterest(t *testing.T) {
 	s2, addr2 := startServer(t, quietConfig(), nil)
 	// The two servers see the same changes, so that numbers of their own
 	// would be equal.
-	a, b, c, d := dial(t, addr1), dial(t, addr1), dial(t, addr2), dial(t, addr2)
-	send(t, a, helloFrame(t, uuid(1), "listener", "/x/"))
-	send(t, b, helloFrame(t, uuid(2), "listener", "/z/"))
-	send(t, c, helloFrame(t, uuid(3), "listener", "/x/"))
-	send(t, d, helloFrame(t, uuid(5), "listener", "/z/"))
+	a, b, c, d := socktest.Dial(t, addr1), socktest.Dial(t, addr1), socktest.Dial(t, addr2), socktest.Dial(t, addr2)
+	socktest.Send(t, a, socktest.Hello(t, socktest.UUID(1), "listener", "/x/"))
+	socktest.Send(t, b, socktest.Hello(t, socktest.UUID(2), "listener", "/z/"))
+	socktest.Send(t, c, socktest.Hello(t, socktest.UUID(3), "listener", "/x/"))
+	socktest.Send(t, d, socktest.Hello(t, socktest.UUID(5), "listener", "/z/"))
 	interested := func(s *Server, n int) {
 		t.Helper()
-		testutil.WaitFor(t, testTimeout, "the interests", func() bool {
+		testutil.WaitFor(t, socktest.Timeout, "the interests", func() bool {
 			k := 0
 			for _, info := range s.Connections() {
 				if !info.Interest.All && len(info.Interest.Scopes) > 0 {
@@ -169,20 +171,20 @@ func TestDeliverToRouteFollowsInterest(t *testing.T) {
 		}
 		batch.Flush()
 	}
-	expect := func(c *ClientConn, who string, want []byte) {
+	expect := func(c *sockclient.ClientConn, who string, want []byte) {
 		t.Helper()
 		if got := recvEvent(t, c); !bytes.Equal(got, want) {
 			t.Fatalf("%s got % x, want % x", who, got, want)
 		}
 	}
-	f0, f1, f2 := notification(t, "/x/", "bytes", []byte{0}, 0), notification(t, "/x/", "bytes", []byte{1}, 1), notification(t, "/x/", "bytes", []byte{2}, 2)
+	f0, f1, f2 := socktest.Notification(t, "/x/", "bytes", []byte{0}, 0), socktest.Notification(t, "/x/", "bytes", []byte{1}, 1), socktest.Notification(t, "/x/", "bytes", []byte{2}, 2)
 	deliver(s1, f0, 1)
 	deliver(s2, f1, 1) // the other server's index, with the same scope
 	expect(a, "a", f0)
 	expect(c, "c, on the other server,", f1)
 
-	send(t, b, helloFrame(t, uuid(4), "listener", "/x/"))
-	testutil.WaitFor(t, testTimeout, "b to listen on /x/", func() bool {
+	socktest.Send(t, b, socktest.Hello(t, socktest.UUID(4), "listener", "/x/"))
+	testutil.WaitFor(t, socktest.Timeout, "b to listen on /x/", func() bool {
 		for _, info := range s1.Connections() {
 			if len(info.Interest.Scopes) == 3 {
 				return true

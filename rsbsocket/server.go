@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rsbd/rsbd/rsbsocket/frame"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -29,14 +30,14 @@ type ConnID uint64
 // (which back-pressures only that client). f.Body may be retained but not
 // modified.
 type Handler interface {
-	OnFrame(conn ConnID, f Frame)
+	OnFrame(conn ConnID, f frame.Frame)
 }
 
 // HandlerFunc adapts a function to Handler.
-type HandlerFunc func(conn ConnID, f Frame)
+type HandlerFunc func(conn ConnID, f frame.Frame)
 
 // OnFrame calls h.
-func (h HandlerFunc) OnFrame(conn ConnID, f Frame) { h(conn, f) }
+func (h HandlerFunc) OnFrame(conn ConnID, f frame.Frame) { h(conn, f) }
 
 // ConnObserver is optionally implemented by a Handler that wants to know
 // when connections come and go. OnConnect runs once a connection is
@@ -64,8 +65,9 @@ type InterestObserver interface {
 //
 // RSB clients send no subscriptions; a connection's interest is learnt from
 // the introspection Hello and Bye events it publishes (see Interest and
-// Config.DefaultInterest). Each connection has a bounded send queue and one
-// writer goroutine.
+// Config.DefaultInterest). Each connection has a bounded send queue, which
+// one goroutine at a time writes to the socket (see the package
+// documentation, Who writes a connection's socket).
 //
 // Frames reach the queues on two paths. Deliver, for frames from elsewhere,
 // never waits: a full queue drops the frame. A frame a client publishes is
@@ -98,8 +100,8 @@ type Server struct {
 	answering atomic.Int32
 	polling   atomic.Bool
 	// large bounds the large bodies being read into memory allocated
-	// whole from their headers (readLarge).
-	large  largeBudget
+	// whole from their headers (frame.ReadFrameRoom).
+	large  frame.LargeBudget
 	routes atomic.Pointer[[]*conn]    // routed connections (from before their greeting), for Deliver
 	index  atomic.Pointer[routeIndex] // routes by interest, rebuilt with routes and on interest changes
 	addr   atomic.Pointer[net.Addr]
@@ -371,7 +373,7 @@ func (s *Server) Connections() []ConnInfo {
 // Stats returns a snapshot of the server's counters.
 func (s *Server) Stats() Stats {
 	st := s.stats.snapshot()
-	st.LargeGrown = s.large.refused.Load()
+	st.LargeGrown = s.large.Refused()
 	f, b := s.QueueDepth()
 	st.QueueFrames, st.QueueBytes = uint64(f), uint64(b)
 	return st

@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -21,7 +24,7 @@ func TestServerHandshakeBytesAndFrameLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	_ = raw.SetReadDeadline(time.Now().Add(testTimeout))
+	_ = raw.SetReadDeadline(time.Now().Add(socktest.Timeout))
 	got := make([]byte, 4)
 	if _, err := io.ReadFull(raw, got); err != nil {
 		t.Fatal(err)
@@ -29,12 +32,12 @@ func TestServerHandshakeBytesAndFrameLayout(t *testing.T) {
 	if !bytes.Equal(got, []byte{0, 0, 0, 0}) {
 		t.Fatalf("handshake = % x, want 00 00 00 00", got)
 	}
-	testutil.WaitFor(t, testTimeout, "raw connection to be routed", func() bool { return len(s.Connections()) == 1 })
+	testutil.WaitFor(t, socktest.Timeout, "raw connection to be routed", func() bool { return len(s.Connections()) == 1 })
 
 	// The next bytes are exactly one frame relayed from another client.
-	pub := dial(t, addr)
-	send(t, pub, pythonFrame)
-	want := AppendFrame(nil, pythonFrame)
+	pub := socktest.Dial(t, addr)
+	socktest.Send(t, pub, socktest.PythonFrame)
+	want := frame.AppendFrame(nil, socktest.PythonFrame)
 	got = make([]byte, len(want))
 	if _, err := io.ReadFull(raw, got); err != nil {
 		t.Fatal(err)
@@ -47,36 +50,36 @@ func TestServerHandshakeBytesAndFrameLayout(t *testing.T) {
 func TestServerRelaysByteIdenticalWithoutEcho(t *testing.T) {
 	rec := &recorder{}
 	s, addr := startServer(t, quietConfig(), rec)
-	a, b := dial(t, addr), dial(t, addr)
+	a, b := socktest.Dial(t, addr), socktest.Dial(t, addr)
 	idA := connOf(t, s, a)
 	connOf(t, s, b)
 
-	send(t, a, pythonFrame)
-	if got := recv(t, b); !bytes.Equal(got, pythonFrame) {
+	socktest.Send(t, a, socktest.PythonFrame)
+	if got := socktest.Recv(t, b); !bytes.Equal(got, socktest.PythonFrame) {
 		t.Fatalf("b received % x", got)
 	}
 	// A's next frame must be b's marker: its own frame was not echoed.
-	marker := notification(t, "/marker/", "utf-8-string", []byte("m"), 0)
-	send(t, b, marker)
-	if got := recv(t, a); !bytes.Equal(got, marker) {
+	marker := socktest.Notification(t, "/marker/", "utf-8-string", []byte("m"), 0)
+	socktest.Send(t, b, marker)
+	if got := socktest.Recv(t, a); !bytes.Equal(got, marker) {
 		t.Fatalf("a received % x, want the marker", got)
 	}
 	// The handler runs after the relay, so it may still be busy; the two
 	// readers call it each on its own goroutine, in either order.
-	testutil.WaitFor(t, testTimeout, "handler", func() bool { return len(rec.snapshot()) == 2 })
+	testutil.WaitFor(t, socktest.Timeout, "handler", func() bool { return len(rec.snapshot()) == 2 })
 	frames := rec.snapshot()
 	if frames[0].conn != idA {
 		frames[0], frames[1] = frames[1], frames[0]
 	}
-	if frames[0].conn != idA || !bytes.Equal(frames[0].f.Body, pythonFrame) ||
+	if frames[0].conn != idA || !bytes.Equal(frames[0].f.Body, socktest.PythonFrame) ||
 		frames[0].f.Scope.String() != "/example/sub/" || !bytes.Equal(frames[1].f.Body, marker) {
 		t.Fatalf("handler saw %+v", frames)
 	}
 	// The writer counts a frame after its write returns, which may be after
 	// the peer has read it.
-	testutil.WaitFor(t, testTimeout, "frames out", func() bool { return s.Stats().FramesOut == 2 })
+	testutil.WaitFor(t, socktest.Timeout, "frames out", func() bool { return s.Stats().FramesOut == 2 })
 	st := s.Stats()
-	if st.FramesIn != 2 || st.BytesIn != uint64(len(pythonFrame)+len(marker)) ||
+	if st.FramesIn != 2 || st.BytesIn != uint64(len(socktest.PythonFrame)+len(marker)) ||
 		st.BytesOut != st.BytesIn || st.QueueFrames != 0 {
 		t.Fatalf("stats %+v", st)
 	}
@@ -84,17 +87,17 @@ func TestServerRelaysByteIdenticalWithoutEcho(t *testing.T) {
 
 func TestServerDeliverFromNode(t *testing.T) {
 	s, addr := startServer(t, quietConfig(), nil)
-	a, b := dial(t, addr), dial(t, addr)
+	a, b := socktest.Dial(t, addr), socktest.Dial(t, addr)
 	idA := connOf(t, s, a)
 	connOf(t, s, b)
-	if n := s.Deliver(pythonFrame, scope.MustParse("/example/sub/"), 0); n != 2 {
+	if n := s.Deliver(socktest.PythonFrame, scope.MustParse("/example/sub/"), 0); n != 2 {
 		t.Fatalf("Deliver reached %d connections, want 2", n)
 	}
-	if n := s.Deliver(pythonFrame, scope.MustParse("/example/sub/"), idA); n != 1 {
+	if n := s.Deliver(socktest.PythonFrame, scope.MustParse("/example/sub/"), idA); n != 1 {
 		t.Fatalf("Deliver except a reached %d connections, want 1", n)
 	}
-	for _, c := range []*ClientConn{a, b, b} {
-		if got := recv(t, c); !bytes.Equal(got, pythonFrame) {
+	for _, c := range []*sockclient.ClientConn{a, b, b} {
+		if got := socktest.Recv(t, c); !bytes.Equal(got, socktest.PythonFrame) {
 			t.Fatalf("received % x", got)
 		}
 	}
@@ -103,7 +106,7 @@ func TestServerDeliverFromNode(t *testing.T) {
 func TestServerLearnsInterestFromHelloBye(t *testing.T) {
 	rec := &recorder{}
 	s, addr := startServer(t, quietConfig(), rec)
-	lis, pub := dial(t, addr), dial(t, addr)
+	lis, pub := socktest.Dial(t, addr), socktest.Dial(t, addr)
 	idL := connOf(t, s, lis)
 	connOf(t, s, pub)
 	interestOf := func(id ConnID) Interest {
@@ -115,37 +118,37 @@ func TestServerLearnsInterestFromHelloBye(t *testing.T) {
 		return Interest{}
 	}
 
-	listenerID := uuid(0x42)
-	send(t, lis, helloFrame(t, listenerID, "listener", "/a/"))
+	listenerID := socktest.UUID(0x42)
+	socktest.Send(t, lis, socktest.Hello(t, listenerID, "listener", "/a/"))
 	want := Interest{Scopes: scopes("/__rsb/introspection/", "/a/")}
-	testutil.WaitFor(t, testTimeout, "interest from Hello", func() bool { return sameInterest(interestOf(idL), want) })
+	testutil.WaitFor(t, socktest.Timeout, "interest from Hello", func() bool { return sameInterest(interestOf(idL), want) })
 	if in := s.Interest(); !in.All {
 		t.Fatalf("union interest = %v, want all (pub announced nothing)", in)
 	}
 
-	onB := notification(t, "/b/x/", "utf-8-string", []byte("b"), 1)
-	onA := notification(t, "/a/x/", "utf-8-string", []byte("a"), 2)
-	survey := notification(t, "/__rsb/introspection/participants/", "void", nil, 3)
-	send(t, pub, onB)
-	send(t, pub, onA)
-	send(t, pub, survey)
+	onB := socktest.Notification(t, "/b/x/", "utf-8-string", []byte("b"), 1)
+	onA := socktest.Notification(t, "/a/x/", "utf-8-string", []byte("a"), 2)
+	survey := socktest.Notification(t, "/__rsb/introspection/participants/", "void", nil, 3)
+	socktest.Send(t, pub, onB)
+	socktest.Send(t, pub, onA)
+	socktest.Send(t, pub, survey)
 	// Frames of one publisher stay in order, so receiving onA first proves
 	// that onB was not delivered.
-	if got := recv(t, lis); !bytes.Equal(got, onA) {
+	if got := socktest.Recv(t, lis); !bytes.Equal(got, onA) {
 		t.Fatalf("listener received % x, want the /a/x/ frame", got)
 	}
-	if got := recv(t, lis); !bytes.Equal(got, survey) {
+	if got := socktest.Recv(t, lis); !bytes.Equal(got, survey) {
 		t.Fatalf("listener received % x, want the survey", got)
 	}
 
-	send(t, lis, byeFrame(t, listenerID))
-	testutil.WaitFor(t, testTimeout, "interest after Bye", func() bool { return interestOf(idL).All })
-	send(t, pub, onB)
-	if got := recv(t, lis); !bytes.Equal(got, onB) {
+	socktest.Send(t, lis, socktest.Bye(t, listenerID))
+	testutil.WaitFor(t, socktest.Timeout, "interest after Bye", func() bool { return interestOf(idL).All })
+	socktest.Send(t, pub, onB)
+	if got := socktest.Recv(t, lis); !bytes.Equal(got, onB) {
 		t.Fatalf("after Bye listener received % x, want the /b/x/ frame", got)
 	}
 	// Two connects, the Hello and the Bye changed the interest.
-	testutil.WaitFor(t, testTimeout, "interest change reports", func() bool {
+	testutil.WaitFor(t, socktest.Timeout, "interest change reports", func() bool {
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
 		return rec.changes >= 4
@@ -156,20 +159,20 @@ func TestServerInterestNoneByDefault(t *testing.T) {
 	cfg := quietConfig()
 	cfg.DefaultInterest = InterestNone
 	s, addr := startServer(t, cfg, nil)
-	lis, pub := dial(t, addr), dial(t, addr)
+	lis, pub := socktest.Dial(t, addr), socktest.Dial(t, addr)
 	connOf(t, s, lis)
 	connOf(t, s, pub)
 	if in := s.Interest(); in.All || len(in.Scopes) != 0 {
 		t.Fatalf("interest with silent clients = %v, want none", in)
 	}
-	send(t, lis, helloFrame(t, uuid(1), "listener", "/a/"))
-	testutil.WaitFor(t, testTimeout, "union interest", func() bool {
+	socktest.Send(t, lis, socktest.Hello(t, socktest.UUID(1), "listener", "/a/"))
+	testutil.WaitFor(t, socktest.Timeout, "union interest", func() bool {
 		return sameInterest(s.Interest(), Interest{Scopes: scopes("/__rsb/introspection/", "/a/")})
 	})
-	onA := notification(t, "/a/", "utf-8-string", []byte("a"), 2)
-	send(t, pub, notification(t, "/b/", "utf-8-string", []byte("b"), 1))
-	send(t, pub, onA)
-	if got := recv(t, lis); !bytes.Equal(got, onA) {
+	onA := socktest.Notification(t, "/a/", "utf-8-string", []byte("a"), 2)
+	socktest.Send(t, pub, socktest.Notification(t, "/b/", "utf-8-string", []byte("b"), 1))
+	socktest.Send(t, pub, onA)
+	if got := socktest.Recv(t, lis); !bytes.Equal(got, onA) {
 		t.Fatalf("listener received % x", got)
 	}
 }
@@ -182,9 +185,9 @@ func TestServerClosesBadConnections(t *testing.T) {
 		reason DisconnectReason
 	}{
 		{"oversized", []byte{0x01, 0x04, 0, 0}, DropFrameTooLarge, DisconnectFrameTooLarge}, // 1025 > 1024
-		{"garbage", AppendFrame(nil, []byte("GET / HTTP/1.1\r\n\r\n")), DropMalformed, DisconnectMalformed},
+		{"garbage", frame.AppendFrame(nil, []byte("GET / HTTP/1.1\r\n\r\n")), DropMalformed, DisconnectMalformed},
 		{"empty frame", []byte{0, 0, 0, 0}, DropMalformed, DisconnectMalformed},
-		{"no scope", AppendFrame(nil, []byte("\xe2\x06\x14\x0a\x10"+string(uuid(1))+"\x10\x00")), DropMalformed, DisconnectMalformed},
+		{"no scope", frame.AppendFrame(nil, []byte("\xe2\x06\x14\x0a\x10"+string(socktest.UUID(1))+"\x10\x00")), DropMalformed, DisconnectMalformed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -192,18 +195,18 @@ func TestServerClosesBadConnections(t *testing.T) {
 			cfg.MaxFrameSize = 1024
 			rec := &recorder{}
 			s, addr := startServer(t, cfg, rec)
-			bad, good1, good2 := dial(t, addr), dial(t, addr), dial(t, addr)
+			bad, good1, good2 := socktest.Dial(t, addr), socktest.Dial(t, addr), socktest.Dial(t, addr)
 			idBad := connOf(t, s, bad)
 			connOf(t, s, good1)
 			connOf(t, s, good2)
-			if _, err := bad.nc.Write(tt.bytes); err != nil {
+			if _, err := bad.NetConn().Write(tt.bytes); err != nil {
 				t.Fatal(err)
 			}
-			_ = bad.SetReadDeadline(time.Now().Add(testTimeout))
+			_ = bad.SetReadDeadline(time.Now().Add(socktest.Timeout))
 			if _, err := bad.Recv(); err == nil {
 				t.Fatal("bad client still connected")
 			}
-			testutil.WaitFor(t, testTimeout, "disconnect to be counted", func() bool { return s.Stats().Disconnects[tt.reason] == 1 })
+			testutil.WaitFor(t, socktest.Timeout, "disconnect to be counted", func() bool { return s.Stats().Disconnects[tt.reason] == 1 })
 			if st := s.Stats(); st.Drops[tt.drop] != 1 || st.ConnsCurrent != 2 || st.FramesIn != 0 {
 				t.Fatalf("stats %+v", st)
 			}
@@ -211,14 +214,14 @@ func TestServerClosesBadConnections(t *testing.T) {
 				t.Fatalf("OnDisconnect reason %v, want %v", got, tt.reason)
 			}
 			// The server keeps serving: old and new clients still talk.
-			send(t, good1, pythonFrame)
-			if got := recv(t, good2); !bytes.Equal(got, pythonFrame) {
+			socktest.Send(t, good1, socktest.PythonFrame)
+			if got := socktest.Recv(t, good2); !bytes.Equal(got, socktest.PythonFrame) {
 				t.Fatal("relay broken after a bad client")
 			}
-			late := dial(t, addr)
+			late := socktest.Dial(t, addr)
 			connOf(t, s, late)
-			send(t, late, pythonFrame)
-			if got := recv(t, good1); !bytes.Equal(got, pythonFrame) {
+			socktest.Send(t, late, socktest.PythonFrame)
+			if got := socktest.Recv(t, good1); !bytes.Equal(got, socktest.PythonFrame) {
 				t.Fatal("new client not served after a bad client")
 			}
 		})
@@ -228,13 +231,13 @@ func TestServerClosesBadConnections(t *testing.T) {
 func TestServerOrderlyShutdown(t *testing.T) {
 	rec := &recorder{}
 	s, addr := startServer(t, quietConfig(), rec)
-	clients := []*ClientConn{dial(t, addr), dial(t, addr)}
+	clients := []*sockclient.ClientConn{socktest.Dial(t, addr), socktest.Dial(t, addr)}
 	for _, c := range clients {
 		connOf(t, s, c)
 	}
 	const queued = 50
 	for range queued {
-		s.Deliver(pythonFrame, scope.MustParse("/example/sub/"), 0)
+		s.Deliver(socktest.PythonFrame, scope.MustParse("/example/sub/"), 0)
 	}
 	// Each client reads everything, sees EOF, and closes its side.
 	results := make(chan error, len(clients))
@@ -242,7 +245,7 @@ func TestServerOrderlyShutdown(t *testing.T) {
 		go func() {
 			n := 0
 			for {
-				_ = c.SetReadDeadline(time.Now().Add(testTimeout))
+				_ = c.SetReadDeadline(time.Now().Add(socktest.Timeout))
 				_, err := c.Recv()
 				if err == io.EOF {
 					break
@@ -260,7 +263,7 @@ func TestServerOrderlyShutdown(t *testing.T) {
 			results <- c.Close()
 		}()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), socktest.Timeout)
 	defer cancel()
 	if err := s.Shutdown(ctx); err != nil {
 		t.Fatalf("Shutdown: %v", err)
@@ -290,7 +293,7 @@ func TestServerShutdownDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	testutil.WaitFor(t, testTimeout, "connection", func() bool { return len(s.Connections()) == 1 })
+	testutil.WaitFor(t, socktest.Timeout, "connection", func() bool { return len(s.Connections()) == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if err := s.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
@@ -304,9 +307,9 @@ func TestServerShutdownDeadline(t *testing.T) {
 func TestServerClientEOFIsOrderly(t *testing.T) {
 	rec := &recorder{}
 	s, addr := startServer(t, quietConfig(), rec)
-	c := dial(t, addr)
+	c := socktest.Dial(t, addr)
 	id := connOf(t, s, c)
-	s.Deliver(pythonFrame, scope.Root, 0)
+	s.Deliver(socktest.PythonFrame, scope.Root, 0)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -333,8 +336,8 @@ func TestServerListenAndServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.ListenAndServe(ctx) }()
-	testutil.WaitFor(t, testTimeout, "listener", func() bool { return s.Addr() != nil })
-	c := dial(t, s.Addr().String())
+	testutil.WaitFor(t, socktest.Timeout, "listener", func() bool { return s.Addr() != nil })
+	c := socktest.Dial(t, s.Addr().String())
 	go func() {
 		for {
 			if _, err := c.Recv(); err != nil {
@@ -375,7 +378,7 @@ func TestConfig(t *testing.T) {
 	for _, c := range []Config{
 		{MaxFrameSize: -1}, {MaxFrameSize: 1 << 33}, {QueueFrames: -1}, {QueueBytes: -1},
 		{SlowClientPolicy: 7}, {DefaultInterest: 3}, {MaxParticipants: -1}, {MaxConnections: -1}, {WriteTimeout: -time.Second},
-		{StallTimeout: -time.Second}, {FrameRoom: Room{Head: -1}}, {FrameRoom: Room{Tail: MaxFrameRoom + 1}},
+		{StallTimeout: -time.Second}, {FrameRoom: frame.Room{Head: -1}}, {FrameRoom: frame.Room{Tail: MaxFrameRoom + 1}},
 	} {
 		if err := c.Validate(); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("Validate(%+v) = %v", c, err)
@@ -392,13 +395,13 @@ func TestServerWanted(t *testing.T) {
 	if s.Wanted(scope.MustParse("/a/")) {
 		t.Fatal("wanted with no connection")
 	}
-	lis := dial(t, addr)
+	lis := socktest.Dial(t, addr)
 	connOf(t, s, lis)
 	if !s.Wanted(scope.MustParse("/any/")) {
 		t.Fatal("a connection that announced nothing wants everything")
 	}
-	send(t, lis, helloFrame(t, uuid(0x43), "listener", "/a/"))
-	testutil.WaitFor(t, testTimeout, "interest from Hello", func() bool { return !s.Wanted(scope.MustParse("/b/")) })
+	socktest.Send(t, lis, socktest.Hello(t, socktest.UUID(0x43), "listener", "/a/"))
+	testutil.WaitFor(t, socktest.Timeout, "interest from Hello", func() bool { return !s.Wanted(scope.MustParse("/b/")) })
 	if !s.Wanted(scope.MustParse("/a/x/")) || !s.Wanted(scope.MustParse("/a/")) {
 		t.Fatal("listener's scope not wanted")
 	}
@@ -410,22 +413,22 @@ func TestMaxConnections(t *testing.T) {
 	cfg := quietConfig()
 	cfg.MaxConnections = 2
 	srv, addr := startServer(t, cfg, nil)
-	first := dial(t, addr)
-	dial(t, addr)
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	first := socktest.Dial(t, addr)
+	socktest.Dial(t, addr)
+	ctx, cancel := context.WithTimeout(context.Background(), socktest.Timeout)
 	defer cancel()
-	if c, err := Dial(ctx, addr); err == nil {
+	if c, err := sockclient.Dial(ctx, addr); err == nil {
 		_ = c.Close()
 		t.Fatal("a third connection was served")
-	} else if !errors.Is(err, ErrBadHandshake) || !strings.Contains(err.Error(), "connection limit") {
+	} else if !errors.Is(err, frame.ErrBadHandshake) || !strings.Contains(err.Error(), "connection limit") {
 		t.Fatalf("refused Dial: %v; want ErrBadHandshake naming the connection limit", err)
 	}
 	if st := srv.Stats(); st.ConnsRefused != 1 || st.ConnsCurrent != 2 {
 		t.Fatalf("refused %d, current %d; want 1 and 2", st.ConnsRefused, st.ConnsCurrent)
 	}
 	_ = first.Close()
-	testutil.WaitFor(t, testTimeout, "the first connection gone", func() bool { return srv.Stats().ConnsCurrent == 1 })
-	dial(t, addr)
+	testutil.WaitFor(t, socktest.Timeout, "the first connection gone", func() bool { return srv.Stats().ConnsCurrent == 1 })
+	socktest.Dial(t, addr)
 	if st := srv.Stats(); st.ConnsRefused != 1 || st.ConnsCurrent != 2 {
 		t.Fatalf("after a close: refused %d, current %d; want 1 and 2", st.ConnsRefused, st.ConnsCurrent)
 	}

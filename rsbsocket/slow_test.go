@@ -9,11 +9,13 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // dialSlow connects a client with a tiny receive buffer that never reads,
 // so the server's writer for it blocks soon.
-func dialSlow(t *testing.T, addr string) *ClientConn {
+func dialSlow(t *testing.T, addr string) *sockclient.ClientConn {
 	t.Helper()
 	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 		var serr error
@@ -25,13 +27,13 @@ func dialSlow(t *testing.T, addr string) *ClientConn {
 		}
 		return serr
 	}}
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), socktest.Timeout)
 	defer cancel()
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewClientConn(ctx, nc, ClientConfig{CloseTimeout: 100 * time.Millisecond})
+	c, err := sockclient.NewClientConn(ctx, nc, sockclient.ClientConfig{CloseTimeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +47,7 @@ func dialSlow(t *testing.T, addr string) *ClientConn {
 func slowClientRun(t *testing.T, s *Server, addr string, stop func() bool) int {
 	t.Helper()
 	slow := dialSlow(t, addr)
-	pub, fast := dial(t, addr), dial(t, addr)
+	pub, fast := socktest.Dial(t, addr), socktest.Dial(t, addr)
 	connOf(t, s, slow)
 	connOf(t, s, pub)
 	connOf(t, s, fast)
@@ -54,7 +56,7 @@ func slowClientRun(t *testing.T, s *Server, addr string, stop func() bool) int {
 	go func() {
 		defer close(received)
 		for {
-			_ = fast.SetReadDeadline(time.Now().Add(testTimeout))
+			_ = fast.SetReadDeadline(time.Now().Add(socktest.Timeout))
 			b, err := fast.Recv()
 			if err != nil {
 				return
@@ -66,8 +68,8 @@ func slowClientRun(t *testing.T, s *Server, addr string, stop func() bool) int {
 	payload := bytes.Repeat([]byte{'x'}, 64<<10)
 	sent := 0
 	for ; sent < maxFrames && !stop(); sent++ {
-		body := notification(t, "/bulk/", "bytes", payload, uint32(sent))
-		send(t, pub, body)
+		body := socktest.Notification(t, "/bulk/", "bytes", payload, uint32(sent))
+		socktest.Send(t, pub, body)
 		// Each frame reaches the fast subscriber promptly, whatever the
 		// slow one does.
 		select {
@@ -75,7 +77,7 @@ func slowClientRun(t *testing.T, s *Server, addr string, stop func() bool) int {
 			if !bytes.Equal(got, body) {
 				t.Fatalf("fast subscriber got a different frame %d", sent)
 			}
-		case <-time.After(testTimeout):
+		case <-time.After(socktest.Timeout):
 			t.Fatalf("fast subscriber stalled at frame %d", sent)
 		}
 	}
@@ -115,7 +117,7 @@ func TestSlowClientDisconnect(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 	// The fast subscriber's writer may still be returning from its last write.
-	testutil.WaitFor(t, testTimeout, "queues to drain", func() bool { frames, _ := s.QueueDepth(); return frames == 0 })
+	testutil.WaitFor(t, socktest.Timeout, "queues to drain", func() bool { frames, _ := s.QueueDepth(); return frames == 0 })
 }
 
 func TestSlowClientWriteTimeout(t *testing.T) {

@@ -4,44 +4,39 @@ import (
 	"net"
 	"os"
 	"runtime"
-	"sync"
 	"time"
 
+	"github.com/rsbd/rsbd/rsbsocket/internal/sockio"
 	"golang.org/x/sys/unix"
 )
 
 // A request and its reply through the server cross it twice: client A's
 // reader relays the request to B, then B's reader relays the reply to A.
 // When the daemon's threads park between the two, the reply wakes one of
-// them from idle, which on a virtual machine costs tens of microseconds.
-// So a reader that relayed a frame to one connection, which has answered
-// the last relays to it at once, polls that connection's socket and its
-// own for up to Config.SpinWait before it parks (awaitAnswer). Once the
-// answer is there the reader parks and the runtime hands its thread
-// straight to B's reader, without a wake-up. Which connections answer is
-// learnt from the traffic (noteAnswer): a subscriber that only receives
-// never makes a reader poll. A client in the server's own process (tests,
-// a program embedding the server) answers on the same threads as the
-// poll, which would only hold them up: its connection never makes a
-// reader poll (elsewhere).
+// them from idle, which on a virtual machine is costly. So a reader that
+// relayed a frame to one connection, which has answered the last relays
+// to it at once, polls that connection's socket and its own for up to
+// Config.SpinWait before it parks (awaitAnswer). Once the answer is there
+// the reader parks and the runtime hands its thread straight to B's
+// reader, without a wake-up. Which connections answer is learnt from the
+// traffic (noteAnswer): a subscriber that only receives never makes a
+// reader poll. A client in the server's own process (tests, a program
+// embedding the server) answers on the same threads as the poll, which
+// would only hold them up: its connection never makes a reader poll
+// (elsewhere).
 //
-// A reader never polls for the answer of a Unix socket client: through
-// the daemon's Unix socket, polling made round trips slower, not faster
-// (64 B: 116-121 us without against 122-146 us with it, in five
-// alternating runs on the 2-core VM of docs/BENCHMARKS.md, where a bare
-// relay of the same clients took 108-117 us). A write to a Unix socket
-// hands the woken client to the scheduler as one whose waker is about to
-// sleep, and the polling reader does not.
+// A reader never polls for the answer of a Unix socket client: a write to
+// a Unix socket hands the woken client to the scheduler as one whose waker
+// is about to sleep, which the polling reader is not, so polling makes
+// such round trips slower (docs/BENCHMARKS.md).
 //
 // Polling helps a daemon that would go idle between a request and its
 // reply, and it takes a CPU from the clients meanwhile. So a reader polls
 // only for a single conversation: while at most two connections answer
 // (answeringMax) and no other reader polls; it stops as soon as another
-// reader reads a frame (Stats.FramesIn moves). With several request/reply pairs at
-// once the daemon's threads are busier and the clients need the CPUs:
-// on the 2-core VM of docs/BENCHMARKS.md, four pairs through one daemon
-// made 32 k round trips/s with a reader polling after every relay, 53 k
-// without.
+// reader reads a frame (Stats.FramesIn moves). With several request/reply
+// pairs at once the daemon's threads are busier and the clients need the
+// CPUs, and polling lowers the rate of round trips (docs/BENCHMARKS.md).
 
 // epoch is the origin of the relay times connections keep.
 var epoch = time.Now()
@@ -165,54 +160,8 @@ const (
 	peerHere
 )
 
-// ownClients holds the local addresses of the TCP connections this
-// process has open as a client of this package (ClientConn), counted (two
-// connections to different servers may share a local address), so that a
-// server can tell its own process's clients.
-var ownClients struct {
-	mu    sync.Mutex
-	addrs map[string]int
-}
-
-// noteOwnClient records nc, a TCP connection, in ownClients and returns
-// its key ("" for other connections), which forgetOwnClient takes.
-func noteOwnClient(nc net.Conn) string {
-	tc, ok := nc.(*net.TCPConn)
-	if !ok {
-		return ""
-	}
-	key := tc.LocalAddr().String()
-	ownClients.mu.Lock()
-	defer ownClients.mu.Unlock()
-	if ownClients.addrs == nil {
-		ownClients.addrs = make(map[string]int)
-	}
-	ownClients.addrs[key]++
-	return key
-}
-
-// forgetOwnClient undoes noteOwnClient.
-func forgetOwnClient(key string) {
-	if key == "" {
-		return
-	}
-	ownClients.mu.Lock()
-	defer ownClients.mu.Unlock()
-	if ownClients.addrs[key]--; ownClients.addrs[key] <= 0 {
-		delete(ownClients.addrs, key)
-	}
-}
-
-// isOwnClient reports whether addr is the local address of one of this
-// process's client connections.
-func isOwnClient(addr string) bool {
-	ownClients.mu.Lock()
-	defer ownClients.mu.Unlock()
-	return ownClients.addrs[addr] > 0
-}
-
 // elsewhere reports whether c's client runs in another process: a TCP
-// client not in ownClients, or a Unix socket client with another process
+// client not among the process's own (sockio.IsOwnClient), or a Unix socket client with another process
 // id. It is worked out once, when first asked (by then the client has
 // long finished dialling).
 func (c *conn) elsewhere() bool {
@@ -234,7 +183,7 @@ func (c *conn) elsewhere() bool {
 func (c *conn) clientHere() bool {
 	switch a := c.remote.(type) {
 	case *net.TCPAddr:
-		return isOwnClient(a.String())
+		return sockio.IsOwnClient(a.String())
 	case *net.UnixAddr:
 		pid := -1
 		_ = c.raw.Control(func(fd uintptr) {

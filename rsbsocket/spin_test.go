@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -25,15 +28,15 @@ func (f foreignConn) CloseWrite() error { return f.Conn.(*net.TCPConn).CloseWrit
 
 // dialForeign is dial for a client the server must take for another
 // process's.
-func dialForeign(t testing.TB, addr string) *ClientConn {
+func dialForeign(t testing.TB, addr string) *sockclient.ClientConn {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), socktest.Timeout)
 	defer cancel()
-	c, err := NewClientConn(ctx, foreignConn{nc}, ClientConfig{CloseTimeout: time.Second})
+	c, err := sockclient.NewClientConn(ctx, foreignConn{nc}, sockclient.ClientConfig{CloseTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,19 +48,19 @@ func dialForeign(t testing.TB, addr string) *ClientConn {
 // dialer: the pinger sends a frame, the ponger echoes each frame it gets,
 // and the echo (which the server forwards to the pinger, every connection
 // wanting everything) is the pong.
-func pingPongThrough(t *testing.T, s *Server, addr string, dialer func(testing.TB, string) *ClientConn, n int) {
+func pingPongThrough(t *testing.T, s *Server, addr string, dialer func(testing.TB, string) *sockclient.ClientConn, n int) {
 	t.Helper()
 	before := len(s.Connections())
 	ping, pong := dialer(t, addr), dialer(t, addr)
 	// Unix socket clients are unnamed, so connOf cannot tell them apart:
 	// wait for the server to list both.
-	testutil.WaitFor(t, testTimeout, "both connections", func() bool { return len(s.Connections()) == before+2 })
-	body := notification(t, "/pp/", "bytes", []byte("ping"), 0)
+	testutil.WaitFor(t, socktest.Timeout, "both connections", func() bool { return len(s.Connections()) == before+2 })
+	body := socktest.Notification(t, "/pp/", "bytes", []byte("ping"), 0)
 	for i := range n {
-		send(t, ping, body)
-		got := recv(t, pong)
-		send(t, pong, got)
-		if back := recv(t, ping); !bytes.Equal(back, body) {
+		socktest.Send(t, ping, body)
+		got := socktest.Recv(t, pong)
+		socktest.Send(t, pong, got)
+		if back := socktest.Recv(t, ping); !bytes.Equal(back, body) {
 			t.Fatalf("round trip %d: pong differs", i)
 		}
 	}
@@ -112,8 +115,8 @@ func TestAwaitAnswerNotForOwnClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() { _ = s.Serve(ln) }()
-	for _, addr := range []string{tcpAddr, UnixPrefix + path} {
-		pingPongThrough(t, s, addr, dial, 50)
+	for _, addr := range []string{tcpAddr, sockclient.UnixPrefix + path} {
+		pingPongThrough(t, s, addr, socktest.Dial, 50)
 		if st := s.Stats(); st.SpinWaits != 0 {
 			t.Fatalf("%s: %d polls for clients of this process", addr, st.SpinWaits)
 		}
@@ -180,32 +183,11 @@ func TestConfigSpinWaitBound(t *testing.T) {
 	}
 }
 
-// TestOwnClientsCounted: a local address shared by two client connections
-// (to different servers) stays known until both are gone.
-func TestOwnClientsCounted(t *testing.T) {
-	const addr = "127.0.0.1:1"
-	ownClients.mu.Lock()
-	if ownClients.addrs == nil {
-		ownClients.addrs = make(map[string]int)
-	}
-	ownClients.addrs[addr] += 2
-	ownClients.mu.Unlock()
-	forgetOwnClient(addr)
-	if !isOwnClient(addr) {
-		t.Fatal("forgotten after one of two connections closed")
-	}
-	forgetOwnClient(addr)
-	if isOwnClient(addr) {
-		t.Fatal("still known after both closed")
-	}
-	forgetOwnClient("") // a connection that was never recorded
-}
-
 // rrPair is a request/reply conversation through a server: ping listens on
 // /rr/<k>/pong/, pong on /rr/<k>/ping/, each announced with a Hello, so
 // that each frame goes to one connection.
 type rrPair struct {
-	ping, pong *ClientConn
+	ping, pong *sockclient.ClientConn
 	k          int
 	req, rep   []byte
 }
@@ -216,19 +198,19 @@ func newPair(t *testing.T, s *Server, addr string, k int) *rrPair {
 	t.Helper()
 	p := &rrPair{ping: dialForeign(t, addr), pong: dialForeign(t, addr), k: k}
 	pingSc, pongSc := fmt.Sprintf("/rr/%d/ping/", k), fmt.Sprintf("/rr/%d/pong/", k)
-	send(t, p.ping, helloFrame(t, uuid(byte(2*k)), "listener", pongSc))
-	send(t, p.pong, helloFrame(t, uuid(byte(2*k+1)), "listener", pingSc))
+	socktest.Send(t, p.ping, socktest.Hello(t, socktest.UUID(byte(2*k)), "listener", pongSc))
+	socktest.Send(t, p.pong, socktest.Hello(t, socktest.UUID(byte(2*k+1)), "listener", pingSc))
 	// A connection that announced nothing yet gets every event (and makes
 	// Wanted true): wait until both Hellos are learnt, each scope routed to
 	// its connection alone.
-	testutil.WaitFor(t, testTimeout, "both scopes routed", func() bool {
+	testutil.WaitFor(t, socktest.Timeout, "both scopes routed", func() bool {
 		ix := s.index.Load()
 		_, ping := ix.by[scope.MustParse(pingSc).String()]
 		_, pong := ix.by[scope.MustParse(pongSc).String()]
 		return ping && pong // the two connections, and so out of ix.all
 	})
-	p.req = notification(t, pingSc, "bytes", []byte("request"), 0)
-	p.rep = notification(t, pongSc, "bytes", []byte("reply"), 0)
+	p.req = socktest.Notification(t, pingSc, "bytes", []byte("request"), 0)
+	p.rep = socktest.Notification(t, pongSc, "bytes", []byte("reply"), 0)
 	return p
 }
 
@@ -236,19 +218,19 @@ func newPair(t *testing.T, s *Server, addr string, k int) *rrPair {
 func (p *rrPair) roundTrips(t *testing.T, n int) {
 	t.Helper()
 	for range n {
-		send(t, p.ping, p.req)
+		socktest.Send(t, p.ping, p.req)
 		recvScope(t, p.pong, fmt.Sprintf("/rr/%d/ping/", p.k))
-		send(t, p.pong, p.rep)
+		socktest.Send(t, p.pong, p.rep)
 		recvScope(t, p.ping, fmt.Sprintf("/rr/%d/pong/", p.k))
 	}
 }
 
 // recvScope reads frames until one on scope want, skipping introspection
 // (the other clients' Hellos).
-func recvScope(t *testing.T, c *ClientConn, want string) {
+func recvScope(t *testing.T, c *sockclient.ClientConn, want string) {
 	t.Helper()
 	for {
-		f, err := ParseFrame(recv(t, c))
+		f, err := frame.ParseFrame(socktest.Recv(t, c))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -272,17 +254,17 @@ func TestAwaitAnswerOneConversation(t *testing.T) {
 	// An answer later than SpinWait (a loaded machine) makes its
 	// connection stop counting as answering for a while: each step runs
 	// round trips until it sees what it waits for.
-	testutil.WaitFor(t, testTimeout, "a poll with one conversation", func() bool {
+	testutil.WaitFor(t, socktest.Timeout, "a poll with one conversation", func() bool {
 		one.roundTrips(t, 5)
 		return s.Stats().SpinWaits > 0
 	})
 	two := newPair(t, s, addr, 2)
-	testutil.WaitFor(t, testTimeout, "four connections answering", func() bool {
+	testutil.WaitFor(t, socktest.Timeout, "four connections answering", func() bool {
 		one.roundTrips(t, 2)
 		two.roundTrips(t, 2)
 		return s.answering.Load() == 4
 	})
-	testutil.WaitFor(t, testTimeout, "round trips of both conversations without a poll", func() bool {
+	testutil.WaitFor(t, socktest.Timeout, "round trips of both conversations without a poll", func() bool {
 		before := s.Stats().SpinWaits
 		one.roundTrips(t, 20)
 		two.roundTrips(t, 20)
@@ -290,9 +272,9 @@ func TestAwaitAnswerOneConversation(t *testing.T) {
 	})
 	_ = two.ping.Close()
 	_ = two.pong.Close()
-	testutil.WaitFor(t, testTimeout, "the second conversation's connections gone", func() bool { return s.answering.Load() <= 2 })
+	testutil.WaitFor(t, socktest.Timeout, "the second conversation's connections gone", func() bool { return s.answering.Load() <= 2 })
 	before := s.Stats().SpinWaits
-	testutil.WaitFor(t, testTimeout, "a poll once the second conversation ended", func() bool {
+	testutil.WaitFor(t, socktest.Timeout, "a poll once the second conversation ended", func() bool {
 		one.roundTrips(t, 5)
 		return s.Stats().SpinWaits > before
 	})

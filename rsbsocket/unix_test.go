@@ -11,22 +11,10 @@ import (
 	"testing"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/internal/sockio"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
-
-// TestSplitAddr: "unix:" names a socket path, anything else a TCP address.
-func TestSplitAddr(t *testing.T) {
-	for _, c := range []struct{ in, network, addr string }{
-		{"127.0.0.1:55555", "tcp", "127.0.0.1:55555"},
-		{"localhost:1", "tcp", "localhost:1"},
-		{"unix:/run/rsbd.sock", "unix", "/run/rsbd.sock"},
-		{"unix:rel/x.sock", "unix", "rel/x.sock"},
-		{"unix:", "unix", ""},
-	} {
-		if n, a := SplitAddr(c.in); n != c.network || a != c.addr {
-			t.Errorf("SplitAddr(%q) = %q, %q; want %q, %q", c.in, n, a, c.network, c.addr)
-		}
-	}
-}
 
 // TestUnixAndTCPClientsShareOneServer: a server serving a TCP and a Unix
 // listener forwards between clients of both, small frames and large ones
@@ -42,16 +30,16 @@ func TestUnixAndTCPClientsShareOneServer(t *testing.T) {
 	}
 	go func() { _ = s.Serve(unixLn) }()
 
-	uc := dial(t, UnixPrefix+path)
-	testutil.WaitFor(t, testTimeout, "the Unix connection", func() bool { return len(s.Connections()) == 1 })
+	uc := socktest.Dial(t, sockclient.UnixPrefix+path)
+	testutil.WaitFor(t, socktest.Timeout, "the Unix connection", func() bool { return len(s.Connections()) == 1 })
 	id := s.Connections()[0].ID
-	tc := dial(t, tcpAddr)
-	testutil.WaitFor(t, testTimeout, "both connections", func() bool { return len(s.Connections()) == 2 })
+	tc := socktest.Dial(t, tcpAddr)
+	testutil.WaitFor(t, socktest.Timeout, "both connections", func() bool { return len(s.Connections()) == 2 })
 	frames := append(bulkFrames(t, 50, 100), bulkFrames(t, 3, 3<<20)...)
 	frames = append(frames, bulkFrames(t, 10, 10)...)
 	done := publish(uc, frames)
 	for i, w := range frames {
-		if got := recv(t, tc); !bytes.Equal(got, w) {
+		if got := socktest.Recv(t, tc); !bytes.Equal(got, w) {
 			t.Fatalf("unix → tcp frame %d differs (%d bytes, want %d)", i, len(got), len(w))
 		}
 	}
@@ -66,7 +54,7 @@ func TestUnixAndTCPClientsShareOneServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, w := range back {
-		if got := recv(t, uc); !bytes.Equal(got, w) {
+		if got := socktest.Recv(t, uc); !bytes.Equal(got, w) {
 			t.Fatalf("tcp → unix frame %d differs", i)
 		}
 	}
@@ -87,12 +75,12 @@ func TestUnixBuffersGrown(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := serveOn(t, quietConfig(), nil, ln)
-	c := dial(t, UnixPrefix+path)
-	want := min(unixSocketBuffer, wmemMax(t))
-	if got := sendBuffer(t, c.nc); got < want {
+	c := socktest.Dial(t, sockclient.UnixPrefix+path)
+	want := min(sockio.UnixSocketBuffer, wmemMax(t))
+	if got := sendBuffer(t, c.NetConn()); got < want {
 		t.Errorf("client send buffer %d, want at least %d", got, want)
 	}
-	testutil.WaitFor(t, testTimeout, "the connection", func() bool { return len(s.Connections()) == 1 })
+	testutil.WaitFor(t, socktest.Timeout, "the connection", func() bool { return len(s.Connections()) == 1 })
 	s.mu.Lock()
 	var srv net.Conn
 	for _, sc := range s.conns {

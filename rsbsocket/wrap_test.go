@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
 )
 
 // wrapper is a Handler that wraps every frame it gets in place, as a node
@@ -16,7 +18,7 @@ type wrapper struct {
 	refused int
 }
 
-func (w *wrapper) OnFrame(_ ConnID, f Frame) {
+func (w *wrapper) OnFrame(_ ConnID, f frame.Frame) {
 	rec, ok := f.Wrap([]byte("<<"), []byte(">>>"))
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -40,21 +42,21 @@ func (w *wrapper) snapshot() ([][]byte, int) {
 // the room.
 func TestFrameWrapInPlace(t *testing.T) {
 	cfg := quietConfig()
-	cfg.FrameRoom = Room{Head: 2, Tail: 3}
+	cfg.FrameRoom = frame.Room{Head: 2, Tail: 3}
 	w := &wrapper{}
 	s, addr := startServer(t, cfg, w)
-	pub, sub := dial(t, addr), dial(t, addr)
+	pub, sub := socktest.Dial(t, addr), socktest.Dial(t, addr)
 	connOf(t, s, pub)
 	connOf(t, s, sub)
-	small := notification(t, "/wrap/", "bytes", bytes.Repeat([]byte{'s'}, 100), 1)
-	large := notification(t, "/wrap/", "bytes", bytes.Repeat([]byte{'l'}, eagerAllocMax+1), 2)
+	small := socktest.Notification(t, "/wrap/", "bytes", bytes.Repeat([]byte{'s'}, 100), 1)
+	large := socktest.Notification(t, "/wrap/", "bytes", bytes.Repeat([]byte{'l'}, frame.EagerAllocMax+1), 2)
 	for _, body := range [][]byte{small, large} {
-		send(t, pub, body)
-		if got := recv(t, sub); !bytes.Equal(got, body) {
+		socktest.Send(t, pub, body)
+		if got := socktest.Recv(t, sub); !bytes.Equal(got, body) {
 			t.Fatalf("relayed frame of %d bytes changed", len(body))
 		}
 	}
-	testutil.WaitFor(t, testTimeout, "both frames handled", func() bool { got, refused := w.snapshot(); return len(got)+refused == 2 })
+	testutil.WaitFor(t, socktest.Timeout, "both frames handled", func() bool { got, refused := w.snapshot(); return len(got)+refused == 2 })
 	got, refused := w.snapshot()
 	want := append(append([]byte("<<"), small...), ">>>"...)
 	if len(got) != 1 || refused != 1 || !bytes.Equal(got[0], want) {
@@ -63,34 +65,5 @@ func TestFrameWrapInPlace(t *testing.T) {
 	}
 	if cap(got[0]) != len(got[0]) {
 		t.Fatalf("wrapped record has capacity %d past its %d bytes", cap(got[0]), len(got[0]))
-	}
-}
-
-// TestFrameWrapRefused: a frame without room (ParseFrame's) or with too
-// little is left untouched.
-func TestFrameWrapRefused(t *testing.T) {
-	body := notification(t, "/wrap/", "bytes", []byte("x"), 1)
-	f, err := ParseFrame(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := f.Wrap(nil, nil); ok {
-		t.Fatal("a parsed frame has no room, yet Wrap succeeded")
-	}
-	room := make([]byte, 2+len(body)+1)
-	copy(room[2:], body)
-	f.room, f.head, f.Body = room, 2, room[2:2+len(body):2+len(body)]
-	before := bytes.Clone(room)
-	for _, c := range []struct{ pre, suf string }{{"abc", ""}, {"", "xy"}} {
-		if _, ok := f.Wrap([]byte(c.pre), []byte(c.suf)); ok {
-			t.Fatalf("Wrap(%q, %q) fit a room of 2 and 1", c.pre, c.suf)
-		}
-	}
-	if !bytes.Equal(room, before) {
-		t.Fatal("a refused Wrap wrote into the room")
-	}
-	rec, ok := f.Wrap([]byte("ab"), []byte("c"))
-	if !ok || string(rec) != "ab"+string(body)+"c" {
-		t.Fatalf("Wrap of an exact fit: %q, %v", rec, ok)
 	}
 }

@@ -20,7 +20,7 @@ import (
 
 	"github.com/rsbd/rsbd/config"
 	"github.com/rsbd/rsbd/internal/syncbuf"
-	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // runArgs runs the daemon in-process with args and env and no
@@ -101,7 +101,7 @@ func TestServeUntilSignal(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := rsbsocket.Dial(ctx, rsbsocket.UnixPrefix+sock)
+	c, err := sockclient.Dial(ctx, sockclient.UnixPrefix+sock)
 	if err != nil {
 		t.Fatalf("dialling the Unix socket: %v", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/rsbd/rsbd/node"
 	"github.com/rsbd/rsbd/qos"
 	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
 	"github.com/rsbd/rsbd/transport"
 )
 
@@ -97,7 +98,7 @@ var options = []option{
 	{"socket-default-interest", "all", "all|none", "events for a client that announced no listener"},
 	{"socket-queue-frames", strconv.Itoa(rsbsocket.DefaultQueueFrames), "N", "send queue bound per client, in frames"},
 	{"socket-queue-bytes", strconv.Itoa(rsbsocket.DefaultQueueBytes), "BYTES", "send queue bound per client, in bytes"},
-	{"socket-max-frame", strconv.Itoa(rsbsocket.DefaultMaxFrameSize), "BYTES", "largest frame a client may send"},
+	{"socket-max-frame", strconv.Itoa(frame.DefaultMaxFrameSize), "BYTES", "largest frame a client may send"},
 	{"socket-stall-timeout", rsbsocket.DefaultStallTimeout.String(), "DURATION", "how long a publisher waits for a full subscriber before it counts as stalled"},
 	{"socket-max-connections", strconv.Itoa(rsbsocket.DefaultMaxConnections), "N", "client connections served at once (one more is closed at once and counted)"},
 	{"socket-max-participants", strconv.Itoa(rsbsocket.DefaultMaxParticipants), "N", "introspection participants tracked per client (past it the client gets every event)"},

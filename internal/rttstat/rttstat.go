@@ -21,7 +21,7 @@ func Report(b *testing.B, rtts []time.Duration) {
 // micros is d in microseconds, with the fraction.
 func micros(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 
-// Conn is the client side of a frame connection, as rsbsocket.ClientConn
+// Conn is the client side of a frame connection, as sockclient.ClientConn
 // is: Send writes one frame, RecvInto reads the next into buf.
 type Conn interface {
 	Send(body []byte) error

@@ -19,7 +19,7 @@ import (
 	"github.com/rsbd/rsbd/bench/internal/bus"
 	"github.com/rsbd/rsbd/bench/internal/workload"
 	"github.com/rsbd/rsbd/client"
-	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // agentState is what one agent process holds between operations: at most
@@ -186,7 +186,7 @@ func (s *agentState) opNode(_ context.Context, raw json.RawMessage, _ agent.Prog
 		res.Socket = a.String()
 	}
 	if p := e.Node().SocketPath(); p != "" {
-		res.Unix = rsbsocket.UnixPrefix + p
+		res.Unix = sockclient.UnixPrefix + p
 	}
 	return res, nil
 }

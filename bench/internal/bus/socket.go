@@ -13,6 +13,8 @@ import (
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/proto/rsbpb/introspection"
 	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -48,7 +50,7 @@ type Socket struct {
 }
 
 type sockConn struct {
-	c        *rsbsocket.ClientConn
+	c        *sockclient.ClientConn
 	mu       sync.RWMutex       // guards handlers
 	handlers map[string]Handler // by scope string
 	done     chan struct{}
@@ -58,7 +60,7 @@ type sockConn struct {
 func DialSocket(ctx context.Context, addr string, n int) (*Socket, error) {
 	s := &Socket{sender: notification.NewParticipantID()}
 	for i := 0; i < max(n, 1); i++ {
-		c, err := rsbsocket.Dial(ctx, addr)
+		c, err := sockclient.Dial(ctx, addr)
 		if err != nil {
 			_ = s.Close()
 			return nil, err
@@ -83,7 +85,7 @@ func (sc *sockConn) readLoop() {
 		if err != nil {
 			return
 		}
-		f, err := rsbsocket.ParseFrame(body)
+		f, err := frame.ParseFrame(body)
 		if err != nil {
 			continue
 		}

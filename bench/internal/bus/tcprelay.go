@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rsbd/rsbd/rsbsocket"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // The raw TCP relay reference: the floor of any broker's round trip. A
@@ -117,7 +117,7 @@ func (r *TCPRelay) pipe(src, dst net.Conn) {
 // Addr returns the relay's address.
 func (r *TCPRelay) Addr() string {
 	if a, ok := r.ln.Addr().(*net.UnixAddr); ok {
-		return rsbsocket.UnixPrefix + a.Name
+		return sockclient.UnixPrefix + a.Name
 	}
 	return r.ln.Addr().String()
 }
@@ -137,7 +137,7 @@ func (r *TCPRelay) Close() error {
 
 // dialRelay connects to a relay address: "host:port" or "unix:PATH".
 func dialRelay(addr string) (net.Conn, error) {
-	network, address := rsbsocket.SplitAddr(addr)
+	network, address := sockclient.SplitAddr(addr)
 	return net.DialTimeout(network, address, 5*time.Second)
 }
 

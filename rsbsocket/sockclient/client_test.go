@@ -1,4 +1,4 @@
-package rsbsocket
+package sockclient_test
 
 import (
 	"bufio"
@@ -9,6 +9,10 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
+	"github.com/rsbd/rsbd/rsbsocket/sockclient"
 )
 
 // fakeServer accepts one connection and runs serve on it.
@@ -41,17 +45,17 @@ func TestDialBadHandshake(t *testing.T) {
 		greet []byte
 	}{
 		{"non-zero", []byte{0, 0, 0, 1}},
-		{"frame instead", AppendFrame(nil, pythonFrame)},
+		{"frame instead", frame.AppendFrame(nil, socktest.PythonFrame)},
 		{"short", []byte{0, 0}},
 		{"nothing", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			addr := fakeServer(t, func(nc net.Conn) { _, _ = nc.Write(tt.greet) })
-			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), socktest.Timeout)
 			defer cancel()
-			c, err := Dial(ctx, addr)
-			if !errors.Is(err, ErrBadHandshake) || c != nil {
+			c, err := sockclient.Dial(ctx, addr)
+			if !errors.Is(err, frame.ErrBadHandshake) || c != nil {
 				t.Fatalf("Dial = %v, %v; want ErrBadHandshake", c, err)
 			}
 		})
@@ -63,39 +67,39 @@ func TestDialHandshakeTimeout(t *testing.T) {
 	addr := fakeServer(t, func(net.Conn) { <-release })
 	defer close(release)
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), socktest.Timeout)
 	defer cancel()
-	_, err := DialConfig(ctx, addr, ClientConfig{HandshakeTimeout: 50 * time.Millisecond})
-	if !errors.Is(err, ErrBadHandshake) || time.Since(start) > testTimeout/2 {
+	_, err := sockclient.DialConfig(ctx, addr, sockclient.ClientConfig{HandshakeTimeout: 50 * time.Millisecond})
+	if !errors.Is(err, frame.ErrBadHandshake) || time.Since(start) > socktest.Timeout/2 {
 		t.Fatalf("Dial = %v after %v", err, time.Since(start))
 	}
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	go cancel2()
-	if _, err := Dial(ctx2, addr); err == nil {
+	if _, err := sockclient.Dial(ctx2, addr); err == nil {
 		t.Fatal("Dial succeeded with a cancelled context")
 	}
 }
 
 func TestClientFramesFollowingHandshake(t *testing.T) {
 	// A server that sends the greeting and two frames in one write.
-	greeting := append([]byte{0, 0, 0, 0}, AppendFrame(AppendFrame(nil, pythonFrame), []byte("x"))...)
+	greeting := append([]byte{0, 0, 0, 0}, frame.AppendFrame(frame.AppendFrame(nil, socktest.PythonFrame), []byte("x"))...)
 	got := make(chan []byte, 1)
 	addr := fakeServer(t, func(nc net.Conn) {
 		_, _ = nc.Write(greeting)
-		body, _ := ReadFrame(bufioReader(nc), 0, nil)
+		body, _ := frame.ReadFrame(bufio.NewReader(nc), 0, nil)
 		got <- body
 		_ = nc.(*net.TCPConn).CloseWrite()
 		_, _ = io.Copy(io.Discard, nc)
 	})
-	c := dial(t, addr)
-	if b := recv(t, c); !bytes.Equal(b, pythonFrame) {
+	c := socktest.Dial(t, addr)
+	if b := socktest.Recv(t, c); !bytes.Equal(b, socktest.PythonFrame) {
 		t.Fatalf("first frame % x", b)
 	}
-	if b := recv(t, c); string(b) != "x" {
+	if b := socktest.Recv(t, c); string(b) != "x" {
 		t.Fatalf("second frame % x", b)
 	}
-	send(t, c, pythonFrame)
-	if b := <-got; !bytes.Equal(b, pythonFrame) {
+	socktest.Send(t, c, socktest.PythonFrame)
+	if b := <-got; !bytes.Equal(b, socktest.PythonFrame) {
 		t.Fatalf("server got % x", b)
 	}
 	if _, err := c.Recv(); err != io.EOF {
@@ -104,7 +108,7 @@ func TestClientFramesFollowingHandshake(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Send(pythonFrame); !errors.Is(err, ErrClosed) {
+	if err := c.Send(socktest.PythonFrame); !errors.Is(err, sockclient.ErrClosed) {
 		t.Fatalf("Send after Close = %v", err)
 	}
 }
@@ -112,14 +116,14 @@ func TestClientFramesFollowingHandshake(t *testing.T) {
 func TestClientCloseWaitsForServerEOF(t *testing.T) {
 	sawEOF := make(chan struct{})
 	addr := fakeServer(t, func(nc net.Conn) {
-		_ = WriteHandshake(nc)
+		_ = frame.WriteHandshake(nc)
 		// Answer the client's EOF with two more frames and our own EOF.
 		_, _ = io.Copy(io.Discard, nc)
 		close(sawEOF)
-		_, _ = nc.Write(AppendFrame(AppendFrame(nil, pythonFrame), pythonFrame))
+		_, _ = nc.Write(frame.AppendFrame(frame.AppendFrame(nil, socktest.PythonFrame), socktest.PythonFrame))
 		_ = nc.(*net.TCPConn).CloseWrite()
 	})
-	c := dial(t, addr)
+	c := socktest.Dial(t, addr)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -133,69 +137,17 @@ func TestClientCloseWaitsForServerEOF(t *testing.T) {
 	}
 }
 
-func TestClientSendMany(t *testing.T) {
-	s, addr := startServer(t, quietConfig(), nil)
-	pub, sub := dial(t, addr), dial(t, addr)
-	connOf(t, s, pub)
-	connOf(t, s, sub)
-	var bodies [][]byte
-	for i, size := range []int{10, 70 << 10, 100, 20 << 10, 5} {
-		bodies = append(bodies, notification(t, "/many/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i)))
-	}
-	for range 30 { // enough frames to need several writes
-		bodies = append(bodies, pythonFrame)
-	}
-	if err := pub.SendMany(bodies); err != nil {
-		t.Fatal(err)
-	}
-	for i, want := range bodies {
-		if got := recv(t, sub); !bytes.Equal(got, want) {
-			t.Fatalf("frame %d differs", i)
-		}
-	}
-}
-
 func TestClientConfigValidate(t *testing.T) {
-	if err := (ClientConfig{}).Validate(); err != nil {
+	if err := (sockclient.ClientConfig{}).Validate(); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []ClientConfig{{MaxFrameSize: -1}, {CloseTimeout: -1}, {HandshakeTimeout: -1}} {
-		if err := c.Validate(); !errors.Is(err, ErrInvalidConfig) {
+	for _, c := range []sockclient.ClientConfig{{MaxFrameSize: -1}, {CloseTimeout: -1}, {HandshakeTimeout: -1}} {
+		if err := c.Validate(); !errors.Is(err, sockclient.ErrInvalidConfig) {
 			t.Errorf("Validate(%+v) = %v", c, err)
 		}
-		if _, err := DialConfig(context.Background(), "127.0.0.1:1", c); !errors.Is(err, ErrInvalidConfig) {
+		if _, err := sockclient.DialConfig(context.Background(), "127.0.0.1:1", c); !errors.Is(err, sockclient.ErrInvalidConfig) {
 			t.Errorf("DialConfig(%+v) = %v", c, err)
 		}
-	}
-}
-
-// TestClientRecvInto: frames that fit the buffer passed in are read into
-// it; a larger one gets new memory, which the next call may reuse.
-func TestClientRecvInto(t *testing.T) {
-	s, addr := startServer(t, quietConfig(), nil)
-	pub, sub := dial(t, addr), dial(t, addr)
-	connOf(t, s, pub)
-	connOf(t, s, sub)
-	var bodies [][]byte
-	for i, size := range []int{100, eagerAllocMax + 10, 50, eagerAllocMax + 5, 3 * eagerAllocMax} {
-		bodies = append(bodies, notification(t, "/into/", "bytes", bytes.Repeat([]byte{byte(i)}, size), uint32(i)))
-	}
-	go func() { _ = pub.SendMany(bodies) }()
-	buf := make([]byte, 0, 1000)
-	for i, want := range bodies {
-		prev := buf
-		got, err := sub.RecvInto(buf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("frame %d differs", i)
-		}
-		reused := len(got) <= cap(prev) && &got[:cap(got)][cap(got)-1] == &prev[:cap(prev)][cap(prev)-1]
-		if fits := len(want) <= cap(prev); fits != reused {
-			t.Fatalf("frame %d of %d bytes, buffer of %d: reused %v", i, len(want), cap(prev), reused)
-		}
-		buf = got
 	}
 }
 
@@ -208,14 +160,14 @@ func TestClientTrySend(t *testing.T) {
 	got := make(chan [][]byte, 1)
 	addr := fakeServer(t, func(nc net.Conn) {
 		_ = nc.(*net.TCPConn).SetReadBuffer(4096)
-		if WriteHandshake(nc) != nil {
+		if frame.WriteHandshake(nc) != nil {
 			return
 		}
 		<-start // read nothing until told
 		r := bufio.NewReader(nc)
 		var frames [][]byte
 		for {
-			body, err := ReadFrame(r, 0, nil)
+			body, err := frame.ReadFrame(r, 0, nil)
 			if err != nil {
 				got <- frames
 				return
@@ -223,8 +175,8 @@ func TestClientTrySend(t *testing.T) {
 			frames = append(frames, body)
 		}
 	})
-	c := dial(t, addr)
-	_ = c.nc.(*net.TCPConn).SetWriteBuffer(4096)
+	c := socktest.Dial(t, addr)
+	_ = c.NetConn().(*net.TCPConn).SetWriteBuffer(4096)
 	var sent [][]byte
 	small := []byte("first")
 	if taken, owes, err := c.TrySend(small); err != nil || !taken || owes {
@@ -280,20 +232,20 @@ func TestClientTrySend(t *testing.T) {
 func TestClientRecvIntoBuffered(t *testing.T) {
 	next := make(chan struct{})
 	addr := fakeServer(t, func(nc net.Conn) {
-		if WriteHandshake(nc) != nil {
+		if frame.WriteHandshake(nc) != nil {
 			return
 		}
 		// Once the client read the handshake: two frames in one write,
 		// then a third after the client read them.
 		<-next
-		if _, err := nc.Write(AppendFrame(AppendFrame(nil, []byte("one")), []byte("two"))); err != nil {
+		if _, err := nc.Write(frame.AppendFrame(frame.AppendFrame(nil, []byte("one")), []byte("two"))); err != nil {
 			return
 		}
 		<-next
-		_, _ = nc.Write(AppendFrame(nil, []byte("three")))
+		_, _ = nc.Write(frame.AppendFrame(nil, []byte("three")))
 		<-next
 	})
-	c := dial(t, addr)
+	c := socktest.Dial(t, addr)
 	defer close(next)
 	next <- struct{}{}
 	for i, want := range []struct {
@@ -315,23 +267,23 @@ func TestClientRecvIntoBuffered(t *testing.T) {
 // the buffer, and not a frame of which only a part has arrived.
 func TestClientReady(t *testing.T) {
 	next := make(chan struct{})
-	third := AppendFrame(nil, []byte("three"))
+	third := frame.AppendFrame(nil, []byte("three"))
 	addr := fakeServer(t, func(nc net.Conn) {
-		if WriteHandshake(nc) != nil {
+		if frame.WriteHandshake(nc) != nil {
 			return
 		}
 		// Two frames and the start of a third in one write, then the
 		// rest of the third once the client read the first two.
 		<-next
-		b := AppendFrame(AppendFrame(nil, []byte("one")), []byte("two"))
-		if _, err := nc.Write(append(b, third[:headerSize+2]...)); err != nil {
+		b := frame.AppendFrame(frame.AppendFrame(nil, []byte("one")), []byte("two"))
+		if _, err := nc.Write(append(b, third[:frame.HeaderSize+2]...)); err != nil {
 			return
 		}
 		<-next
-		_, _ = nc.Write(third[headerSize+2:])
+		_, _ = nc.Write(third[frame.HeaderSize+2:])
 		<-next
 	})
-	c := dial(t, addr)
+	c := socktest.Dial(t, addr)
 	defer close(next)
 	next <- struct{}{}
 	for i, want := range []struct {
@@ -346,5 +298,20 @@ func TestClientReady(t *testing.T) {
 	next <- struct{}{}
 	if body, _, more, err := c.RecvIntoSized(nil, nil); err != nil || string(body) != "three" || more {
 		t.Fatalf("frame 2: %q, %v, ready %v", body, err, more)
+	}
+}
+
+// TestSplitAddr: "unix:" names a socket path, anything else a TCP address.
+func TestSplitAddr(t *testing.T) {
+	for _, c := range []struct{ in, network, addr string }{
+		{"127.0.0.1:55555", "tcp", "127.0.0.1:55555"},
+		{"localhost:1", "tcp", "localhost:1"},
+		{"unix:/run/rsbd.sock", "unix", "/run/rsbd.sock"},
+		{"unix:rel/x.sock", "unix", "rel/x.sock"},
+		{"unix:", "unix", ""},
+	} {
+		if n, a := sockclient.SplitAddr(c.in); n != c.network || a != c.addr {
+			t.Errorf("SplitAddr(%q) = %q, %q; want %q, %q", c.in, n, a, c.network, c.addr)
+		}
 	}
 }

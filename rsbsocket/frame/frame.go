@@ -1,4 +1,4 @@
-package rsbsocket
+package frame
 
 import (
 	"bufio"
@@ -59,12 +59,13 @@ func ReadHandshake(r io.Reader) error {
 // then body) to dst and returns the extended slice. body must be shorter
 // than 4 GiB.
 func AppendFrame(dst, body []byte) []byte {
-	dst = appendHeader(dst, len(body))
+	dst = AppendHeader(dst, len(body))
 	return append(dst, body...)
 }
 
-// appendHeader appends the 4-byte little-endian length n.
-func appendHeader(dst []byte, n int) []byte {
+// AppendHeader appends the header of a frame with an n-byte body, the
+// 4-byte little-endian length n, to dst and returns the extended slice.
+func AppendHeader(dst []byte, n int) []byte {
 	return binary.LittleEndian.AppendUint32(dst, uint32(n))
 }
 
@@ -97,7 +98,7 @@ func ReadFrameSized(r *bufio.Reader, maxSize int, buf []byte, get func(n int) []
 			buf = b
 		}
 	}
-	if n <= cap(buf) || n <= eagerAllocMax {
+	if n <= cap(buf) || n <= EagerAllocMax {
 		if n > cap(buf) {
 			buf = make([]byte, n)
 		}
@@ -110,19 +111,19 @@ func ReadFrameSized(r *bufio.Reader, maxSize int, buf []byte, get func(n int) []
 	return readGrowing(r, n)
 }
 
-// readFrameRoom is ReadFrame into new memory with room around the body: a
-// body of at most eagerAllocMax bytes lies at room[rm.Head:], with rm.Tail
-// bytes after it (room is the body's own allocation when rm is zero); a
-// larger one comes without room (room is nil). A larger body of at most
-// eagerWholeMax bytes is allocated at once from its header when budget
-// (nil: never) has room for it; otherwise it is grown as ReadFrame grows
-// it.
-func readFrameRoom(r *bufio.Reader, maxSize int, rm Room, budget *largeBudget) (body, room []byte, err error) {
+// ReadFrameRoom is ReadFrame into new memory with room around the body, for
+// a reader that hands each body on (ParseOwned): a body of at most
+// EagerAllocMax bytes lies at room[rm.Head:], with rm.Tail bytes after it
+// (room is the body's own allocation when rm is zero); a larger one comes
+// without room (room is nil). A larger body of at most eagerWholeMax bytes
+// is allocated at once from its header when budget (nil: never) has room
+// for it; otherwise it is grown as ReadFrame grows it.
+func ReadFrameRoom(r *bufio.Reader, maxSize int, rm Room, budget *LargeBudget) (body, room []byte, err error) {
 	n, err := readHeader(r, maxSize)
 	if err != nil {
 		return nil, nil, err
 	}
-	if n > eagerAllocMax {
+	if n > EagerAllocMax {
 		body, err = readLarge(r, n, budget)
 		return body, nil, err
 	}
@@ -134,17 +135,26 @@ func readFrameRoom(r *bufio.Reader, maxSize int, rm Room, budget *largeBudget) (
 	return body, room, nil
 }
 
-// largeBudget is a server's count of the bytes of large bodies being read
-// into memory allocated whole from their headers, bounded by eagerBudget.
-type largeBudget struct {
+// LargeBudget counts the bytes of large bodies ReadFrameRoom is reading
+// into memory allocated whole from their headers, bounded by EagerBudget;
+// the readers of one server share one. Its zero value is an unused budget;
+// it is safe for concurrent use.
+type LargeBudget struct {
 	inUse atomic.Int64
 	// refused counts the bodies grown instead because the budget was taken.
 	refused atomic.Uint64
 }
 
+// InUse returns the bytes of large bodies being read within the budget.
+func (b *LargeBudget) InUse() int64 { return b.inUse.Load() }
+
+// Refused counts the large bodies that were grown instead of allocated
+// whole because the budget was taken.
+func (b *LargeBudget) Refused() uint64 { return b.refused.Load() }
+
 // take reserves n bytes and reports whether they were within the budget.
-func (b *largeBudget) take(n int) bool {
-	if b.inUse.Add(int64(n)) <= eagerBudget {
+func (b *LargeBudget) take(n int) bool {
+	if b.inUse.Add(int64(n)) <= EagerBudget {
 		return true
 	}
 	b.inUse.Add(-int64(n))
@@ -153,13 +163,13 @@ func (b *largeBudget) take(n int) bool {
 }
 
 // give returns n bytes take reserved.
-func (b *largeBudget) give(n int) { b.inUse.Add(-int64(n)) }
+func (b *LargeBudget) give(n int) { b.inUse.Add(-int64(n)) }
 
-// readLarge reads an n-byte body, n > eagerAllocMax: into one allocation
+// readLarge reads an n-byte body, n > EagerAllocMax: into one allocation
 // of n bytes when n is at most eagerWholeMax and budget has room for it
 // (given back once the body is read, or its read failed), else growing
 // (readGrowing).
-func readLarge(r *bufio.Reader, n int, budget *largeBudget) ([]byte, error) {
+func readLarge(r *bufio.Reader, n int, budget *LargeBudget) ([]byte, error) {
 	if budget == nil || n > eagerWholeMax || !budget.take(n) {
 		return readGrowing(r, n)
 	}
@@ -176,7 +186,7 @@ func readHeader(r *bufio.Reader, maxSize int) (int, error) {
 	if maxSize <= 0 {
 		maxSize = DefaultMaxFrameSize
 	}
-	h, err := r.Peek(headerSize)
+	h, err := r.Peek(HeaderSize)
 	if err != nil {
 		if len(h) > 0 {
 			return 0, unexpected(err)
@@ -184,7 +194,7 @@ func readHeader(r *bufio.Reader, maxSize int) (int, error) {
 		return 0, err
 	}
 	n := binary.LittleEndian.Uint32(h)
-	_, _ = r.Discard(headerSize)
+	_, _ = r.Discard(HeaderSize)
 	if n == 0 {
 		return 0, ErrEmptyFrame
 	}
@@ -194,13 +204,13 @@ func readHeader(r *bufio.Reader, maxSize int) (int, error) {
 	return int(n), nil
 }
 
-// readGrowing reads an n-byte body, n > eagerAllocMax, into memory that
+// readGrowing reads an n-byte body, n > EagerAllocMax, into memory that
 // grows with the bytes actually received: first ceil(n/growFactor^k) bytes
-// for the least k that fits eagerAllocMax, then growFactor times more per
+// for the least k that fits EagerAllocMax, then growFactor times more per
 // step, the last step being exactly n.
 func readGrowing(r *bufio.Reader, n int) ([]byte, error) {
 	div := 1
-	for ceilDiv(n, div) > eagerAllocMax {
+	for ceilDiv(n, div) > EagerAllocMax {
 		div *= growFactor
 	}
 	buf := make([]byte, 0, ceilDiv(n, div))
@@ -223,8 +233,9 @@ func readGrowing(r *bufio.Reader, n int) ([]byte, error) {
 // ceilDiv returns n/d rounded up.
 func ceilDiv(n, d int) int { return (n + d - 1) / d }
 
-// skipFrame reads one frame and discards its body without keeping it.
-func skipFrame(r *bufio.Reader, maxSize int) error {
+// SkipFrame reads one frame from r and discards its body without keeping
+// it; it fails as ReadFrame does.
+func SkipFrame(r *bufio.Reader, maxSize int) error {
 	n, err := readHeader(r, maxSize)
 	if err != nil {
 		return err
@@ -233,6 +244,17 @@ func skipFrame(r *bufio.Reader, maxSize int) error {
 		return unexpected(err)
 	}
 	return nil
+}
+
+// Buffered reports whether r holds a whole frame, so that the next read of
+// a frame returns without reading from r's source.
+func Buffered(r *bufio.Reader) bool {
+	n := r.Buffered()
+	if n < HeaderSize {
+		return false
+	}
+	h, err := r.Peek(HeaderSize)
+	return err == nil && n-HeaderSize >= int(binary.LittleEndian.Uint32(h))
 }
 
 // unexpected turns an EOF inside a frame into io.ErrUnexpectedEOF.

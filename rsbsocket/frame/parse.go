@@ -1,4 +1,4 @@
-package rsbsocket
+package frame
 
 import (
 	"errors"
@@ -32,9 +32,10 @@ const (
 // parsed cheaply from it.
 //
 // Body and the byte-slice fields alias the same memory; it is shared by every
-// connection the frame is queued to and must not be modified. The Server's
-// frames of a small Body share its memory with their Scope as well: a
-// Handler that keeps a Scope but not its Body should keep scope.Clone of it.
+// connection the frame is queued to and must not be modified. Frames from
+// ParseOwned (a server's) of a small Body share its memory with their
+// Scope as well: a holder that keeps a Scope but not its Body should keep
+// scope.Clone of it.
 type Frame struct {
 	// Body is the serialized Notification, without the length header.
 	Body []byte
@@ -52,7 +53,7 @@ type Frame struct {
 	Data []byte
 
 	// room is the memory Body lies in, with head spare bytes before it and
-	// the rest after it (Config.FrameRoom); nil when the frame has none.
+	// the rest after it (ParseOwned); nil when the frame has none.
 	room []byte
 	head int
 }
@@ -60,12 +61,13 @@ type Frame struct {
 // Wrap writes prefix into the spare bytes just before Body and suffix into
 // those just after it and returns prefix, Body and suffix as one slice,
 // without copying Body. It reports false and writes nothing when the frame
-// has too little room: a frame the Handler got from a Server configured
-// with enough Config.FrameRoom has it (unless its body exceeded 1 MiB), one
-// from ParseFrame has none. The spare bytes are the frame's own, shared
-// with no other frame, so a Handler may wrap a frame once; Body itself is
-// never modified, and the frame's other readers (the connections it is
-// queued to) read only Body.
+// has too little room: a frame from ParseOwned has the room it was read
+// with (a server's Handler gets such frames when the server is configured
+// with enough room, unless the body exceeded EagerAllocMax), one from
+// ParseFrame has none. The spare bytes are the frame's own, shared with no
+// other frame, so its holder may wrap a frame once; Body itself is never
+// modified, and the frame's other readers (the connections it is queued
+// to) read only Body.
 func (f *Frame) Wrap(prefix, suffix []byte) ([]byte, bool) {
 	end := f.head + len(f.Body)
 	if f.room == nil || len(prefix) > f.head || len(suffix) > len(f.room)-end {
@@ -84,7 +86,22 @@ func (f *Frame) Wrap(prefix, suffix []byte) ([]byte, bool) {
 // repeated singular field and skips fields of unexpected wire type; nested
 // messages other than event_id (meta_data, causes) are not inspected, so
 // Notification may still fail on a frame ParseFrame accepts.
-func ParseFrame(body []byte) (Frame, error) { return parseFrame(body, nil, false) }
+func ParseFrame(body []byte) (Frame, error) { return parseFrame(body, nil, false, nil, 0) }
+
+// ParseOwned is ParseFrame for a body handed over for good, as
+// ReadFrameRoom returns it: nobody modifies it any more. When room is not
+// nil, body lies in it at head (room[head:head+len(body)]) and the frame
+// keeps room for Wrap. A body of at most SharedScopeMax bytes gets a Scope
+// in its own memory (no allocation of its own); a larger one a copy, so
+// that a kept Scope keeps little alive.
+func ParseOwned(body, room []byte, head int) (Frame, error) {
+	return parseFrame(body, nil, len(body) <= SharedScopeMax, room, head)
+}
+
+// Room is the spare bytes around a frame body: Head before it, Tail after.
+type Room struct {
+	Head, Tail int
+}
 
 // FrameParser parses frames as ParseFrame does, remembering the last few
 // scopes it parsed (scope.Cache): frames on a recent scope cost neither a
@@ -95,12 +112,15 @@ type FrameParser struct {
 }
 
 // Parse is ParseFrame with p's scope cache.
-func (p *FrameParser) Parse(body []byte) (Frame, error) { return parseFrame(body, &p.scopes, false) }
+func (p *FrameParser) Parse(body []byte) (Frame, error) {
+	return parseFrame(body, &p.scopes, false, nil, 0)
+}
 
 // parseFrame is ParseFrame, parsing the scope through cache when it is
 // set, or else, when shared is true, into a Scope that shares body's memory
-// (scope.ParseShared), for a body nobody modifies.
-func parseFrame(body []byte, cache *scope.Cache, shared bool) (Frame, error) {
+// (scope.ParseShared), for a body nobody modifies. A frame parsed without
+// error keeps room (with body at head) unless room is nil.
+func parseFrame(body []byte, cache *scope.Cache, shared bool, room []byte, head int) (Frame, error) {
 	f := Frame{Body: body}
 	var rawScope []byte
 	var haveScope, haveSender, haveSeq bool
@@ -159,6 +179,9 @@ func parseFrame(body []byte, cache *scope.Cache, shared bool) (Frame, error) {
 		return Frame{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	f.Scope = sc
+	if room != nil {
+		f.room, f.head = room, head
+	}
 	return f, nil
 }
 

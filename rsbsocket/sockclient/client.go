@@ -1,4 +1,4 @@
-package rsbsocket
+package sockclient
 
 import (
 	"bufio"
@@ -12,41 +12,10 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/internal/sockio"
 )
-
-// ErrClosed is returned by ClientConn methods after Close.
-var ErrClosed = errors.New("rsbsocket: connection closed")
-
-// ClientConfig configures a ClientConn. The zero value works: zero fields
-// take the defaults of params.go.
-type ClientConfig struct {
-	// MaxFrameSize bounds a received frame body (default 64 MiB).
-	MaxFrameSize int
-	// HandshakeTimeout bounds the wait for the server's greeting when the
-	// Dial context has no earlier deadline (default 5 s).
-	HandshakeTimeout time.Duration
-	// CloseTimeout bounds Close's wait for the server's EOF (default 5 s).
-	CloseTimeout time.Duration
-}
-
-// withDefaults returns c with its zero fields set to the defaults.
-func (c ClientConfig) withDefaults() ClientConfig {
-	setDefault(&c.MaxFrameSize, DefaultMaxFrameSize)
-	setDefault(&c.HandshakeTimeout, DefaultHandshakeTimeout)
-	setDefault(&c.CloseTimeout, DefaultShutdownTimeout)
-	return c
-}
-
-// Validate reports the first invalid field.
-func (c ClientConfig) Validate() error {
-	switch {
-	case c.MaxFrameSize < 0 || int64(c.MaxFrameSize) > 1<<32-1:
-		return fmt.Errorf("%w: MaxFrameSize %d outside 0..4294967295", ErrInvalidConfig, c.MaxFrameSize)
-	case c.HandshakeTimeout < 0 || c.CloseTimeout < 0:
-		return fmt.Errorf("%w: negative timeout", ErrInvalidConfig)
-	}
-	return nil
-}
 
 // ClientConn is the client side of an RSB socket connection. Send may be
 // called concurrently with itself and with Recv; Recv by one goroutine at a
@@ -56,10 +25,10 @@ type ClientConn struct {
 	cfg ClientConfig
 
 	sendMu sync.Mutex
-	w      batchWriter
+	w      sockio.BatchWriter
 	raw    syscall.RawConn // for TrySend; nil: the connection has none
-	direct directWriter
-	hdr    [headerSize]byte // the header of the frame TrySend writes
+	direct sockio.DirectWriter
+	hdr    [frame.HeaderSize]byte // the header of the frame TrySend writes
 	// rest is what TrySend left unwritten of a frame it began: the end of
 	// hdr and of the body; every later write finishes it first.
 	rest net.Buffers
@@ -70,7 +39,7 @@ type ClientConn struct {
 
 	closeOnce sync.Once
 	closeErr  error
-	own       string // key in ownClients; "" if none
+	own       string // key of sockio.NoteOwnClient; "" if none
 }
 
 // UnixPrefix marks a Dial address as the path of a Unix domain socket
@@ -79,7 +48,8 @@ const UnixPrefix = "unix:"
 
 // Dial connects to an RSB socket server at addr ("host:port", or
 // "unix:PATH" for a server listening on a Unix domain socket) and checks
-// its handshake. A wrong greeting gives an error wrapping ErrBadHandshake.
+// its handshake. A wrong greeting gives an error wrapping
+// frame.ErrBadHandshake.
 func Dial(ctx context.Context, addr string) (*ClientConn, error) {
 	return DialConfig(ctx, addr, ClientConfig{})
 }
@@ -94,7 +64,7 @@ func DialConfig(ctx context.Context, addr string, cfg ClientConfig) (*ClientConn
 	if err != nil {
 		return nil, fmt.Errorf("rsbsocket: dial %s: %w", addr, err)
 	}
-	growUnixBuffer(nc)
+	sockio.GrowUnixBuffer(nc)
 	c, err := newClientConn(ctx, nc, cfg.withDefaults())
 	if err != nil {
 		_ = nc.Close()
@@ -134,16 +104,16 @@ func newClientConn(ctx context.Context, nc net.Conn, cfg ClientConfig) (*ClientC
 		return nil, err
 	}
 	r := bufio.NewReaderSize(nc, readBufferSize)
-	if err := ReadHandshake(r); err != nil {
+	if err := frame.ReadHandshake(r); err != nil {
 		return nil, err
 	}
 	if !stop() {
-		return nil, fmt.Errorf("%w: %w", ErrBadHandshake, ctx.Err())
+		return nil, fmt.Errorf("%w: %w", frame.ErrBadHandshake, ctx.Err())
 	}
 	if err := nc.SetReadDeadline(time.Time{}); err != nil {
 		return nil, err
 	}
-	c := &ClientConn{nc: nc, cfg: cfg, r: r, own: noteOwnClient(nc)}
+	c := &ClientConn{nc: nc, cfg: cfg, r: r, own: sockio.NoteOwnClient(nc)}
 	if sc, ok := nc.(syscall.Conn); ok {
 		c.raw, _ = sc.SyscallConn()
 	}
@@ -153,6 +123,11 @@ func newClientConn(ctx context.Context, nc net.Conn, cfg ClientConfig) (*ClientC
 // LocalAddr returns the local address of the connection.
 func (c *ClientConn) LocalAddr() net.Addr { return c.nc.LocalAddr() }
 
+// NetConn returns the connection c wraps, for what ClientConn does not
+// offer (socket options, a hard close). Reading from it or writing to it
+// directly breaks the framing.
+func (c *ClientConn) NetConn() net.Conn { return c.nc }
+
 // Send writes one frame carrying body (a serialized Notification) with a
 // single write system call, header and body together.
 func (c *ClientConn) Send(body []byte) error {
@@ -161,7 +136,7 @@ func (c *ClientConn) Send(body []byte) error {
 	if err := c.finishRest(); err != nil {
 		return err
 	}
-	return closedErr(c.w.writeOne(c.nc, body))
+	return closedErr(c.w.WriteOne(c.nc, body))
 }
 
 // SendMany writes the frames of bodies in order, coalescing small ones into
@@ -174,7 +149,7 @@ func (c *ClientConn) SendMany(bodies [][]byte) error {
 		return err
 	}
 	for len(bodies) > 0 {
-		n, _, err := c.w.writeSome(c.nc, bodies)
+		n, _, err := c.w.WriteSome(c.nc, bodies)
 		if err != nil {
 			return closedErr(err)
 		}
@@ -199,8 +174,8 @@ func (c *ClientConn) TrySend(body []byte) (taken, owes bool, err error) {
 	if len(c.rest) > 0 {
 		return false, false, nil
 	}
-	hdr := appendHeader(c.hdr[:0], len(body))
-	n, err := c.direct.write(c.raw, hdr, body, nil)
+	hdr := frame.AppendHeader(c.hdr[:0], len(body))
+	n, err := c.direct.Write(c.raw, hdr, body, nil)
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return false, false, nil // Send and SendMany report the deadline
@@ -250,7 +225,7 @@ func (c *ClientConn) RecvIntoBuffered(buf []byte) (body []byte, buffered bool, e
 }
 
 // RecvIntoSized is RecvIntoBuffered asking get for the memory of a body
-// that does not fit in buf, as ReadFrameSized does: a receiver that
+// that does not fit in buf, as frame.ReadFrameSized does: a receiver that
 // recycles buffers by size hands them out there. It also reports whether
 // the next frame has arrived whole already (more), so that the next call
 // returns without waiting: a receiver that holds work back for a batch
@@ -259,11 +234,11 @@ func (c *ClientConn) RecvIntoSized(buf []byte, get func(n int) []byte) (body []b
 	c.recvMu.Lock()
 	defer c.recvMu.Unlock()
 	buffered = c.r.Buffered() > 0
-	body, err = ReadFrameSized(c.r, c.cfg.MaxFrameSize, buf[:0], get)
+	body, err = frame.ReadFrameSized(c.r, c.cfg.MaxFrameSize, buf[:0], get)
 	if errors.Is(err, io.EOF) {
 		c.sawEOF = true
 	}
-	return body, buffered, err == nil && frameBuffered(c.r), closedErr(err)
+	return body, buffered, err == nil && frame.Buffered(c.r), closedErr(err)
 }
 
 // closedErr marks an error from a closed connection with ErrClosed.
@@ -299,16 +274,16 @@ func (c *ClientConn) Close() error {
 		_ = c.nc.SetReadDeadline(time.Now().Add(c.cfg.CloseTimeout))
 		c.recvMu.Lock()
 		for !c.sawEOF {
-			err := skipFrame(c.r, c.cfg.MaxFrameSize)
+			err := frame.SkipFrame(c.r, c.cfg.MaxFrameSize)
 			if errors.Is(err, io.EOF) {
 				c.sawEOF = true
-			} else if err != nil && !errors.Is(err, ErrEmptyFrame) {
+			} else if err != nil && !errors.Is(err, frame.ErrEmptyFrame) {
 				break
 			}
 		}
 		c.recvMu.Unlock()
 		c.closeErr = c.nc.Close()
-		forgetOwnClient(c.own)
+		sockio.ForgetOwnClient(c.own)
 	})
 	return c.closeErr
 }

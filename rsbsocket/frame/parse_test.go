@@ -1,17 +1,24 @@
-package rsbsocket
+package frame_test
 
 import (
 	"bytes"
 	"errors"
 	"testing"
-	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/proto/rsbpb"
+	"github.com/rsbd/rsbd/rsbsocket/frame"
+	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
 	"github.com/rsbd/rsbd/scope"
+)
+
+// Field numbers of rsb.protocol.Notification, as the specification gives
+// them.
+const (
+	numScope   protowire.Number = 6
+	numEventID protowire.Number = 108
 )
 
 // rpcErrorReply is the 127-byte error reply of the reference capture, with
@@ -24,15 +31,15 @@ var rpcErrorReply = []byte("\x32\x0e/rpc/svc/fail/\x3a\x0cutf-8-string\x4a\x06bo
 	"\xe2\x06\x14\x0a\x10" + string(bytes.Repeat([]byte{0x22}, 16)) + "\x10\x00")
 
 func TestParseFramePythonCapture(t *testing.T) {
-	if len(pythonFrame) != 80 {
-		t.Fatalf("capture is %d bytes, want 80", len(pythonFrame))
+	if len(socktest.PythonFrame) != 80 {
+		t.Fatalf("capture is %d bytes, want 80", len(socktest.PythonFrame))
 	}
-	f, err := ParseFrame(pythonFrame)
+	f, err := frame.ParseFrame(socktest.PythonFrame)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if f.Scope != scope.MustParse("/example/sub/") || string(f.WireSchema) != "utf-8-string" ||
-		string(f.Data) != "hello0" || !bytes.Equal(f.SenderID, pythonSender) || f.SequenceNumber != 0 ||
+		string(f.Data) != "hello0" || !bytes.Equal(f.SenderID, socktest.PythonSender) || f.SequenceNumber != 0 ||
 		len(f.Method) != 0 {
 		t.Fatalf("ParseFrame = %+v", f)
 	}
@@ -49,7 +56,7 @@ func TestParseFrameRPCReply(t *testing.T) {
 	if len(rpcErrorReply) != 127 {
 		t.Fatalf("reply is %d bytes, want 127", len(rpcErrorReply))
 	}
-	f, err := ParseFrame(rpcErrorReply)
+	f, err := frame.ParseFrame(rpcErrorReply)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,20 +76,20 @@ func TestParseFrameErrors(t *testing.T) {
 	eventID := func(b []byte, withSeq bool) []byte {
 		var id []byte
 		id = protowire.AppendTag(id, 1, protowire.BytesType)
-		id = protowire.AppendBytes(id, uuid(7))
+		id = protowire.AppendBytes(id, socktest.UUID(7))
 		if withSeq {
 			id = protowire.AppendTag(id, 2, protowire.VarintType)
 			id = protowire.AppendVarint(id, 9)
 		}
-		b = protowire.AppendTag(b, fieldEventID, protowire.BytesType)
+		b = protowire.AppendTag(b, numEventID, protowire.BytesType)
 		return protowire.AppendBytes(b, id)
 	}
 	scopeField := func(b []byte, s string) []byte {
-		b = protowire.AppendTag(b, fieldScope, protowire.BytesType)
+		b = protowire.AppendTag(b, numScope, protowire.BytesType)
 		return protowire.AppendBytes(b, []byte(s))
 	}
 	valid := eventID(scopeField(nil, "/a/"), true)
-	if _, err := ParseFrame(valid); err != nil {
+	if _, err := frame.ParseFrame(valid); err != nil {
 		t.Fatalf("valid frame: %v", err)
 	}
 	tests := []struct {
@@ -94,7 +101,7 @@ func TestParseFrameErrors(t *testing.T) {
 		{"no sequence number", eventID(scopeField(nil, "/a/"), false)},
 		{"no scope", eventID(nil, true)},
 		{"invalid scope", eventID(scopeField(nil, "a//b"), true)},
-		{"scope as varint", eventID(protowire.AppendVarint(protowire.AppendTag(nil, fieldScope, protowire.VarintType), 1), true)},
+		{"scope as varint", eventID(protowire.AppendVarint(protowire.AppendTag(nil, numScope, protowire.VarintType), 1), true)},
 		{"truncated", valid[:len(valid)-1]},
 		{"length past end", append(scopeField(nil, "/a/"), 0x3a, 0x7f, 'x')},
 		{"field number 0", append([]byte{0x02, 0x00}, valid...)},
@@ -102,7 +109,7 @@ func TestParseFrameErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := ParseFrame(tt.body); !errors.Is(err, ErrMalformed) {
+			if _, err := frame.ParseFrame(tt.body); !errors.Is(err, frame.ErrMalformed) {
 				t.Fatalf("ParseFrame = %v, want ErrMalformed", err)
 			}
 		})
@@ -110,8 +117,8 @@ func TestParseFrameErrors(t *testing.T) {
 }
 
 func TestParseFrameLastScopeWins(t *testing.T) {
-	body := append(protowire.AppendBytes(protowire.AppendTag(nil, fieldScope, protowire.BytesType), []byte("/first/")), pythonFrame...)
-	f, err := ParseFrame(body)
+	body := append(protowire.AppendBytes(protowire.AppendTag(nil, numScope, protowire.BytesType), []byte("/first/")), socktest.PythonFrame...)
+	f, err := frame.ParseFrame(body)
 	if err != nil || f.Scope.String() != "/example/sub/" {
 		t.Fatalf("ParseFrame = %v, %v", f.Scope, err)
 	}
@@ -121,7 +128,7 @@ func TestParseFrameLastScopeWins(t *testing.T) {
 // notification the decoder accepts with a valid scope must parse to the same
 // fields.
 func checkAgainstProto(t *testing.T, data []byte) {
-	f, err := ParseFrame(data)
+	f, err := frame.ParseFrame(data)
 	if err == nil && f.Scope.IsZero() {
 		t.Fatal("ParseFrame accepted a frame without a scope")
 	}
@@ -155,16 +162,16 @@ func checkAgainstProto(t *testing.T, data []byte) {
 
 // checkParser is the FrameParser checkAgainstProto compares with
 // ParseFrame; tests and fuzz inputs call it one at a time.
-var checkParser FrameParser
+var checkParser frame.FrameParser
 
 func TestParseFrameMatchesProto(t *testing.T) {
 	for _, body := range [][]byte{
-		pythonFrame, rpcErrorReply,
-		notification(t, "/", "", nil, 0),
-		notification(t, "/a/b/c", ".rsb.protocol.EventId", []byte{1, 2, 3}, 1<<31),
-		helloFrame(t, uuid(1), "listener", "/x/"),
+		socktest.PythonFrame, rpcErrorReply,
+		socktest.Notification(t, "/", "", nil, 0),
+		socktest.Notification(t, "/a/b/c", ".rsb.protocol.EventId", []byte{1, 2, 3}, 1<<31),
+		socktest.Hello(t, socktest.UUID(1), "listener", "/x/"),
 	} {
-		if _, err := ParseFrame(body); err != nil {
+		if _, err := frame.ParseFrame(body); err != nil {
 			t.Errorf("ParseFrame: %v", err)
 		}
 		checkAgainstProto(t, body)
@@ -172,41 +179,12 @@ func TestParseFrameMatchesProto(t *testing.T) {
 }
 
 func FuzzParseFrame(f *testing.F) {
-	f.Add(pythonFrame)
+	f.Add(socktest.PythonFrame)
 	f.Add(rpcErrorReply)
 	f.Add([]byte{})
 	f.Add([]byte("\x32\x03/a/\xe2\x06\x00"))
-	f.Add(notification(f, "/a/b/", "utf-8-string", []byte("x"), 3))
-	f.Add(helloFrame(f, uuid(1), "listener", "/x/"))
-	f.Add(byeFrame(f, uuid(1)))
+	f.Add(socktest.Notification(f, "/a/b/", "utf-8-string", []byte("x"), 3))
+	f.Add(socktest.Hello(f, socktest.UUID(1), "listener", "/x/"))
+	f.Add(socktest.Bye(f, socktest.UUID(1)))
 	f.Fuzz(checkAgainstProto)
-}
-
-// TestServerFrameScopeSharesSmallBodies: the Server's reader gives a small
-// frame a Scope in its Body's memory (no allocation of its own) and a
-// larger frame a Scope of its own, so that a kept scope keeps little alive.
-func TestServerFrameScopeSharesSmallBodies(t *testing.T) {
-	var r recorder
-	_, addr := startServer(t, quietConfig(), &r)
-	c := dial(t, addr)
-	small := notification(t, "/share/small/", "bytes", []byte("x"), 1)
-	large := notification(t, "/share/large/", "bytes", make([]byte, sharedScopeMax), 2)
-	if len(small) > sharedScopeMax || len(large) <= sharedScopeMax {
-		t.Fatalf("frames of %d and %d bytes around %d", len(small), len(large), sharedScopeMax)
-	}
-	send(t, c, small)
-	send(t, c, large)
-	testutil.WaitFor(t, testTimeout, "both frames", func() bool { return len(r.snapshot()) == 2 })
-	for i, want := range []bool{true, false} {
-		f := r.snapshot()[i].f
-		if got := inside(f.Scope.String(), f.Body); got != want {
-			t.Errorf("frame of %d bytes, scope %v: shares its body %v, want %v", len(f.Body), f.Scope, got, want)
-		}
-	}
-}
-
-// inside reports whether s's bytes lie in b.
-func inside(s string, b []byte) bool {
-	p, start := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	return len(s) > 0 && p >= start && p < start+uintptr(len(b))
 }
