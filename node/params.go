@@ -91,9 +91,9 @@ const (
 	// borrowInlineMax is inlineDeliverMax for a node whose subscriptions
 	// all borrow (WithoutRetention) and that has no socket clients: a
 	// reader then delivers a whole receive batch from its buffer, with no
-	// copy, rather than copying it out for the delivery goroutine (1 KiB
-	// events 0.99 → 1.22 M msg/s, 64 KiB 25 → 28 k msg/s between two
-	// processes on a 2-core VM). A slow handler holds up that socket's
+	// copy, rather than copying it out for the delivery goroutine, which
+	// raises the throughput of borrowing subscribers (docs/BENCHMARKS.md,
+	// "Defaults chosen by measurement"). A slow handler holds up that socket's
 	// reader, which back-pressures the senders through the flow window.
 	borrowInlineMax = 4 << 20
 	// reasmHead and reasmTail are the room kept before and after the data
