@@ -7,9 +7,20 @@ GOBIN         ?= $(shell $(GO) env GOPATH)/bin
 PROTO_FILES   := $(shell find proto -name '*.proto' | sort)
 FUZZTIME      ?= 20s
 
-.PHONY: all build test check fmt vet staticcheck proto proto-check fuzz bench tidy-check bench-compare bench-check
+.PHONY: deps all build test check fmt vet staticcheck proto proto-check fuzz bench tidy-check bench-compare bench-check
 
 all: build
+
+# DEB_PACKAGES are the Debian packages the tests use: protoc for make proto,
+# ip and nft for the e2e network namespaces and loss, curl as the gateway's
+# independent HTTP client.
+DEB_PACKAGES := protobuf-compiler iproute2 nftables curl
+
+# deps installs the DEB_PACKAGES that are missing (needs root).
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing$$missing"; apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
 
 build:
 	$(GO) build ./...

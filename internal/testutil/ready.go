@@ -27,6 +27,9 @@ type ReadyInfo struct {
 	// Metrics is the host:port of /metrics, /livez and /readyz; "" when
 	// they are off.
 	Metrics string `json:"metrics,omitempty"`
+	// Gateway is the CloudEvents gateway's HTTP host:port; "" when it is
+	// off.
+	Gateway string `json:"gateway,omitempty"`
 }
 
 // readReady reads the ready file at path and reports whether it is whole

@@ -137,7 +137,11 @@ func RejectReasons() []string {
 // counters are the gateway's statistics.
 type counters struct {
 	published, delivered, dropped, unmappable, expired, subscribers atomic.Int64
-	rejected                                                        [numReasons]atomic.Int64
+	// listening counts the subscriptions whose handler is in place: a
+	// subscription counts in subscribers (the bound) from its request on,
+	// and in listening only once an event published then reaches it.
+	listening atomic.Int64
+	rejected  [numReasons]atomic.Int64
 }
 
 // Stats counts what a Gateway did.
@@ -165,7 +169,7 @@ type Stats struct {
 // Stats returns the gateway's counters.
 func (g *Gateway) Stats() Stats {
 	s := Stats{
-		Published: g.st.published.Load(), Subscribers: g.st.subscribers.Load(),
+		Published: g.st.published.Load(), Subscribers: g.st.listening.Load(),
 		Delivered: g.st.delivered.Load(), Dropped: g.st.dropped.Load(),
 		Unmappable: g.st.unmappable.Load(), Expired: g.st.expired.Load(), Rejected: make(map[string]int64),
 	}

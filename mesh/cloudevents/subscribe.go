@@ -101,12 +101,14 @@ func (g *Gateway) subscribe(sc scope.Scope, flt filter.Filter) (*subscription, e
 	})
 	s.l = l
 	g.subs.Add(1)
+	g.st.listening.Add(1)
 	return s, nil
 }
 
 // close ends the subscription.
 func (g *Gateway) closeSubscription(s *subscription) {
 	_ = s.l.Close()
+	g.st.listening.Add(-1)
 	g.st.subscribers.Add(-1)
 	g.subs.Done()
 }

@@ -55,7 +55,8 @@ func checkMapped(t *testing.T, ce *cloudevent.Event, ev *client.Event) {
 
 func TestCurlSubscribesBySSE(t *testing.T) {
 	e := start(t, Config{})
-	ctx, cancel := context.WithCancel(context.Background())
+	// The deadline ends curl, and so the read below, if the event is lost.
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, curl(t), "-sN", e.srv.URL+"/robot/")
 	out, err := cmd.StdoutPipe()
