@@ -100,7 +100,7 @@ func FuzzDecodeRequest(f *testing.F) {
 
 func TestRejectReasons(t *testing.T) {
 	got := RejectReasons()
-	if len(got) != int(numReasons) || got[0] != "scope" || got[len(got)-1] != "filter" {
+	if len(got) != int(numReasons) || got[0] != "scope" || got[len(got)-1] != "forbidden" {
 		t.Errorf("%v", got)
 	}
 }

@@ -32,6 +32,10 @@ type Config struct {
 	// WebSocket; none by default, as browsers' cross-site requests are
 	// refused.
 	OriginPatterns []string
+	// Tokens, when not empty, are the bearer tokens every request needs,
+	// each limited to scope prefixes (see Token); Gateway.SetTokens
+	// replaces them. Webhooks added in Go are not affected.
+	Tokens []Token
 	// Logger receives the gateway's log; nil logs nothing.
 	Logger *slog.Logger
 }
@@ -58,7 +62,8 @@ func (c Config) Validate() error {
 	case c.WriteTimeout < 0:
 		return fmt.Errorf("%w: WriteTimeout %v < 0", ErrConfig, c.WriteTimeout)
 	}
-	return nil
+	_, err := parseTokens(c.Tokens)
+	return err
 }
 
 // withDefaults returns c with its zero fields set to their defaults.

@@ -26,6 +26,19 @@
 //     cloudevent/filter: exact, prefix, suffix, all, any, not), evaluated
 //     before an event is queued; one that does not parse gets 400.
 //
+// Config.Tokens (or Gateway.SetTokens) turns on bearer tokens: every
+// request then needs "Authorization: Bearer TOKEN" (a GET may send the
+// token as the query parameter access_token instead, as browsers cannot
+// set headers on a WebSocket or an EventSource). Tokens are compared in
+// constant time. A missing or unknown token gets 401 with
+// WWW-Authenticate: Bearer. Each token lists the scope prefixes it may
+// publish to and those it may subscribe from; a request outside them gets
+// 403, and so does a WebSocket message published outside them. A
+// subscription must lie within an allowed prefix as a whole: a token
+// limited to /robot/arm/ may not subscribe to /robot/. Refusals are counted
+// as "unauthorized" and "forbidden" (Stats.Rejected). Webhooks added in Go
+// are not checked.
+//
 // AddWebhook subscribes a URL: each event on a scope that passes a filter
 // is POSTed there in structured mode, one at a time, at least once: 200,
 // 201, 202 and 204 accept it; 410 ends the webhook; a 429's Retry-After is

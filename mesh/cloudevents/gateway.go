@@ -26,6 +26,8 @@ type Gateway struct {
 	// ctx ends with Close, and with it every subscription.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// tokens are the bearer tokens requests need; none: no check.
+	tokens atomic.Pointer[tokenSet]
 	// subs counts the subscriptions being served, for Close to wait on.
 	subs sync.WaitGroup
 	st   counters
@@ -43,7 +45,13 @@ func New(bus *client.Bus, cfg Config) (*Gateway, error) {
 		return nil, fmt.Errorf("cloudevents: informer: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Gateway{bus: bus, cfg: cfg, log: cfg.Logger, inf: inf, ctx: ctx, cancel: cancel}, nil
+	g := &Gateway{bus: bus, cfg: cfg, log: cfg.Logger, inf: inf, ctx: ctx, cancel: cancel}
+	if err := g.SetTokens(cfg.Tokens); err != nil {
+		cancel()
+		_ = inf.Close()
+		return nil, err
+	}
+	return g, nil
 }
 
 // Close ends every subscription, waits for their handlers to return and
@@ -64,6 +72,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		g.fail(w, http.StatusBadRequest, reasonScope, err.Error())
 		return
+	}
+	if r.Method == http.MethodGet || r.Method == http.MethodPost {
+		if r = g.authorize(w, r, sc); r == nil {
+			return
+		}
 	}
 	switch r.Method {
 	case http.MethodPost:
@@ -115,13 +128,15 @@ const (
 	reasonClosed                    // the gateway is closed
 	reasonSubscribers               // MaxSubscribers reached
 	reasonFilter                    // a subscription's filter does not parse
+	reasonNoToken                   // no bearer token, or an unknown one
+	reasonForbidden                 // a token used outside its scope prefixes
 	numReasons
 )
 
 // String returns the reason's label.
 func (r reason) String() string {
 	return [...]string{"scope", "method", "body", "too_large", "format", "malformed", "subject",
-		"bus", "subprotocol", "closed", "subscribers", "filter"}[r]
+		"bus", "subprotocol", "closed", "subscribers", "filter", "unauthorized", "forbidden"}[r]
 }
 
 // RejectReasons returns the reason labels of Stats.Rejected, the fixed set
@@ -150,7 +165,8 @@ type Stats struct {
 	Published int64
 	// Rejected counts refused requests and WebSocket messages by reason
 	// label (scope, method, body, too_large, format, malformed, subject,
-	// bus, subprotocol, closed, subscribers, filter).
+	// bus, subprotocol, closed, subscribers, filter, unauthorized,
+	// forbidden).
 	Rejected map[string]int64
 	// Subscribers is the number of SSE and WebSocket subscriptions open.
 	Subscribers int64

@@ -54,6 +54,11 @@ const (
 	// structured event.
 	maxWSMessage = cloudevent.MaxEventJSONBytes
 
+	// accessTokenParam is the query parameter carrying a bearer token on
+	// a GET without an Authorization header: browsers cannot set headers
+	// on a WebSocket or an EventSource.
+	accessTokenParam = "access_token"
+
 	// headerPrefix starts the HTTP headers of the binary mode's attributes.
 	headerPrefix = "ce-"
 )

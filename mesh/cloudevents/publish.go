@@ -80,6 +80,8 @@ func classify(err error) (int, reason) {
 	case errors.Is(err, cloudevent.ErrTooLarge), errors.Is(err, cloudevent.ErrDataTooLarge),
 		errors.Is(err, cloudevent.ErrBatchTooLong):
 		return http.StatusRequestEntityTooLarge, reasonTooLarge
+	case errors.Is(err, ErrForbidden):
+		return http.StatusForbidden, reasonForbidden
 	case errors.Is(err, errSubject):
 		return http.StatusBadRequest, reasonSubject
 	case errors.Is(err, errTooManySubscribers):
@@ -184,6 +186,9 @@ func (g *Gateway) publishEvents(ctx context.Context, events []*cloudevent.Event,
 			continue
 		}
 		ev, err := toClientEvent(e, sc)
+		if err == nil {
+			err = checkPublish(ctx, ev.Scope)
+		}
 		if err != nil {
 			if len(events) > 1 {
 				err = fmt.Errorf("event %d: %w", i, err)
