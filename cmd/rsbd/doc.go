@@ -39,7 +39,11 @@
 // are served on --metrics-addr. With --gateway-http (off by default) the
 // daemon serves the CloudEvents gateway (package mesh/cloudevents) on its
 // own HTTP address, a participant of the bus embedded in the node; /readyz
-// fails if it stops serving. SIGTERM or SIGINT stops accepting clients,
+// fails if it stops serving. --gateway-tls-cert and --gateway-tls-key serve
+// it over HTTPS (--gateway-client-ca also requires client certificates),
+// --gateway-token-file requires bearer tokens limited to scope prefixes;
+// SIGHUP reloads the certificate, key and tokens, keeping the old ones when
+// the new fail to load. SIGTERM or SIGINT stops accepting clients,
 // closes them in order, lets reliable streams finish for a bounded time,
 // leaves the cluster and exits 0; a second signal exits at once with 1.
 // Exit code 2 means bad flags or configuration, 1 a failure to start.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,13 +26,16 @@ type gateway struct {
 	gw  *cloudevents.Gateway
 	srv *http.Server
 	ln  net.Listener
+	// stopHUP ends the reloading of the TLS certificate and tokens on
+	// SIGHUP.
+	stopHUP func()
 	// failed holds the error that ended the HTTP server, if one did.
 	failed atomic.Pointer[error]
 }
 
-// startGateway serves the CloudEvents gateway on addr and registers its
-// metrics with reg.
-func startGateway(nd *node.Node, addr string, log *slog.Logger, reg prometheus.Registerer) (*gateway, error) {
+// startGateway serves the CloudEvents gateway on addr, with the TLS and
+// tokens of sec, and registers its metrics with reg.
+func startGateway(nd *node.Node, addr string, sec gatewaySecurity, log *slog.Logger, reg prometheus.Registerer) (*gateway, error) {
 	bus, err := client.EmbeddedConfig(nd, client.Config{Logger: log})
 	if err != nil {
 		return nil, err
@@ -41,7 +45,15 @@ func startGateway(nd *node.Node, addr string, log *slog.Logger, reg prometheus.R
 		_ = bus.Close()
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", addr)
+	secrets, err := loadSecrets(sec, gw, log)
+	var tc *tls.Config
+	if err == nil {
+		tc, err = secrets.tlsConfig()
+	}
+	var ln net.Listener
+	if err == nil {
+		ln, err = net.Listen("tcp", addr)
+	}
 	if err == nil {
 		if err = reg.Register(gatewayCollector(gw)); err != nil {
 			ln.Close()
@@ -52,10 +64,14 @@ func startGateway(nd *node.Node, addr string, log *slog.Logger, reg prometheus.R
 		_ = bus.Close()
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	g := &gateway{bus: bus, gw: gw, ln: ln,
-		srv: &http.Server{Handler: gw, ReadHeaderTimeout: gatewayHeaderTimeout, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}}
+	g := &gateway{bus: bus, gw: gw, ln: ln, stopHUP: secrets.watchHUP(),
+		srv: &http.Server{Handler: gw, ReadHeaderTimeout: gatewayHeaderTimeout, TLSConfig: tc, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}}
 	go func() {
-		if err := g.srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		serve := g.srv.Serve
+		if tc != nil {
+			serve = func(ln net.Listener) error { return g.srv.ServeTLS(ln, "", "") }
+		}
+		if err := serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			log.Error("gateway stopped serving", "err", err)
 			g.failed.Store(&err)
 		}
@@ -81,6 +97,7 @@ func (g *gateway) Addr() net.Addr { return g.ln.Addr() }
 // close ends the subscriptions, stops the HTTP server (waiting for
 // requests in progress until ctx ends) and closes the gateway's Bus.
 func (g *gateway) close(ctx context.Context) error {
+	g.stopHUP()
 	err := g.gw.Close()
 	err = errors.Join(err, g.srv.Shutdown(ctx))
 	return errors.Join(err, g.bus.Close())

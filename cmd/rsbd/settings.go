@@ -26,6 +26,7 @@ type settings struct {
 	node        node.Config
 	metricsAddr string // empty: no HTTP endpoints
 	gatewayAddr string // empty: no CloudEvents gateway
+	gatewaySec  gatewaySecurity
 	readyFile   string // empty: no ready file
 	cpuLatency  int    // µs of the PM QoS request to hold; -1: none
 	gcFloorMiB  int    // heap floor; 0: none (Go's own policy)
@@ -116,6 +117,7 @@ func parseSettings(c *config.Config) (settings, error) {
 	s.node = r.nodeConfig()
 	s.metricsAddr = r.hostPort(config.KeyMetricsAddr, true)
 	s.gatewayAddr = r.hostPort(keyGatewayHTTP, true)
+	s.gatewaySec = r.gatewaySecurity()
 	s.readyFile = c.String(keyReadyFile, "")
 	s.cpuLatency = r.cpuLatency()
 	s.gcFloorMiB = r.gcFloor()

@@ -116,7 +116,8 @@ func TestDefaultsMatchTheNode(t *testing.T) {
 }
 
 func TestEveryOptionHasItsKey(t *testing.T) {
-	keys := []string{config.KeySocketAddr, keySocketPath, config.KeyGossipAddr, config.KeyMetricsAddr, keyGatewayHTTP, config.KeyJoin,
+	keys := []string{config.KeySocketAddr, keySocketPath, config.KeyGossipAddr, config.KeyMetricsAddr, keyGatewayHTTP,
+		keyGatewayTLSCert, keyGatewayTLSKey, keyGatewayClientCA, keyGatewayTokenFile, config.KeyJoin,
 		config.KeyMulticast, keyDataAddr, keyAdvertiseAddr, keyInterface, keyName, keyMaxDatagram,
 		keyMulticastTTL, keyGroupPool, keyGroupPoolSize, keyLocal, keySlowClient, keyDefaultInt,
 		keyQueueFrames, keyQueueBytes, keyMaxFrame, keyStallTimeout, keyMaxConns, keyParticipants, keySocketSpin, keyShutdownFlush, keyBarrier, keyNackTries, keyNackGiveUp, keySpinWait, keyCPULatency, keyGCFloor, keyLogLevel,

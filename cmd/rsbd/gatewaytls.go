@@ -1,0 +1,232 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/rsbd/rsbd/mesh/cloudevents"
+)
+
+// Keys of the gateway's TLS and token settings (config.FlagKey of their
+// flags).
+const (
+	keyGatewayTLSCert   = "rsbd.gateway.tls.cert"
+	keyGatewayTLSKey    = "rsbd.gateway.tls.key"
+	keyGatewayClientCA  = "rsbd.gateway.client.ca"
+	keyGatewayTokenFile = "rsbd.gateway.token.file"
+)
+
+// Errors of the gateway's security files.
+var (
+	errTokenFileMode = errors.New("token file is accessible by group or others (chmod 600 it)")
+	errNoTokens      = errors.New("token file holds no token")
+	errClientCA      = errors.New("client CA file holds no PEM certificate")
+)
+
+// gatewaySecurity names the files of the gateway's TLS and bearer tokens;
+// empty fields are not configured.
+type gatewaySecurity struct {
+	cert, key string // TLS certificate chain and private key, PEM
+	clientCA  string // CA certificates client certificates must chain to, PEM
+	tokenFile string // bearer tokens, see parseTokenFile
+}
+
+// gatewaySecurity reads the gateway's TLS and token settings: a
+// certificate needs its key, and client certificates need TLS.
+func (r *reader) gatewaySecurity() gatewaySecurity {
+	c := r.c
+	s := gatewaySecurity{
+		cert: strings.TrimSpace(c.String(keyGatewayTLSCert, "")), key: strings.TrimSpace(c.String(keyGatewayTLSKey, "")),
+		clientCA: strings.TrimSpace(c.String(keyGatewayClientCA, "")), tokenFile: strings.TrimSpace(c.String(keyGatewayTokenFile, "")),
+	}
+	switch {
+	case s.cert != "" && s.key == "":
+		r.fail(keyGatewayTLSKey, "the key file of "+keyGatewayTLSCert, nil)
+	case s.key != "" && s.cert == "":
+		r.fail(keyGatewayTLSCert, "the certificate file of "+keyGatewayTLSKey, nil)
+	case s.clientCA != "" && s.cert == "":
+		r.fail(keyGatewayClientCA, "none without "+keyGatewayTLSCert+" (client certificates need TLS)", nil)
+	}
+	return s
+}
+
+// gatewaySecrets are the gateway's certificate and tokens as loaded from
+// their files; reload loads them again (on SIGHUP).
+type gatewaySecrets struct {
+	sec  gatewaySecurity
+	gw   *cloudevents.Gateway
+	log  *slog.Logger
+	cert atomic.Pointer[tls.Certificate]
+}
+
+// loadSecrets loads the certificate and the tokens sec names into gw; an
+// error means the gateway cannot start.
+func loadSecrets(sec gatewaySecurity, gw *cloudevents.Gateway, log *slog.Logger) (*gatewaySecrets, error) {
+	s := &gatewaySecrets{sec: sec, gw: gw, log: log}
+	if err := errors.Join(s.loadCert(), s.loadTokens()); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// loadCert loads the certificate and key, if configured, and makes them
+// the pair served; on error the pair served stays.
+func (s *gatewaySecrets) loadCert() error {
+	if s.sec.cert == "" {
+		return nil
+	}
+	c, err := tls.LoadX509KeyPair(s.sec.cert, s.sec.key)
+	if err != nil {
+		return fmt.Errorf("gateway TLS: %w", err)
+	}
+	s.cert.Store(&c)
+	return nil
+}
+
+// loadTokens loads the token file, if configured, into the gateway; on
+// error the tokens in force stay.
+func (s *gatewaySecrets) loadTokens() error {
+	if s.sec.tokenFile == "" {
+		return nil
+	}
+	tokens, err := readTokenFile(s.sec.tokenFile)
+	if err == nil {
+		err = s.gw.SetTokens(tokens)
+	}
+	if err != nil {
+		return fmt.Errorf("gateway token file %s: %w", s.sec.tokenFile, err)
+	}
+	return nil
+}
+
+// reload loads the certificate and the tokens again; what fails to load is
+// logged and keeps its previous value.
+func (s *gatewaySecrets) reload() {
+	if err := s.loadCert(); err != nil {
+		s.log.Error("gateway certificate not reloaded, the previous one stays", "err", err)
+	} else if s.sec.cert != "" {
+		s.log.Info("gateway certificate reloaded", "cert", s.sec.cert)
+	}
+	if err := s.loadTokens(); err != nil {
+		s.log.Error("gateway tokens not reloaded, the previous ones stay", "err", err)
+	} else if s.sec.tokenFile != "" {
+		s.log.Info("gateway tokens reloaded", "file", s.sec.tokenFile)
+	}
+}
+
+// tlsConfig returns the listener's TLS configuration, nil without TLS.
+// The certificate is read per handshake, so a reload takes effect for the
+// connections that follow.
+func (s *gatewaySecrets) tlsConfig() (*tls.Config, error) {
+	if s.sec.cert == "" {
+		return nil, nil
+	}
+	tc := &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+			return s.cert.Load(), nil
+		},
+	}
+	if s.sec.clientCA != "" {
+		pem, err := os.ReadFile(s.sec.clientCA)
+		if err != nil {
+			return nil, fmt.Errorf("gateway client CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("gateway client CA %s: %w", s.sec.clientCA, errClientCA)
+		}
+		tc.ClientCAs, tc.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	return tc, nil
+}
+
+// watchHUP reloads s on every SIGHUP until the returned function is
+// called; without files to reload it does nothing (SIGHUP keeps its
+// default action).
+func (s *gatewaySecrets) watchHUP() (stop func()) {
+	if s.sec.cert == "" && s.sec.tokenFile == "" {
+		return func() {}
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-hup:
+				s.reload()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		close(done)
+	}
+}
+
+// readTokenFile reads the gateway's tokens from path, which must not be
+// accessible by group or others, as an ssh key. One token a line:
+//
+//	TOKEN pub=/robot/,/x/ sub=/robot/
+//
+// pub lists the scope prefixes the token may publish to, sub those it may
+// subscribe from (either may be absent); blank lines and lines starting
+// with # are skipped. A file without a token is refused: it would turn
+// authentication off.
+func readTokenFile(path string) ([]cloudevents.Token, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("%w: mode %v", errTokenFileMode, fi.Mode().Perm())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	tokens, err := parseTokenFile(b)
+	if err == nil && len(tokens) == 0 {
+		err = errNoTokens
+	}
+	return tokens, err
+}
+
+// parseTokenFile parses the lines of a token file (see readTokenFile).
+func parseTokenFile(b []byte) ([]cloudevents.Token, error) {
+	var out []cloudevents.Token
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for n := 1; sc.Scan(); n++ {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
+			continue
+		}
+		t := cloudevents.Token{Value: fields[0]}
+		for _, f := range fields[1:] {
+			k, v, _ := strings.Cut(f, "=")
+			switch k {
+			case "pub":
+				t.Publish = append(t.Publish, strings.Split(v, ",")...)
+			case "sub":
+				t.Subscribe = append(t.Subscribe, strings.Split(v, ",")...)
+			default:
+				return nil, fmt.Errorf("line %d: %q is neither pub=SCOPES nor sub=SCOPES (comma-separated)", n, f)
+			}
+		}
+		out = append(out, t)
+	}
+	return out, sc.Err()
+}
