@@ -14,6 +14,10 @@ func main() {
 	// daemon starts still shuts it down in order.
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	// SIGHUP reloads what is configured to be reloaded (the gateway's TLS
+	// certificate and tokens, which catch it then); it never ends the
+	// daemon, so "systemctl reload" is safe whatever the configuration.
+	signal.Ignore(syscall.SIGHUP)
 	os.Exit(run(process{
 		args:    os.Args[1:],
 		environ: os.Environ(),
