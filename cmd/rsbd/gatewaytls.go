@@ -191,7 +191,7 @@ func readTokenFile(path string) ([]cloudevents.Token, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
+	if fi.Mode().Perm()&tokenFileForbiddenMode != 0 {
 		return nil, fmt.Errorf("%w: mode %v", errTokenFileMode, fi.Mode().Perm())
 	}
 	b, err := os.ReadFile(path)

@@ -27,6 +27,10 @@ const (
 	// at exit (subscriptions end at once).
 	gatewayCloseTimeout = 2 * time.Second
 
+	// tokenFileForbiddenMode are the permission bits a gateway token file
+	// must not have: like an ssh key, its secrets are for its owner alone.
+	tokenFileForbiddenMode = 0o077
+
 	// cpuLatencyDevice is the kernel's PM QoS interface for the CPU wake-up
 	// latency: a request lasts while its file stays open.
 	cpuLatencyDevice = "/dev/cpu_dma_latency"
