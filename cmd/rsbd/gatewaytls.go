@@ -226,6 +226,9 @@ func parseTokenFile(b []byte) ([]cloudevents.Token, error) {
 				return nil, fmt.Errorf("line %d: %q is neither pub=SCOPES nor sub=SCOPES (comma-separated)", n, f)
 			}
 		}
+		if err := (cloudevents.Config{Tokens: []cloudevents.Token{t}}).Validate(); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
 		out = append(out, t)
 	}
 	return out, sc.Err()

@@ -183,6 +183,9 @@ func TestTokenFile(t *testing.T) {
 	if _, err := parseTokenFile([]byte("tok pub:/robot/\n")); err == nil {
 		t.Error("pub:/robot/ accepted")
 	}
+	if _, err := parseTokenFile([]byte("# c\ntok pub=robot\n")); err == nil || !strings.HasPrefix(err.Error(), "line 2:") {
+		t.Errorf("bad prefix: %v", err)
+	}
 }
 
 // The gateway's TLS files come from flags or the cascade; a certificate
