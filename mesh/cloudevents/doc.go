@@ -25,6 +25,14 @@
 //     filter list of the CloudEvents Subscriptions API (package
 //     cloudevent/filter: exact, prefix, suffix, all, any, not), evaluated
 //     before an event is queued; one that does not parse gets 400.
+//   - The query parameter format chooses what a subscriber receives:
+//     cloudevents (the default) the structured event, raw its payload
+//     alone. On SSE a raw payload that is valid UTF-8 goes on data lines
+//     (its line breaks cut it into lines, which a client joins with LF),
+//     any other payload base64-encoded (standard alphabet, padded) on one
+//     data line of an SSE event of type "base64"; the SSE id is the event
+//     id either way. On a WebSocket a raw UTF-8 payload is a text message,
+//     any other a binary one. Another format gets 400.
 //
 // AddWebhook subscribes a URL: each event on a scope that passes a filter
 // is POSTed there in structured mode, one at a time, at least once: 200,

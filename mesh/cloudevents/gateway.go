@@ -115,13 +115,14 @@ const (
 	reasonClosed                    // the gateway is closed
 	reasonSubscribers               // MaxSubscribers reached
 	reasonFilter                    // a subscription's filter does not parse
+	reasonOutFormat                 // a subscription's format is neither cloudevents nor raw
 	numReasons
 )
 
 // String returns the reason's label.
 func (r reason) String() string {
 	return [...]string{"scope", "method", "body", "too_large", "format", "malformed", "subject",
-		"bus", "subprotocol", "closed", "subscribers", "filter"}[r]
+		"bus", "subprotocol", "closed", "subscribers", "filter", "out_format"}[r]
 }
 
 // RejectReasons returns the reason labels of Stats.Rejected, the fixed set
@@ -150,7 +151,7 @@ type Stats struct {
 	Published int64
 	// Rejected counts refused requests and WebSocket messages by reason
 	// label (scope, method, body, too_large, format, malformed, subject,
-	// bus, subprotocol, closed, subscribers, filter).
+	// bus, subprotocol, closed, subscribers, filter, out_format).
 	Rejected map[string]int64
 	// Subscribers is the number of SSE and WebSocket subscriptions open.
 	Subscribers int64
