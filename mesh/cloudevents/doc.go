@@ -43,6 +43,16 @@
 // with the user info "rsbd:webhook-error", or is dropped without one
 // (counted either way).
 //
+// Webhooks are created over HTTP too, under the path prefix /.gateway/,
+// which no scope can take ('.' is not a scope character): POST
+// /.gateway/webhooks with {"scope":…, "url":…, "filter":<filter list as
+// JSON>, "deadLetter":…} (scope and url required, unknown fields refused)
+// starts one and answers 201 with {"id":…}; GET /.gateway/webhooks lists
+// them with their counters; DELETE /.gateway/webhooks/<id> stops one (204,
+// 404 for an unknown id). At most 64 exist at once (409 beyond). Whoever
+// reaches the gateway can make it POST to any URL: serve it where only
+// trusted clients do, or behind bearer tokens.
+//
 // RSB events become CloudEvents by package cloudevent's mapping, so an
 // event published here and received by an RSB client carries its
 // CloudEvents attributes as "ce:" user infos, and an RSB event received

@@ -29,6 +29,8 @@ type Gateway struct {
 	// subs counts the subscriptions being served, for Close to wait on.
 	subs sync.WaitGroup
 	st   counters
+	// hooks are the webhooks created over HTTP (webhookapi.go).
+	hooks hookRegistry
 }
 
 // New returns a Gateway publishing and subscribing through bus, which the
@@ -58,6 +60,10 @@ func (g *Gateway) Close() error {
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if g.ctx.Err() != nil {
 		g.fail(w, http.StatusServiceUnavailable, reasonClosed, "gateway closed")
+		return
+	}
+	if strings.HasPrefix(r.URL.Path, AdminPrefix) {
+		g.serveAdmin(w, r)
 		return
 	}
 	sc, err := scope.Parse(r.URL.Path)
@@ -116,13 +122,17 @@ const (
 	reasonSubscribers               // MaxSubscribers reached
 	reasonFilter                    // a subscription's filter does not parse
 	reasonOutFormat                 // a subscription's format is neither cloudevents nor raw
+	reasonWebhook                   // a malformed webhook request
+	reasonWebhooks                  // the webhooks created over HTTP are at their bound
+	reasonNotFound                  // no such webhook or gateway path
 	numReasons
 )
 
 // String returns the reason's label.
 func (r reason) String() string {
 	return [...]string{"scope", "method", "body", "too_large", "format", "malformed", "subject",
-		"bus", "subprotocol", "closed", "subscribers", "filter", "out_format"}[r]
+		"bus", "subprotocol", "closed", "subscribers", "filter", "out_format",
+		"webhook", "webhooks", "not_found"}[r]
 }
 
 // RejectReasons returns the reason labels of Stats.Rejected, the fixed set
@@ -151,7 +161,8 @@ type Stats struct {
 	Published int64
 	// Rejected counts refused requests and WebSocket messages by reason
 	// label (scope, method, body, too_large, format, malformed, subject,
-	// bus, subprotocol, closed, subscribers, filter, out_format).
+	// bus, subprotocol, closed, subscribers, filter, out_format, webhook,
+	// webhooks, not_found).
 	Rejected map[string]int64
 	// Subscribers is the number of SSE and WebSocket subscriptions open.
 	Subscribers int64

@@ -54,6 +54,23 @@ const (
 	// structured event.
 	maxWSMessage = cloudevent.MaxEventJSONBytes
 
+	// AdminPrefix starts the paths of the gateway's own API; no scope can
+	// take it, as '.' is not a scope character.
+	AdminPrefix = "/.gateway/"
+
+	// WebhooksPath is where webhooks are created (POST), listed (GET) and,
+	// below it by id, removed (DELETE).
+	WebhooksPath = AdminPrefix + "webhooks"
+
+	// maxHTTPWebhooks bounds the webhooks created over HTTP: each holds a
+	// subscription and a goroutine, and a client must not be able to make
+	// the gateway hold without bound.
+	maxHTTPWebhooks = 64
+
+	// maxWebhookRequest bounds the body of a webhook request: a scope, a
+	// URL, a dead-letter scope and a filter fit in far less.
+	maxWebhookRequest = 64 << 10
+
 	// headerPrefix starts the HTTP headers of the binary mode's attributes.
 	headerPrefix = "ce-"
 )
