@@ -34,6 +34,23 @@
 //     id either way. On a WebSocket a raw UTF-8 payload is a text message,
 //     any other a binary one. Another format gets 400.
 //
+// A GET with the query parameter wait or after is a long-poll (no
+// WebSocket upgrade). The first, without after, opens a cursor: a
+// subscription to the scope (with the filter parameter's filter) that
+// buffers what arrives between polls, in a queue bounded as a
+// subscriber's. Every reply is 200 with an application/cloudevents-batch+json
+// array and the cursor in the Rsbd-Cursor header; the next poll passes it
+// as after (on the same scope), so nothing that arrived in between is
+// lost. A poll returns at once when the cursor holds events, else at the
+// first event or after wait (a Go duration up to 30s; 0 by default) with
+// an empty array; a reply holds at most 100 events and about 1 MiB, the
+// rest waits for the next poll. A batch once replied is gone from the
+// cursor (at most once: a reply the client never read is lost). A cursor
+// not polled for twice the longest wait expires, and what it held is
+// counted (Stats.PollExpired); polling it then gets 410, polling it while
+// another poll waits on it 409, a bad wait 400. Cursors count among the
+// subscriptions bounded by Config.MaxSubscribers.
+//
 // AddWebhook subscribes a URL: each event on a scope that passes a filter
 // is POSTed there in structured mode, one at a time, at least once: 200,
 // 201, 202 and 204 accept it; 410 ends the webhook; a 429's Retry-After is

@@ -31,6 +31,8 @@ type Gateway struct {
 	st   counters
 	// hooks are the webhooks created over HTTP (webhookapi.go).
 	hooks hookRegistry
+	// polls are the long-poll cursors (poll.go).
+	polls pollers
 }
 
 // New returns a Gateway publishing and subscribing through bus, which the
@@ -77,6 +79,8 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet:
 		if isUpgrade(r) {
 			g.serveWebSocket(w, r, sc)
+		} else if isPoll(r) {
+			g.servePoll(w, r, sc)
 		} else {
 			g.serveSSE(w, r, sc)
 		}
@@ -125,6 +129,9 @@ const (
 	reasonWebhook                   // a malformed webhook request
 	reasonWebhooks                  // the webhooks created over HTTP are at their bound
 	reasonNotFound                  // no such webhook or gateway path
+	reasonPoll                      // a long-poll's wait or scope is invalid
+	reasonCursor                    // a long-poll's cursor is unknown or expired
+	reasonPollBusy                  // a long-poll's cursor is being polled already
 	numReasons
 )
 
@@ -132,7 +139,7 @@ const (
 func (r reason) String() string {
 	return [...]string{"scope", "method", "body", "too_large", "format", "malformed", "subject",
 		"bus", "subprotocol", "closed", "subscribers", "filter", "out_format",
-		"webhook", "webhooks", "not_found"}[r]
+		"webhook", "webhooks", "not_found", "poll", "cursor", "poll_busy"}[r]
 }
 
 // RejectReasons returns the reason labels of Stats.Rejected, the fixed set
@@ -148,6 +155,7 @@ func RejectReasons() []string {
 // counters are the gateway's statistics.
 type counters struct {
 	published, delivered, dropped, unmappable, expired, subscribers atomic.Int64
+	pollExpired                                                     atomic.Int64
 	// listening counts the subscriptions whose handler is in place: a
 	// subscription counts in subscribers (the bound) from its request on,
 	// and in listening only once an event published then reaches it.
@@ -162,7 +170,7 @@ type Stats struct {
 	// Rejected counts refused requests and WebSocket messages by reason
 	// label (scope, method, body, too_large, format, malformed, subject,
 	// bus, subprotocol, closed, subscribers, filter, out_format, webhook,
-	// webhooks, not_found).
+	// webhooks, not_found, poll, cursor, poll_busy).
 	Rejected map[string]int64
 	// Subscribers is the number of SSE and WebSocket subscriptions open.
 	Subscribers int64
@@ -176,6 +184,9 @@ type Stats struct {
 	// Expired counts events past their time to live (emttl, or a
 	// malformed one), neither published nor delivered.
 	Expired int64
+	// PollExpired counts events a long-poll cursor still held when it
+	// expired unpolled or the gateway closed, not delivered.
+	PollExpired int64
 }
 
 // Stats returns the gateway's counters.
@@ -183,7 +194,8 @@ func (g *Gateway) Stats() Stats {
 	s := Stats{
 		Published: g.st.published.Load(), Subscribers: g.st.listening.Load(),
 		Delivered: g.st.delivered.Load(), Dropped: g.st.dropped.Load(),
-		Unmappable: g.st.unmappable.Load(), Expired: g.st.expired.Load(), Rejected: make(map[string]int64),
+		Unmappable: g.st.unmappable.Load(), Expired: g.st.expired.Load(),
+		PollExpired: g.st.pollExpired.Load(), Rejected: make(map[string]int64),
 	}
 	for r := range numReasons {
 		if n := g.st.rejected[r].Load(); n > 0 {
