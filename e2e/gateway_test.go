@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
@@ -55,7 +58,8 @@ func curlPost(t *testing.T, curl, url, body string, headers ...string) (string, 
 // TestGatewayAcrossTwoDaemons runs the CloudEvents gateway on daemon A of a
 // two-daemon cluster: curl publishes a binary-mode, a structured and a batch
 // CloudEvent at A and a socket client on B receives them; a socket client
-// publishes at B and curl's SSE stream at A receives the event.
+// publishes at B and curl's SSE stream, a curl long-poll and a webhook
+// created with curl at A receive its events.
 func TestGatewayAcrossTwoDaemons(t *testing.T) {
 	t.Parallel()
 	curl := curlBin(t)
@@ -158,4 +162,66 @@ func TestGatewayAcrossTwoDaemons(t *testing.T) {
 		raw, _ := json.Marshal(data)
 		t.Errorf("SSE event %s: %v", raw, err)
 	}
+	testGatewayPollAndWebhook(t, curl, gw, bp)
+}
+
+// testGatewayPollAndWebhook checks, on the cluster of
+// TestGatewayAcrossTwoDaemons, that events bp publishes at B reach a curl
+// long-poll at A and a webhook curl creates at A.
+func testGatewayPollAndWebhook(t *testing.T, curl, gw string, bp *client) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	// The first poll opens the cursor (and A's interest in /robot/poll/).
+	hdr, err := exec.CommandContext(ctx, curl, "-sS", "-D", "-", "-o", "/dev/null", gw+"/robot/poll/?wait=0s").Output()
+	if err != nil {
+		t.Fatalf("first poll: %v", err)
+	}
+	var cursor string
+	for _, line := range strings.Split(string(hdr), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(k, "Rsbd-Cursor") {
+			cursor = strings.TrimSpace(v)
+		}
+	}
+	if cursor == "" {
+		t.Fatalf("no cursor in %q", hdr)
+	}
+	testutil.WaitFor(t, 30*time.Second, "B's event in A's long-poll", func() bool {
+		bp.publish("/robot/poll/", schemaText, []byte("polled"))
+		out, err := exec.CommandContext(ctx, curl, "-sS", gw+"/robot/poll/?wait=1s&after="+cursor).Output()
+		if err != nil {
+			t.Fatalf("poll: %v", err)
+		}
+		evs, err := cloudevent.UnmarshalBatch(out)
+		if err != nil {
+			t.Fatalf("poll reply %q: %v", out, err)
+		}
+		return len(evs) > 0 && string(evs[0].Data) == "polled"
+	})
+
+	hooked := make(chan string, 16)
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if ce, err := cloudevent.Unmarshal(body); err == nil {
+			select {
+			case hooked <- string(ce.Data):
+			default:
+			}
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer target.Close()
+	code, reply := curlPost(t, curl, gw+"/.gateway/webhooks", `{"scope":"/robot/hook/","url":"`+target.URL+`"}`,
+		"Content-Type: application/json")
+	if code != "201" {
+		t.Fatalf("webhook: %s %s", code, reply)
+	}
+	testutil.WaitFor(t, 30*time.Second, "B's event at A's webhook", func() bool {
+		bp.publish("/robot/hook/", schemaText, []byte("hooked"))
+		select {
+		case v := <-hooked:
+			return v == "hooked"
+		case <-time.After(100 * time.Millisecond):
+			return false
+		}
+	})
 }
