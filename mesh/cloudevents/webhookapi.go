@@ -1,6 +1,7 @@
 package cloudevents
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -75,12 +76,15 @@ func (g *Gateway) serveAdmin(w http.ResponseWriter, r *http.Request) {
 // with its id.
 func (g *Gateway) createWebhook(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookRequest))
-	if err != nil {
-		g.fail(w, http.StatusRequestEntityTooLarge, reasonTooLarge, fmt.Sprintf("webhook request over %d bytes", maxWebhookRequest))
+	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+		g.fail(w, http.StatusRequestEntityTooLarge, reasonTooLarge, fmt.Sprintf("webhook request over %d bytes", mbe.Limit))
+		return
+	} else if err != nil {
+		g.fail(w, http.StatusBadRequest, reasonBody, "reading the body: "+err.Error())
 		return
 	}
 	var req webhookRequest
-	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil || dec.More() {
 		if err == nil {
