@@ -163,6 +163,16 @@ func TestGatewayAcrossTwoDaemons(t *testing.T) {
 		t.Errorf("SSE event %s: %v", raw, err)
 	}
 	testGatewayPollAndWebhook(t, curl, gw, bp)
+
+	// A subscription in an unknown format is refused and counted in
+	// /metrics under its reason.
+	status, err := exec.CommandContext(sctx, curl, "-s", "-o", "/dev/null", "-w", "%{http_code}", gw+"/robot/?format=xml").Output()
+	if err != nil || string(status) != "400" {
+		t.Errorf("format=xml: %s %v", status, err)
+	}
+	if v := a.Metric(`rsbd_gateway_rejected_total{reason="out_format"}`); v != 1 {
+		t.Errorf("rsbd_gateway_rejected_total{reason=\"out_format\"} = %v", v)
+	}
 }
 
 // testGatewayPollAndWebhook checks, on the cluster of
