@@ -116,9 +116,10 @@ func gatewayCollector(gw *cloudevents.Gateway) prometheus.Collector {
 			Type: prometheus.GaugeValue, Value: func(s st) float64 { return float64(s.Subscribers) }},
 	}
 	for reason, value := range map[string]func(st) float64{
-		"queue_full": func(s st) float64 { return float64(s.Dropped) },
-		"unmappable": func(s st) float64 { return float64(s.Unmappable) },
-		"expired":    func(s st) float64 { return float64(s.Expired) },
+		"queue_full":   func(s st) float64 { return float64(s.Dropped) },
+		"unmappable":   func(s st) float64 { return float64(s.Unmappable) },
+		"expired":      func(s st) float64 { return float64(s.Expired) },
+		"poll_expired": func(s st) float64 { return float64(s.PollExpired) },
 	} {
 		ms = append(ms, metrics.SnapshotMetric[st]{Name: "rsbd_gateway_dropped_events_total",
 			Help: "Events the gateway did not deliver or publish, by reason.", Type: prometheus.CounterValue,

@@ -176,6 +176,39 @@ func (g *Gateway) authorize(w http.ResponseWriter, r *http.Request, sc scope.Sco
 	return r
 }
 
+// adminGrant checks the token of a request to the gateway's own API
+// (AdminPrefix). Without tokens configured it returns nil and true; with
+// them, a request without a valid token gets 401 and false. A webhook
+// subscribes on its scope and publishes on its dead-letter scope, so
+// createWebhook checks those against the grant's prefixes (webhookAllowed).
+func (g *Gateway) adminGrant(w http.ResponseWriter, r *http.Request) (*grant, bool) {
+	ts := *g.tokens.Load()
+	if len(ts) == 0 {
+		return nil, true
+	}
+	var gr *grant
+	if tok, ok := presentedToken(r); ok {
+		gr = ts.lookup(tok)
+	}
+	if gr == nil {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="rsbd"`)
+		g.fail(w, http.StatusUnauthorized, reasonNoToken, ErrUnauthorized.Error())
+		return nil, false
+	}
+	return gr, true
+}
+
+// webhookAllowed reports whether grant gr (nil: no tokens configured) may
+// create a webhook on sc whose undeliverable events go to deadLetter
+// (the zero scope: none): it subscribes on the one and publishes on the
+// other.
+func webhookAllowed(gr *grant, sc, deadLetter scope.Scope, hasDeadLetter bool) bool {
+	if gr == nil {
+		return true
+	}
+	return within(sc, gr.sub) && (!hasDeadLetter || within(deadLetter, gr.pub))
+}
+
 // grantKey is the context key of a subscription's grant.
 type grantKey struct{}
 

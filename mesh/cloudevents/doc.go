@@ -25,6 +25,31 @@
 //     filter list of the CloudEvents Subscriptions API (package
 //     cloudevent/filter: exact, prefix, suffix, all, any, not), evaluated
 //     before an event is queued; one that does not parse gets 400.
+//   - The query parameter format chooses what a subscriber receives:
+//     cloudevents (the default) the structured event, raw its payload
+//     alone. On SSE a raw payload that is valid UTF-8 goes on data lines
+//     (its line breaks cut it into lines, which a client joins with LF),
+//     any other payload base64-encoded (standard alphabet, padded) on one
+//     data line of an SSE event of type "base64"; the SSE id is the event
+//     id either way. On a WebSocket a raw UTF-8 payload is a text message,
+//     any other a binary one. Another format gets 400.
+//
+// A GET with the query parameter wait or after is a long-poll (no
+// WebSocket upgrade). The first, without after, opens a cursor: a
+// subscription to the scope (with the filter parameter's filter) that
+// buffers what arrives between polls, in a queue bounded as a
+// subscriber's. Every reply is 200 with an application/cloudevents-batch+json
+// array and the cursor in the Rsbd-Cursor header; the next poll passes it
+// as after (on the same scope), so nothing that arrived in between is
+// lost. A poll returns at once when the cursor holds events, else at the
+// first event or after wait (a Go duration up to 30s; 0 by default) with
+// an empty array; a reply holds at most 100 events and about 1 MiB, the
+// rest waits for the next poll. A batch once replied is gone from the
+// cursor (at most once: a reply the client never read is lost). A cursor
+// not polled for twice the longest wait expires, and what it held is
+// counted (Stats.PollExpired); polling it then gets 410, polling it while
+// another poll waits on it 409, a bad wait 400. Cursors count among the
+// subscriptions bounded by Config.MaxSubscribers.
 //
 // Config.Tokens (or Gateway.SetTokens) turns on bearer tokens: every
 // request then needs "Authorization: Bearer TOKEN" (a GET may send the
@@ -47,6 +72,19 @@
 // MaxAttempts attempts, after which the event goes to the dead-letter scope
 // with the user info "rsbd:webhook-error", or is dropped without one
 // (counted either way).
+//
+// Webhooks are created over HTTP too, under the path prefix /.gateway/,
+// which no scope can take ('.' is not a scope character): POST
+// /.gateway/webhooks with {"scope":…, "url":…, "filter":<filter list as
+// JSON>, "deadLetter":…} (scope and url required, unknown fields refused)
+// starts one and answers 201 with {"id":…}; GET /.gateway/webhooks lists
+// them with their counters; DELETE /.gateway/webhooks/<id> stops one (204,
+// 404 for an unknown id). At most 64 exist at once (409 beyond). With
+// tokens configured the API needs one (401 otherwise), and a webhook's
+// scope must lie within the token's subscribe prefixes and its dead-letter
+// scope within its publish prefixes (403 otherwise). Without tokens,
+// whoever reaches the gateway can make it POST to any URL: serve it where
+// only trusted clients do.
 //
 // RSB events become CloudEvents by package cloudevent's mapping, so an
 // event published here and received by an RSB client carries its

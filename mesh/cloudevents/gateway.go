@@ -31,6 +31,10 @@ type Gateway struct {
 	// subs counts the subscriptions being served, for Close to wait on.
 	subs sync.WaitGroup
 	st   counters
+	// hooks are the webhooks created over HTTP (webhookapi.go).
+	hooks hookRegistry
+	// polls are the long-poll cursors (poll.go).
+	polls pollers
 }
 
 // New returns a Gateway publishing and subscribing through bus, which the
@@ -68,6 +72,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.fail(w, http.StatusServiceUnavailable, reasonClosed, "gateway closed")
 		return
 	}
+	if strings.HasPrefix(r.URL.Path, AdminPrefix) {
+		g.serveAdmin(w, r)
+		return
+	}
 	sc, err := scope.Parse(r.URL.Path)
 	if err != nil {
 		g.fail(w, http.StatusBadRequest, reasonScope, err.Error())
@@ -84,6 +92,8 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet:
 		if isUpgrade(r) {
 			g.serveWebSocket(w, r, sc)
+		} else if isPoll(r) {
+			g.servePoll(w, r, sc)
 		} else {
 			g.serveSSE(w, r, sc)
 		}
@@ -130,13 +140,21 @@ const (
 	reasonFilter                    // a subscription's filter does not parse
 	reasonNoToken                   // no bearer token, or an unknown one
 	reasonForbidden                 // a token used outside its scope prefixes
+	reasonOutFormat                 // a subscription's format is neither cloudevents nor raw
+	reasonWebhook                   // a malformed webhook request
+	reasonWebhooks                  // the webhooks created over HTTP are at their bound
+	reasonNotFound                  // no such webhook or gateway path
+	reasonPoll                      // a long-poll's wait or scope is invalid
+	reasonCursor                    // a long-poll's cursor is unknown or expired
+	reasonPollBusy                  // a long-poll's cursor is being polled already
 	numReasons
 )
 
 // String returns the reason's label.
 func (r reason) String() string {
 	return [...]string{"scope", "method", "body", "too_large", "format", "malformed", "subject",
-		"bus", "subprotocol", "closed", "subscribers", "filter", "unauthorized", "forbidden"}[r]
+		"bus", "subprotocol", "closed", "subscribers", "filter", "unauthorized", "forbidden",
+		"out_format", "webhook", "webhooks", "not_found", "poll", "cursor", "poll_busy"}[r]
 }
 
 // RejectReasons returns the reason labels of Stats.Rejected, the fixed set
@@ -152,6 +170,7 @@ func RejectReasons() []string {
 // counters are the gateway's statistics.
 type counters struct {
 	published, delivered, dropped, unmappable, expired, subscribers atomic.Int64
+	pollExpired                                                     atomic.Int64
 	// listening counts the subscriptions whose handler is in place: a
 	// subscription counts in subscribers (the bound) from its request on,
 	// and in listening only once an event published then reaches it.
@@ -166,7 +185,8 @@ type Stats struct {
 	// Rejected counts refused requests and WebSocket messages by reason
 	// label (scope, method, body, too_large, format, malformed, subject,
 	// bus, subprotocol, closed, subscribers, filter, unauthorized,
-	// forbidden).
+	// forbidden, out_format, webhook, webhooks, not_found, poll, cursor,
+	// poll_busy).
 	Rejected map[string]int64
 	// Subscribers is the number of SSE and WebSocket subscriptions open.
 	Subscribers int64
@@ -180,6 +200,9 @@ type Stats struct {
 	// Expired counts events past their time to live (emttl, or a
 	// malformed one), neither published nor delivered.
 	Expired int64
+	// PollExpired counts events a long-poll cursor still held when it
+	// expired unpolled or the gateway closed, not delivered.
+	PollExpired int64
 }
 
 // Stats returns the gateway's counters.
@@ -187,7 +210,8 @@ func (g *Gateway) Stats() Stats {
 	s := Stats{
 		Published: g.st.published.Load(), Subscribers: g.st.listening.Load(),
 		Delivered: g.st.delivered.Load(), Dropped: g.st.dropped.Load(),
-		Unmappable: g.st.unmappable.Load(), Expired: g.st.expired.Load(), Rejected: make(map[string]int64),
+		Unmappable: g.st.unmappable.Load(), Expired: g.st.expired.Load(),
+		PollExpired: g.st.pollExpired.Load(), Rejected: make(map[string]int64),
 	}
 	for r := range numReasons {
 		if n := g.st.rejected[r].Load(); n > 0 {

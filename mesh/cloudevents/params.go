@@ -59,6 +59,41 @@ const (
 	// on a WebSocket or an EventSource.
 	accessTokenParam = "access_token"
 
+	// AdminPrefix starts the paths of the gateway's own API; no scope can
+	// take it, as '.' is not a scope character.
+	AdminPrefix = "/.gateway/"
+
+	// WebhooksPath is where webhooks are created (POST), listed (GET) and,
+	// below it by id, removed (DELETE).
+	WebhooksPath = AdminPrefix + "webhooks"
+
+	// maxHTTPWebhooks bounds the webhooks created over HTTP: each holds a
+	// subscription and a goroutine, and a client must not be able to make
+	// the gateway hold without bound.
+	maxHTTPWebhooks = 64
+
+	// maxWebhookRequest bounds the body of a webhook request: a scope, a
+	// URL, a dead-letter scope and a filter fit in far less.
+	maxWebhookRequest = 64 << 10
+
+	// maxPollWait bounds a long-poll's wait: well under the idle timeouts
+	// of common proxies and load balancers, so a waiting poll is not cut.
+	maxPollWait = 30 * time.Second
+
+	// pollMaxEvents bounds the events of one long-poll reply: the rest
+	// waits in the cursor's queue for the next poll, which comes at once.
+	pollMaxEvents = 100
+
+	// pollMaxBytes bounds a long-poll reply's JSON (an event heavier than
+	// that alone goes by itself): a client's parser is not handed a whole
+	// queue of large events at once.
+	pollMaxBytes = 1 << 20
+
+	// pollIdle is how long a long-poll cursor keeps buffering without a
+	// poll: twice the longest wait, so a client polling in a loop never
+	// loses its cursor, while one that left frees its queue soon.
+	pollIdle = 2 * maxPollWait
+
 	// headerPrefix starts the HTTP headers of the binary mode's attributes.
 	headerPrefix = "ce-"
 )

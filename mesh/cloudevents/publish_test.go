@@ -203,7 +203,7 @@ func TestExpiredEvents(t *testing.T) {
 		t.Errorf("bad emttl: %d %s", status, body)
 	}
 	// An RSB event that carries an expired emttl is not delivered.
-	s, err := e.g.subscribe(scope.MustParse("/ttl/"), filter.Filter{})
+	s, err := e.g.subscribe(scope.MustParse("/ttl/"), filter.Filter{}, formatCloudEvents)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,10 +21,12 @@ import (
 const keepAlive = 15 * time.Second
 
 // outgoing is an event ready for a subscriber: its CloudEvents id and its
-// structured JSON.
+// structured JSON, or with format=raw its payload alone (text reports
+// whether that is valid UTF-8).
 type outgoing struct {
 	id   string
 	json []byte
+	text bool
 }
 
 // errTooManySubscribers: the gateway serves MaxSubscribers already.
@@ -62,9 +64,9 @@ func (s *subscription) offer(o outgoing, maxBytes int64) bool {
 }
 
 // subscribe opens a subscription to sc and its sub-scopes for the events
-// that pass flt. Introspection events (under /__rsb/) reach only a
-// subscription within that scope.
-func (g *Gateway) subscribe(sc scope.Scope, flt filter.Filter) (*subscription, error) {
+// that pass flt, queued in format f. Introspection events (under /__rsb/)
+// reach only a subscription within that scope.
+func (g *Gateway) subscribe(sc scope.Scope, flt filter.Filter, f format) (*subscription, error) {
 	if g.st.subscribers.Add(1) > int64(g.cfg.MaxSubscribers) {
 		g.st.subscribers.Add(-1)
 		return nil, fmt.Errorf("%w: %d", errTooManySubscribers, g.cfg.MaxSubscribers)
@@ -89,12 +91,12 @@ func (g *Gateway) subscribe(sc scope.Scope, flt filter.Filter) (*subscription, e
 		if !flt.Match(ce) {
 			return nil
 		}
-		b, err := cloudevent.Marshal(ce)
+		o, err := f.outgoing(ce)
 		if err != nil {
 			g.st.unmappable.Add(1)
 			return nil
 		}
-		if !s.offer(outgoing{ce.ID, b}, g.cfg.QueueBytes) {
+		if !s.offer(o, g.cfg.QueueBytes) {
 			g.st.dropped.Add(1)
 		}
 		return nil
@@ -117,12 +119,11 @@ func (g *Gateway) closeSubscription(s *subscription) {
 // client goes, a write times out or the gateway closes.
 func (g *Gateway) serveSSE(w http.ResponseWriter, r *http.Request, sc scope.Scope) {
 	rc := http.NewResponseController(w)
-	flt, err := filter.Parse([]byte(r.URL.Query().Get("filter")))
-	if err != nil {
-		g.fail(w, http.StatusBadRequest, reasonFilter, err.Error())
+	flt, f, ok := g.subscriptionParams(w, r)
+	if !ok {
 		return
 	}
-	s, err := g.subscribe(sc, flt)
+	s, err := g.subscribe(sc, flt, f)
 	if err != nil {
 		g.refuse(w, err)
 		return
@@ -155,7 +156,7 @@ func (g *Gateway) serveSSE(w http.ResponseWriter, r *http.Request, sc scope.Scop
 		case <-tick.C:
 			buf = append(buf, ":\n\n"...)
 		case o := <-s.q:
-			buf = appendSSE(buf, s.take(o))
+			buf = f.appendSSE(buf, s.take(o))
 			g.st.delivered.Add(1)
 		}
 	}
@@ -169,7 +170,13 @@ func appendSSE(b []byte, o outgoing) []byte {
 	b = append(b, "id: "...)
 	b = append(b, o.id...)
 	b = append(b, '\n')
-	rest := o.json
+	return appendSSEData(b, o.json)
+}
+
+// appendSSEData appends data on data lines, cut at each line break, and
+// the blank line that ends the SSE event.
+func appendSSEData(b, data []byte) []byte {
+	rest := data
 	for {
 		i := bytes.IndexAny(rest, "\r\n")
 		if i < 0 {

@@ -165,7 +165,7 @@ func TestWebSocketNeedsSubprotocol(t *testing.T) {
 // does not fit is dropped and counted.
 func TestSlowSubscriberDrops(t *testing.T) {
 	e := start(t, Config{QueueLen: 2})
-	s, err := e.g.subscribe(scope.MustParse("/slow/"), filter.Filter{})
+	s, err := e.g.subscribe(scope.MustParse("/slow/"), filter.Filter{}, formatCloudEvents)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestQueueBytesBound(t *testing.T) {
 
 func TestMaxSubscribers(t *testing.T) {
 	e := start(t, Config{MaxSubscribers: 1})
-	s, err := e.g.subscribe(scope.MustParse("/"), filter.Filter{})
+	s, err := e.g.subscribe(scope.MustParse("/"), filter.Filter{}, formatCloudEvents)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,7 +127,7 @@ func (g *Gateway) AddWebhook(cfg WebhookConfig) (*Webhook, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	sub, err := g.subscribe(sc, flt)
+	sub, err := g.subscribe(sc, flt, formatCloudEvents)
 	if err != nil {
 		return nil, err
 	}

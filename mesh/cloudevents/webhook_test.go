@@ -69,6 +69,9 @@ func TestWebhookRetriesThenDelivers(t *testing.T) {
 	if got := rcv.got()[0]; got.ID != "1" || rcv.calls.Load() != 3 {
 		t.Errorf("delivered %+v after %d calls", got, rcv.calls.Load())
 	}
+	// The receiver records the event before it answers; the webhook counts
+	// it once the answer is in.
+	testutil.WaitFor(t, waitTimeout, "delivery counted", func() bool { return wh.Stats().Delivered == 1 })
 	if st := wh.Stats(); st.Delivered != 1 || st.Retries != 2 || st.DeadLettered != 0 {
 		t.Errorf("stats %+v", st)
 	}

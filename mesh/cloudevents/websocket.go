@@ -8,7 +8,6 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/rsbd/rsbd/cloudevent"
-	"github.com/rsbd/rsbd/cloudevent/filter"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -16,9 +15,8 @@ import (
 // (JSON): the events on sc go out as text messages, and text messages that
 // come in are published.
 func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request, sc scope.Scope) {
-	flt, err := filter.Parse([]byte(r.URL.Query().Get("filter")))
-	if err != nil {
-		g.fail(w, http.StatusBadRequest, reasonFilter, err.Error())
+	flt, f, ok := g.subscriptionParams(w, r)
+	if !ok {
 		return
 	}
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
@@ -36,7 +34,7 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request, sc scop
 		return
 	}
 	c.SetReadLimit(maxWSMessage)
-	s, err := g.subscribe(sc, flt)
+	s, err := g.subscribe(sc, flt, f)
 	if err != nil {
 		_, why := classify(err)
 		g.st.rejected[why].Add(1)
@@ -57,7 +55,11 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request, sc scop
 		case o := <-s.q:
 			o = s.take(o)
 			wctx, wcancel := context.WithTimeout(ctx, g.cfg.WriteTimeout)
-			err := c.Write(wctx, websocket.MessageText, o.json)
+			typ := websocket.MessageText
+			if f == formatRaw && !o.text {
+				typ = websocket.MessageBinary
+			}
+			err := c.Write(wctx, typ, o.json)
 			wcancel()
 			if err != nil {
 				return
