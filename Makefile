@@ -13,8 +13,9 @@ all: build
 
 # DEB_PACKAGES are the Debian packages the tests use: protoc for make proto,
 # ip and nft for the e2e network namespaces and loss, curl as the gateway's
-# independent HTTP client.
-DEB_PACKAGES := protobuf-compiler iproute2 nftables curl
+# independent HTTP client, chromium as the headless browser that subscribes
+# to the gateway over WebSocket.
+DEB_PACKAGES := protobuf-compiler iproute2 nftables curl chromium
 
 # deps installs the DEB_PACKAGES that are missing (needs root).
 deps:

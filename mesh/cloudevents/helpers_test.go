@@ -2,9 +2,11 @@ package cloudevents
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +31,15 @@ type env struct {
 // the end of the test.
 func start(t *testing.T, cfg Config) *env {
 	t.Helper()
+	return startWith(t, cfg, nil)
+}
+
+// startWith is start with extra handlers beside the gateway on the same
+// server: a request whose path is a key of extra goes to that handler, any
+// other to the gateway. A page a browser loads from there has the gateway's
+// origin, which its WebSocket handshake must match.
+func startWith(t *testing.T, cfg Config, extra map[string]http.Handler) *env {
+	t.Helper()
 	n := clienttest.StartNodes(t, 1)[0]
 	bus := client.Embedded(n)
 	if cfg.Logger == nil {
@@ -38,7 +49,17 @@ func start(t *testing.T, cfg Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(g)
+	var h http.Handler = g
+	if extra != nil {
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if x, ok := extra[r.URL.Path]; ok {
+				x.ServeHTTP(w, r)
+				return
+			}
+			g.ServeHTTP(w, r)
+		})
+	}
+	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		if err := g.Close(); err != nil {
 			t.Errorf("gateway close: %v", err)
@@ -82,14 +103,24 @@ func (e *env) waitSubscribers(t *testing.T, n int64) {
 // skipped, or fails under CI=true.
 func curl(t *testing.T) string {
 	t.Helper()
-	p, err := exec.LookPath("curl")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("curl not found (CI=true needs it): apt-get install -y curl")
+	return binary(t, "curl", "curl")
+}
+
+// binary returns the path of the first of names found in PATH. Without any
+// the test is skipped, or fails under CI=true, where make deps installs
+// the Debian package pkg.
+func binary(t *testing.T, pkg string, names ...string) string {
+	t.Helper()
+	for _, name := range names {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
 		}
-		t.Skip("curl not found: apt-get install -y curl to run this test")
 	}
-	return p
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s not found (CI=true needs it): apt-get install -y %s", strings.Join(names, " or "), pkg)
+	}
+	t.Skipf("%s not found: apt-get install -y %s to run this test", strings.Join(names, " or "), pkg)
+	return ""
 }
 
 // userInfo returns ev's user info key, failing the test when absent.
