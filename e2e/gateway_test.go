@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/cloudevent"
+	"github.com/rsbd/rsbd/internal/syncbuf"
 	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/notification"
 )
@@ -22,14 +23,7 @@ import (
 // skipped, or fails under CI=true.
 func curlBin(t *testing.T) string {
 	t.Helper()
-	p, err := exec.LookPath("curl")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("curl not found (CI=true needs it): apt-get install -y curl")
-		}
-		t.Skip("curl not found: apt-get install -y curl to run this test")
-	}
-	return p
+	return testutil.Program(t, "curl", "curl")
 }
 
 // curlPost POSTs body to url with the headers through curl and returns the
@@ -120,6 +114,7 @@ func TestGatewayAcrossTwoDaemons(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("B missed %v", want)
 	}
+	checkLoggerShowsAttributes(t, curl, gw, b)
 
 	// curl subscribes by SSE at A; B publishes until the stream shows it.
 	sctx, scancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -234,4 +229,57 @@ func testGatewayPollAndWebhook(t *testing.T, curl, gw string, bp *client) {
 			return false
 		}
 	})
+}
+
+// checkLoggerShowsAttributes runs `rsb logger --style json` on daemon b
+// and curl POSTs CloudEvents at the gateway gw until the logger prints
+// one: its meta data carries the CloudEvent's attributes as ce: user infos.
+func checkLoggerShowsAttributes(t *testing.T, curl, gw string, b *daemon) {
+	t.Helper()
+	rsb := testutil.Build(t, "github.com/rsbd/rsbd/cmd/rsb")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, rsb, "logger", "--style", "json", "--stop-after", "1",
+		"socket://"+b.Info().Socket+"/robot/logger/")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	var out, errs syncbuf.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() { cancel(); <-done }()
+	var exitErr error
+	exited := func(wait time.Duration) bool {
+		select {
+		case exitErr = <-done:
+			done <- exitErr // for the deferred receive
+			return true
+		case <-time.After(wait):
+			return false
+		}
+	}
+	testutil.WaitFor(t, 30*time.Second, "rsb logger at B prints the gateway's event", func() bool {
+		if code, reply := curlPost(t, curl, gw+"/robot/logger/", "logged", "ce-specversion: 1.0", "ce-id: log-1",
+			"ce-source: /curl", "ce-type: com.example.log", "Content-Type: text/plain"); code != "202" {
+			t.Fatalf("POST for the logger: %s %s", code, reply)
+		}
+		return exited(200 * time.Millisecond)
+	})
+	if exitErr != nil {
+		t.Fatalf("rsb logger: %v\n%s", exitErr, errs.String())
+	}
+	var ev struct {
+		Scope    string            `json:"scope"`
+		MetaData map[string]string `json:"meta_data"`
+		Payload  any               `json:"payload"`
+	}
+	line, _, _ := strings.Cut(out.String(), "\n")
+	if err := json.Unmarshal([]byte(line), &ev); err != nil {
+		t.Fatalf("logger output %q: %v", out.String(), err)
+	}
+	if ev.Scope != "/robot/logger/" || ev.MetaData["ce:type"] != "com.example.log" || ev.MetaData["ce:source"] != "/curl" {
+		t.Errorf("rsb logger printed %s", line)
+	}
 }

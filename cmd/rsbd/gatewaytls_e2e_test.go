@@ -28,14 +28,7 @@ const curlTimeout = 20 * time.Second
 // skipped, or fails under CI=true.
 func curlPath(t *testing.T) string {
 	t.Helper()
-	p, err := exec.LookPath("curl")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("curl not found (CI=true needs it): apt-get install -y curl")
-		}
-		t.Skip("curl not found: apt-get install -y curl to run this test")
-	}
-	return p
+	return testutil.Program(t, "curl", "curl")
 }
 
 // curlStatus runs curl with args plus a request to url and returns the

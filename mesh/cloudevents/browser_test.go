@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/cloudevent"
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // Paths the browser test serves beside the gateway: its page and the
@@ -68,7 +69,7 @@ type browserResult struct {
 // (headless Chromium) subscribes to the gateway with the cloudevents.json
 // subprotocol and receives an RSB event as a structured CloudEvent.
 func TestBrowserSubscribesByWebSocket(t *testing.T) {
-	bin := binary(t, "chromium", "chromium", "chromium-browser")
+	bin := testutil.Program(t, "chromium", "chromium", "chromium-browser")
 	reports := make(chan browserResult, 1)
 	e := startWith(t, Config{}, map[string]http.Handler{
 		browserPage: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -4,9 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -103,24 +100,7 @@ func (e *env) waitSubscribers(t *testing.T, n int64) {
 // skipped, or fails under CI=true.
 func curl(t *testing.T) string {
 	t.Helper()
-	return binary(t, "curl", "curl")
-}
-
-// binary returns the path of the first of names found in PATH. Without any
-// the test is skipped, or fails under CI=true, where make deps installs
-// the Debian package pkg.
-func binary(t *testing.T, pkg string, names ...string) string {
-	t.Helper()
-	for _, name := range names {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s not found (CI=true needs it): apt-get install -y %s", strings.Join(names, " or "), pkg)
-	}
-	t.Skipf("%s not found: apt-get install -y %s to run this test", strings.Join(names, " or "), pkg)
-	return ""
+	return testutil.Program(t, "curl", "curl")
 }
 
 // userInfo returns ev's user info key, failing the test when absent.
