@@ -28,7 +28,11 @@
 //   - Flow control counts messages: each side may send as many Message
 //     frames as the peer granted, and grants more as its reader consumes.
 //     Writes past the window wait in a bounded buffer in order; a writer
-//     that fills it blocks in SendMsg, as over HTTP/2.
+//     that fills it blocks in SendMsg, as over HTTP/2. A WindowUpdate's
+//     stream_sequence (which the draft sets on Message frames only) carries
+//     the sender's cumulative grant, so a copy the bus repeats grants
+//     nothing twice: it is dropped and counted. An update without it (a
+//     draft-only peer) grants its delta.
 //   - Liveness: a ClientConn pings each server endpoint it has streams with;
 //     a stream that hears nothing from its peer (frames, pings, acks) within
 //     the ping timeout fails with UNAVAILABLE, on either side.
