@@ -42,6 +42,9 @@ func (sv *Server) serveUnary(rq *request, md *grpc.MethodDesc) {
 // caller's private scope naming the server's endpoint, which the caller
 // then pings while the handler runs.
 func (sv *Server) ack(rq *request) {
+	if rq.ctx.Err() != nil {
+		return // the call is over: its reply went or goes instead
+	}
 	ev := &client.Event{}
 	ev.Scope, ev.Method, ev.WireSchema = rq.to, methodAck, notification.SchemaVoid
 	ev.Causes = []notification.EventID{rq.ev.ID}
