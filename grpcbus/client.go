@@ -29,14 +29,17 @@ type ClientConn struct {
 	stream grpc.Streamer
 
 	mu      sync.Mutex
-	pending map[string]chan *client.Event
+	pending map[string]*call
 	callSeq atomic.Uint64
 
-	// awaiting and pingSeq belong to the endpoint's goroutine: the server
-	// endpoints pinged and not yet answered.
+	// awaiting, heardAt and lastPing belong to the endpoint's goroutine:
+	// the server endpoints pinged and not yet answered, and when each one
+	// last answered a ping.
 	awaiting map[string]bool
-	pingSeq  uint64
+	heardAt  map[string]time.Time
 	lastPing time.Time
+	pingSeq  atomic.Uint64 // pings sent
+
 }
 
 var _ grpc.ClientConnInterface = (*ClientConn)(nil)
@@ -49,7 +52,7 @@ func NewClientConn(bus *client.Bus, opts ...Option) (*ClientConn, error) {
 		return nil, err
 	}
 	c := &ClientConn{o: o, met: newMetrics(o.cfg.Registerer, "client"),
-		pending: make(map[string]chan *client.Event), awaiting: make(map[string]bool)}
+		pending: make(map[string]*call), awaiting: make(map[string]bool), heardAt: make(map[string]time.Time)}
 	if c.ep, err = newEndpoint(bus, &c.o.cfg, c.met); err != nil {
 		return nil, err
 	}
@@ -68,8 +71,8 @@ func (c *ClientConn) Close() error {
 	c.ep.close(codes.Canceled)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for id, ch := range c.pending {
-		close(ch)
+	for id, cl := range c.pending {
+		close(cl.reply)
 		delete(c.pending, id)
 	}
 	return nil
@@ -96,7 +99,7 @@ func (c *ClientConn) roundTrip(ctx context.Context, method string, args, reply a
 	}
 	ctx, cancel := c.withCallTimeout(ctx)
 	defer cancel()
-	rep, err := c.request(ctx, method, co.format, data, nil)
+	rep, err := c.request(ctx, method, co.format, data, nil, c.o.cfg.AckTimeout > 0)
 	if err != nil {
 		return err
 	}
@@ -122,8 +125,11 @@ func (c *ClientConn) withCallTimeout(ctx context.Context) (context.Context, cont
 
 // request publishes a REQUEST for method on its service address, with
 // extra user infos, and waits for its reply. A ctx that ends first sends
-// the server a CANCEL and gives the context's status.
-func (c *ClientConn) request(ctx context.Context, method, format string, data []byte, extra []notification.UserInfo) (*client.Event, error) {
+// the server a CANCEL and gives the context's status. A request that asks
+// for an acknowledgement (ack set) fails with UNAVAILABLE
+// when none comes within AckTimeout, or when the acknowledging server
+// falls silent (see watchCalls).
+func (c *ClientConn) request(ctx context.Context, method, format string, data []byte, extra []notification.UserInfo, ack bool) (*client.Event, error) {
 	service, _, ok := splitMethod(method)
 	if !ok {
 		return nil, status.Errorf(codes.Internal, "grpcbus: malformed method name %q", method)
@@ -138,8 +144,11 @@ func (c *ClientConn) request(ctx context.Context, method, format string, data []
 	if data == nil {
 		ev.WireSchema = notification.SchemaVoid
 	}
+	if ack {
+		extra = append(extra, notification.UserInfo{Key: keyAck, Value: "1"})
+	}
 	ev.MetaData.UserInfos = c.requestInfos(ctx, method, format, id, extra)
-	ch, err := c.expect(id)
+	cl, err := c.expect(id)
 	if err != nil {
 		return nil, err
 	}
@@ -147,19 +156,38 @@ func (c *ClientConn) request(ctx context.Context, method, format string, data []
 	if err := c.ep.pub.PublishEvent(ctx, ev); err != nil {
 		return nil, status.Errorf(codeOf(err), "grpcbus: sending the request: %v", err)
 	}
-	select {
-	case rep, ok := <-ch:
-		if !ok {
-			return nil, status.Error(codes.Canceled, "grpcbus: client connection closed")
-		}
-		return rep, nil
-	case <-ctx.Done():
-		// A server holds its own copy of the deadline; only a cancellation
-		// needs telling.
-		if ctx.Err() == context.Canceled {
+	var noAck <-chan time.Time
+	acked := cl.acked
+	if ack {
+		t := time.NewTimer(c.o.cfg.AckTimeout)
+		defer t.Stop()
+		noAck = t.C
+	} else {
+		acked = nil
+	}
+	for {
+		select {
+		case rep, ok := <-cl.reply:
+			if !ok {
+				return nil, status.Error(codes.Canceled, "grpcbus: client connection closed")
+			}
+			return rep, nil
+		case <-acked:
+			acked, noAck = nil, nil
+		case <-noAck:
+			go c.cancelCall(sc, id) // a server may yet be slow to answer
+			return nil, status.Errorf(codes.Unavailable, "%v within %v", ErrNoServer, c.o.cfg.AckTimeout)
+		case <-cl.lost:
 			go c.cancelCall(sc, id)
+			return nil, status.Errorf(codes.Unavailable, "%v for %v", ErrServerSilent, c.o.cfg.PingTimeout)
+		case <-ctx.Done():
+			// A server holds its own copy of the deadline; only a
+			// cancellation needs telling.
+			if ctx.Err() == context.Canceled {
+				go c.cancelCall(sc, id)
+			}
+			return nil, ctxStatus(ctx)
 		}
-		return nil, ctxStatus(ctx)
 	}
 }
 
@@ -188,7 +216,7 @@ func (c *ClientConn) cancelCall(sc scope.Scope, id string) {
 }
 
 // expect registers a call waiting for its reply.
-func (c *ClientConn) expect(id string) (chan *client.Event, error) {
+func (c *ClientConn) expect(id string) (*call, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ep.ctx.Err() != nil {
@@ -197,9 +225,9 @@ func (c *ClientConn) expect(id string) (chan *client.Event, error) {
 	if len(c.pending) >= maxPendingReplies {
 		return nil, status.Error(codes.ResourceExhausted, "grpcbus: too many calls waiting for replies")
 	}
-	ch := make(chan *client.Event, 1)
-	c.pending[id] = ch
-	return ch, nil
+	cl := newCall()
+	c.pending[id] = cl
+	return cl, nil
 }
 
 func (c *ClientConn) forget(id string) {
@@ -208,12 +236,17 @@ func (c *ClientConn) forget(id string) {
 	delete(c.pending, id)
 }
 
-// onReply hands a reply to the call waiting for it; others are counted
-// and dropped. It runs on the delivering goroutine.
+// onReply hands a reply or an acknowledgement to the call waiting for it;
+// others are counted and dropped, except acknowledgements of calls already
+// answered (the ack races the reply). It runs on the delivering goroutine.
 func (c *ClientConn) onReply(ev *client.Event) {
 	id, _ := userInfo(ev.MetaData.UserInfos, keyCallID)
+	if ev.Method == methodAck {
+		c.onAck(id, ev)
+		return
+	}
 	c.mu.Lock()
-	ch, ok := c.pending[id]
+	cl, ok := c.pending[id]
 	if ok && ev.Method == methodReply {
 		delete(c.pending, id)
 	}
@@ -222,7 +255,7 @@ func (c *ClientConn) onReply(ev *client.Event) {
 		c.met.drop(dropUnexpected)
 		return
 	}
-	ch <- ev // buffered for exactly this reply
+	cl.reply <- ev // buffered for exactly this reply
 }
 
 // replyStatus returns the status error a reply carries, nil for OK.

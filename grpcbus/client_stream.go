@@ -75,7 +75,7 @@ func (cs *clientStream) open(body []byte) error {
 	}
 	ctx, cancel := c.withCallTimeout(cs.ctx)
 	defer cancel()
-	rep, err := c.request(ctx, s.method, s.format, body, extra)
+	rep, err := c.request(ctx, s.method, s.format, body, extra, false)
 	if err == nil {
 		err = replyStatus(rep)
 	}

@@ -47,6 +47,14 @@ type Config struct {
 	// MaxPingTimeout caps the ping timeout a Server grants a client
 	// (default DefaultMaxPingTimeout).
 	MaxPingTimeout time.Duration
+	// AckTimeout is how long a unary call waits for a server to acknowledge
+	// its request before it fails with UNAVAILABLE (default
+	// DefaultAckTimeout). Once acknowledged, the call pings the server's
+	// endpoint as streams do and fails with UNAVAILABLE when it hears
+	// nothing for PingTimeout. A negative value asks for no
+	// acknowledgement, for servers that do not send one; such a call waits
+	// for its deadline.
+	AckTimeout time.Duration
 	// CallTimeout bounds calls whose context has no deadline (default
 	// DefaultCallTimeout).
 	CallTimeout time.Duration
@@ -63,7 +71,8 @@ func DefaultConfig() Config {
 		InitialWindow: DefaultInitialWindow, MaxBufferedWrites: DefaultInitialWindow,
 		MaxStreams: DefaultMaxStreams, MaxCalls: DefaultMaxCalls,
 		PingInterval: DefaultPingInterval, PingTimeout: DefaultPingTimeout,
-		MaxPingTimeout: DefaultMaxPingTimeout, CallTimeout: DefaultCallTimeout, Logger: slog.Default(),
+		MaxPingTimeout: DefaultMaxPingTimeout, AckTimeout: DefaultAckTimeout, CallTimeout: DefaultCallTimeout,
+		Logger: slog.Default(),
 	}
 }
 
@@ -105,6 +114,7 @@ func (c Config) withDefaults() Config {
 	setDefault(&c.PingInterval, d.PingInterval)
 	setDefault(&c.PingTimeout, d.PingTimeout)
 	setDefault(&c.MaxPingTimeout, d.MaxPingTimeout)
+	setDefault(&c.AckTimeout, d.AckTimeout)
 	setDefault(&c.CallTimeout, d.CallTimeout)
 	if c.Logger == nil {
 		c.Logger = d.Logger

@@ -90,17 +90,28 @@ func TestAcrossDaemons(t *testing.T) {
 	if _, err := st.Recv(); err != nil {
 		t.Fatal(err)
 	}
+	unary := blockedUnary(t, conn)
 	start := time.Now()
 	if err := server.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
+	limit := cfg.PingTimeout + cfg.PingInterval + time.Second
 	_, err = st.Recv()
 	took := time.Since(start)
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("recv after the server process was killed: %v", err)
 	}
-	if limit := cfg.PingTimeout + cfg.PingInterval + time.Second; took > limit {
+	if took > limit {
 		t.Errorf("took %v to notice, limit %v", took, limit)
 	}
 	t.Logf("killed server noticed after %v", took)
+	err = <-unary
+	took = time.Since(start)
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("unary call after the server process was killed: %v", err)
+	}
+	if took > limit {
+		t.Errorf("unary call took %v to notice, limit %v", took, limit)
+	}
+	t.Logf("killed server noticed by a unary call after %v", took)
 }

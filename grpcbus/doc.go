@@ -18,7 +18,11 @@
 //     private scope with the request's id as cause, carries the answer,
 //     "__header__." and "__trailer__." user infos and "grpc-status"; a
 //     failure is also marked with RSB's error user info and carries the
-//     status message as its data.
+//     status message as its data. A request with user info "grpc-ack" (an
+//     addition to the draft, which a ClientConn sends unless
+//     Config.AckTimeout is negative) is also acknowledged at once, while
+//     its handler runs: an ACK event to the caller's private scope with
+//     "grpc-call-id" and the server's "grpc-endpoint-address".
 //   - A streaming call opens with the same request/reply (the handshake),
 //     which exchanges the endpoints' private scopes, each side's stream id
 //     and receive window and the client's ping timeout; a server-streaming
@@ -28,10 +32,20 @@
 //   - Flow control counts messages: each side may send as many Message
 //     frames as the peer granted, and grants more as its reader consumes.
 //     Writes past the window wait in a bounded buffer in order; a writer
-//     that fills it blocks in SendMsg, as over HTTP/2.
+//     that fills it blocks in SendMsg, as over HTTP/2. A WindowUpdate's
+//     stream_sequence (which the draft sets on Message frames only) carries
+//     the sender's cumulative grant, so a copy the bus repeats grants
+//     nothing twice: it is dropped and counted. An update without it (a
+//     draft-only peer) grants its delta.
 //   - Liveness: a ClientConn pings each server endpoint it has streams with;
 //     a stream that hears nothing from its peer (frames, pings, acks) within
-//     the ping timeout fails with UNAVAILABLE, on either side.
+//     the ping timeout fails with UNAVAILABLE, on either side. A unary call
+//     no server acknowledges within the ack timeout fails with UNAVAILABLE
+//     (ErrNoServer); one still waiting a ping interval after its
+//     acknowledgement has its server's endpoint pinged too, and fails with
+//     UNAVAILABLE (ErrServerSilent) when that endpoint answers nothing for
+//     the ping timeout. A call answered within a ping interval costs no
+//     ping.
 //
 // Wire formats are "proto" (the default) and "json" (protojson for messages
 // and frames). Errors returned to callers are status errors; metrics

@@ -13,6 +13,12 @@ var (
 	ErrBadFrame = errors.New("grpcbus: malformed frame")
 	// ErrWireFormat reports a wire format the package does not know.
 	ErrWireFormat = errors.New("grpcbus: unsupported wire format")
+	// ErrNoServer is the cause in the UNAVAILABLE status of a unary call no
+	// server acknowledged within Config.AckTimeout.
+	ErrNoServer = errors.New("grpcbus: no server acknowledged the call")
+	// ErrServerSilent is the cause in the UNAVAILABLE status of a call whose
+	// server endpoint answered no ping within Config.PingTimeout.
+	ErrServerSilent = errors.New("grpcbus: server endpoint silent")
 	// ErrStarted reports a service registered after the Server started.
 	ErrStarted = errors.New("grpcbus: server already started")
 )

@@ -28,6 +28,7 @@ type sender struct {
 
 	mu      sync.Mutex
 	credits int
+	granted uint64 // highest cumulative grant a numbered WindowUpdate carried
 	buf     []outFrame
 	msgs    int // messages in buf
 	max     int
@@ -98,10 +99,24 @@ func (q *sender) waitRoom(ctx context.Context) error {
 	}
 }
 
-// grant adds credits from a WindowUpdate and wakes the flusher.
-func (q *sender) grant(delta int) {
+// grant adds the credits of a WindowUpdate and wakes the flusher. A
+// numbered update (cum, the peer's cumulative grant, non-zero) adds what
+// it grants beyond the highest one seen, so a repeat or an overtaken
+// update adds nothing and is dropped and counted; an unnumbered one (a
+// peer speaking only the draft) adds delta.
+func (q *sender) grant(delta uint32, cum uint64) {
 	q.mu.Lock()
-	q.credits += delta
+	add := int(delta)
+	if cum != 0 {
+		if cum <= q.granted {
+			q.mu.Unlock()
+			q.s.ep.met.drop(dropDuplicate)
+			return
+		}
+		add = int(min(cum-q.granted, maxWindow))
+		q.granted = cum
+	}
+	q.credits += add
 	q.mu.Unlock()
 	signal(q.kick)
 }

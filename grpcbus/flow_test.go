@@ -10,6 +10,7 @@ import (
 
 	"github.com/rsbd/rsbd/client/clienttest"
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/proto/grpcbuspb"
 	pb "github.com/rsbd/rsbd/proto/grpcbustestpb"
 )
 
@@ -90,5 +91,50 @@ func slowReader(t *testing.T, k int) {
 	}
 	if counter(t, reg, "rsbd_grpc_window_stalls_total", "side", "server") == 0 {
 		t.Error("no window stall counted")
+	}
+}
+
+// TestDuplicateWindowUpdateGrantsNothing repeats, at the frame level, the
+// WindowUpdate a paused reader sent: the server drops and counts the copy,
+// and its spent window stays spent.
+func TestDuplicateWindowUpdateGrantsNothing(t *testing.T) {
+	nodes := clienttest.StartNodes(t, 1)
+	bus := embeddedBus(t, 0, nodes)
+	reg := prometheus.NewRegistry()
+	cfg := testConfig()
+	cfg.InitialWindow, cfg.MaxBufferedWrites, cfg.Registerer = 8, 4, reg
+	srv := startBusServer(t, bus, newEchoServer(), cfg)
+	conn := busConn(t, bus, cfg)
+	awaitServing(t, conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := pb.NewEchoClient(conn).ServerStream(ctx, &pb.EchoRequest{Text: "m", Count: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := cfg.InitialWindow / 2
+	for range half { // the reader grants half a window: cumulative grant half
+		if _, err := st.Recv(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testutil.WaitFor(t, 10*time.Second, "server blocked on a full buffer", func() bool {
+		n, ok := buffered(srv)
+		return ok && n == cfg.MaxBufferedWrites
+	})
+	s := srv.ep.snapshot()[0]
+	dup := &grpcbuspb.TransportFrame{StreamId: s.id, StreamSequence: uint64(half),
+		Frame: &grpcbuspb.TransportFrame_WindowUpdate{WindowUpdate: &grpcbuspb.WindowUpdate{Delta: uint32(half)}}}
+	if err := conn.ep.sendFrame(ctx, srv.ep.scope, WireProto, dup, nil); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 5*time.Second, "duplicate counted", func() bool {
+		return counter(t, reg, "rsbd_grpc_frames_dropped_total", "side", "server", "reason", dropDuplicate) == 1
+	})
+	s.snd.mu.Lock()
+	credits, msgs := s.snd.credits, s.snd.msgs
+	s.snd.mu.Unlock()
+	if credits != 0 || msgs != cfg.MaxBufferedWrites {
+		t.Errorf("after a duplicate WindowUpdate: %d credits, %d messages buffered; want 0, %d", credits, msgs, cfg.MaxBufferedWrites)
 	}
 }

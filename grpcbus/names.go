@@ -24,6 +24,7 @@ const (
 	keyCallID          = "grpc-call-id"
 	keyTimeout         = "grpc-timeout"
 	keyStatus          = "grpc-status"
+	keyAck             = "grpc-ack"
 	prefixHeader       = "__header__."
 	prefixTrailer      = "__trailer__."
 	rsbErrorKey        = "rsb:error?"
@@ -31,6 +32,7 @@ const (
 	methodRequest      = "REQUEST"
 	methodReply        = "REPLY"
 	methodCancel       = "CANCEL"
+	methodAck          = "ACK"
 	wireSchemaRaw      = notification.SchemaBytes
 	wireSchemaErrorMsg = notification.SchemaUTF8String
 )

@@ -26,6 +26,11 @@ const (
 	// DefaultMaxPingTimeout caps the ping timeout a client may ask a server
 	// to wait for it.
 	DefaultMaxPingTimeout = 2 * time.Minute
+	// DefaultAckTimeout is how long a unary call waits for its server's
+	// acknowledgement before it fails with UNAVAILABLE: long enough for a
+	// request to cross hosts and a loaded server to answer, short against a
+	// call's usual deadline.
+	DefaultAckTimeout = 5 * time.Second
 	// DefaultCallTimeout bounds a call whose context has no deadline, so a
 	// request nobody answers does not wait forever.
 	DefaultCallTimeout = 5 * time.Minute

@@ -241,6 +241,9 @@ func (sv *Server) serve(rq *request) {
 		return
 	}
 	if md := rq.svc.unary[rq.action]; md != nil {
+		if _, ok := userInfo(rq.ev.MetaData.UserInfos, keyAck); ok {
+			go sv.ack(rq) // in parallel with the handler: no round trip before the reply
+		}
 		sv.serveUnary(rq, md)
 		return
 	}

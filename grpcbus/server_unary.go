@@ -9,6 +9,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/rsbd/rsbd/client"
+	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/proto/grpcbuspb"
 )
 
@@ -34,6 +36,24 @@ func (sv *Server) serveUnary(rq *request, md *grpc.MethodDesc) {
 	infos = putMetadata(infos, prefixTrailer, ts.trailer)
 	sv.met.call(rq.fullMethod(), st.Code().String())
 	sv.reply(rq, data, st, infos)
+}
+
+// ack acknowledges a unary request that asks for it: an ACK event on the
+// caller's private scope naming the server's endpoint, which the caller
+// then pings while the handler runs.
+func (sv *Server) ack(rq *request) {
+	if rq.ctx.Err() != nil {
+		return // the call is over: its reply went or goes instead
+	}
+	ev := &client.Event{}
+	ev.Scope, ev.Method, ev.WireSchema = rq.to, methodAck, notification.SchemaVoid
+	ev.Causes = []notification.EventID{rq.ev.ID}
+	ev.MetaData.UserInfos = []notification.UserInfo{{Key: keyCallID, Value: rq.callID}, {Key: keyEndpoint, Value: sv.ep.addr}}
+	ctx, cancel := context.WithTimeout(rq.ctx, sv.o.cfg.PingTimeout)
+	defer cancel()
+	if err := sv.ep.pub.PublishEvent(ctx, ev); err != nil && rq.ctx.Err() == nil {
+		sv.o.cfg.Logger.Debug("grpcbus: sending an acknowledgement failed", "to", rq.to.String(), "err", err)
+	}
 }
 
 // invokeUnary calls the method's handler, turning a panic into INTERNAL.

@@ -43,8 +43,9 @@ type stream struct {
 	lastHeard atomic.Int64  // unix ns of the last frame or ping from the peer
 	inSeq     atomic.Uint64 // stream_sequence of the last Message received
 
-	window   int // messages this side grants at a time
-	consumed int // messages read since the last WindowUpdate, by the reader
+	window   int    // messages this side grants at a time
+	consumed int    // messages read since the last WindowUpdate, by the reader
+	granted  uint64 // credits granted by WindowUpdates so far, by the reader
 	inbox    chan inFrame
 	snd      *sender
 
@@ -97,7 +98,7 @@ func (s *stream) onFrame(fr *grpcbuspb.TransportFrame, infos []notification.User
 	switch v := fr.Frame.(type) {
 	case *grpcbuspb.TransportFrame_WindowUpdate:
 		if s.peerAddr.Load() != nil {
-			s.snd.grant(int(v.WindowUpdate.Delta))
+			s.snd.grant(v.WindowUpdate.Delta, fr.StreamSequence)
 		}
 	case *grpcbuspb.TransportFrame_Cancel:
 		s.abort(codes.Code(v.Cancel.Status), v.Cancel.Reason, false)
@@ -160,7 +161,8 @@ func (s *stream) next() (inFrame, error) {
 }
 
 // consume counts a message the reader took and grants the peer more once
-// half the window is used.
+// half the window is used. The update's stream_sequence carries the
+// cumulative grant, so that a copy the bus repeats grants nothing twice.
 func (s *stream) consume() {
 	s.consumed++
 	if s.consumed < max(1, s.window/2) {
@@ -168,7 +170,8 @@ func (s *stream) consume() {
 	}
 	delta := s.consumed
 	s.consumed = 0
-	fr := &grpcbuspb.TransportFrame{Frame: &grpcbuspb.TransportFrame_WindowUpdate{
+	s.granted += uint64(delta)
+	fr := &grpcbuspb.TransportFrame{StreamSequence: s.granted, Frame: &grpcbuspb.TransportFrame_WindowUpdate{
 		WindowUpdate: &grpcbuspb.WindowUpdate{Delta: uint32(delta)}}}
 	if err := s.sendFrame(s.ep.ctx, fr, nil); err != nil {
 		s.abort(codeOf(err), "sending a window update failed: "+err.Error(), false)

@@ -29,7 +29,9 @@ type TransportFrame struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The receiving endpoint's id of the stream; 0 for pings.
 	StreamId uint64 `protobuf:"varint,1,opt,name=stream_id,json=streamId,proto3" json:"stream_id,omitempty"`
-	// Per stream and direction, advances on Message frames only (from 1).
+	// Per stream and direction, advances on Message frames only (from 1). On a
+	// WindowUpdate (an addition to the draft) it is the sender's cumulative
+	// grant, so that a repeated copy grants nothing; 0 there means unnumbered.
 	StreamSequence uint64 `protobuf:"varint,2,opt,name=stream_sequence,json=streamSequence,proto3" json:"stream_sequence,omitempty"`
 	// Types that are valid to be assigned to Frame:
 	//
