@@ -1,0 +1,20 @@
+// Package meshmessage owns the Apache EventMesh legacy TCP protocol on
+// rsbd's side: the Package codec, byte for byte.
+//
+// A Package on the wire is
+//
+//	["EventMesh" 9 ASCII bytes]["0000" 4 ASCII bytes][length i32][headerLength i32][header JSON][body]
+//
+// with big-endian integers and length = 13 + headerLength + bodyLength (it
+// counts neither integer field), so a Package takes length + 8 bytes. A
+// Package is at most MaxPackage bytes. The header is the JSON object
+// {cmd, code, desc, seq, properties} where cmd is the command's name; the
+// body is raw bytes whose form depends on the command (an EventMeshMessage
+// or CloudEvent in JSON for the message commands).
+//
+// Marshal encodes a Package, Unmarshal decodes exactly one and Read reads
+// one from a stream. Decoding takes untrusted input: every length is
+// checked against the bytes there are and against MaxPackage, a bad magic
+// or version is ErrBadMagic or ErrBadVersion (on either the reference
+// closes the connection), and no input panics.
+package meshmessage
