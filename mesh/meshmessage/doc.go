@@ -1,5 +1,7 @@
 // Package meshmessage owns the Apache EventMesh legacy TCP protocol on
-// rsbd's side: the Package codec, byte for byte.
+// rsbd's side: the Package codec, byte for byte, and the "meshmessage"
+// FrameAdaptor that converts an EventMeshMessage to and from an EVENT
+// frame (package mesh/frame).
 //
 // A Package on the wire is
 //
@@ -17,4 +19,14 @@
 // checked against the bytes there are and against MaxPackage, a bad magic
 // or version is ErrBadMagic or ErrBadVersion (on either the reference
 // closes the connection), and no input panics.
+//
+// The Adaptor, registered with package mesh under "meshmessage", maps an
+// EventMeshMessage ({topic, properties, headers, body}) to an EVENT frame
+// as the reference does: specversion 1.0, type "eventmeshmessage", source
+// "/", emorigin "meshmessage", subject the topic, then the properties and
+// headers, which may overwrite those; the body is the data. Back, the
+// subject is the topic, the data the body, and every attribute but the
+// fixed ones a property. The topic names the RSB scope, so an
+// EventMeshMessage reaches the scope through package cloudevent's mapping
+// of the subject like any other protocol's event.
 package meshmessage
