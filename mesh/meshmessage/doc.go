@@ -29,4 +29,18 @@
 // fixed ones a property. The topic names the RSB scope, so an
 // EventMeshMessage reaches the scope through package cloudevent's mapping
 // of the subject like any other protocol's event.
+//
+// A Server serves the protocol on a client.Bus, on listeners given to
+// Serve: HELLO, HEARTBEAT, SUBSCRIBE and UNSUBSCRIBE (a Subscription body,
+// each topic a scope and its sub-scopes), LISTEN, after which the events
+// on the subscribed scopes reach the client as ASYNC_MESSAGE_TO_CLIENT, or
+// BROADCAST_MESSAGE_TO_CLIENT for a BROADCASTING subscription;
+// ASYNC_MESSAGE_TO_SERVER and BROADCAST_MESSAGE_TO_SERVER are published on
+// their topic's scope and acknowledged (code 1 and the error as desc when
+// refused); CLIENT_GOODBYE is answered and the connection closed, and
+// Close says SERVER_GOODBYE to every client. A client silent for the
+// heartbeat timeout, or sending a Package that does not decode, is
+// closed. Each client has a bounded send queue: an event that finds it
+// full is dropped and counted (Stats), so a slow client never holds up
+// the bus. REQUEST/RESPONSE commands are not served yet.
 package meshmessage
