@@ -40,3 +40,19 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// FuzzToFrame checks the adaptor never panics on a message and that a
+// frame it makes turns back into a message.
+func FuzzToFrame(f *testing.F) {
+	f.Add([]byte(`{"topic":"/robot/arm/","properties":{"color":"red"},"headers":{"type":"t"},"body":"hi"}`))
+	f.Add([]byte(`"{\"topic\":\"/a/\",\"body\":\"x\"}"`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fr, err := Adaptor{}.ToFrame(b)
+		if err != nil {
+			return
+		}
+		if _, err := (Adaptor{}).FromFrame(fr); err != nil && !errors.Is(err, ErrBinaryData) {
+			t.Fatalf("FromFrame of a frame ToFrame made: %v", err)
+		}
+	})
+}
