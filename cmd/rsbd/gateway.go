@@ -130,5 +130,10 @@ func gatewayCollector(gw *cloudevents.Gateway) prometheus.Collector {
 			Help: "Requests and WebSocket messages the gateway refused, by reason.", Type: prometheus.CounterValue,
 			Labels: prometheus.Labels{"reason": reason}, Value: func(s st) float64 { return float64(s.Rejected[reason]) }})
 	}
+	for _, reason := range cloudevents.WebhookEndReasons() {
+		ms = append(ms, metrics.SnapshotMetric[st]{Name: "rsbd_gateway_webhooks_ended_total",
+			Help: "Webhooks their target ended (410, or a refused or unanswered validation handshake), by reason.", Type: prometheus.CounterValue,
+			Labels: prometheus.Labels{"reason": reason}, Value: func(s st) float64 { return float64(s.WebhooksEnded[reason]) }})
+	}
 	return metrics.NewSnapshotCollector(gw.Stats, ms...)
 }

@@ -47,6 +47,15 @@ type WebhookConfig struct {
 	// on, with the user info "rsbd:webhook-error" saying why; empty drops
 	// it (counted).
 	DeadLetter string
+	// Origin is the WebHook-Request-Origin of the validation handshake,
+	// the name the target knows the gateway by (default: the host name).
+	Origin string
+	// SkipValidation delivers without the validation handshake, for
+	// targets that do not implement it. The default (false) validates,
+	// as the CloudEvents HTTP Web Hooks spec's abuse protection asks:
+	// whoever can create a webhook must not be able to point the gateway's
+	// POSTs at a URL that never agreed to receive them.
+	SkipValidation bool
 }
 
 // withDefaults checks c and fills its zero fields.
@@ -69,6 +78,9 @@ func (c WebhookConfig) withDefaults() (WebhookConfig, error) {
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultWebhookTimeout
+	}
+	if c.Origin == "" {
+		c.Origin = defaultOrigin()
 	}
 	return c, nil
 }
@@ -156,22 +168,59 @@ func (w *Webhook) Stats() WebhookStats {
 	return WebhookStats{Delivered: w.delivered.Load(), Retries: w.retries.Load(), DeadLettered: w.deadLettered.Load()}
 }
 
-// run delivers queued events one at a time until the webhook ends, then
-// closes its subscription.
+// run validates the target (unless configured not to), then delivers
+// queued events one at a time until the webhook ends, then closes its
+// subscription. Events arriving during the handshake wait in the queue.
 func (w *Webhook) run() {
 	defer close(w.done)
 	defer w.g.closeSubscription(w.sub)
+	if !w.cfg.SkipValidation {
+		if err := w.validate(); err != nil {
+			if w.ctx.Err() == nil {
+				w.end(err)
+			}
+			return
+		}
+	}
 	for {
 		select {
 		case <-w.ctx.Done():
 			return
 		case o := <-w.sub.q:
 			if err := w.deliver(w.sub.take(o)); errors.Is(err, ErrWebhookGone) {
-				w.err.Store(&err)
-				w.cancel()
+				w.end(err)
 				return
 			}
 		}
+	}
+}
+
+// end stops the webhook for err, which the target caused: it is counted
+// by reason, logged, and returned by Close.
+func (w *Webhook) end(err error) {
+	why := endGone
+	switch {
+	case errors.Is(err, ErrWebhookRefused):
+		why = endRefused
+	case errors.Is(err, ErrWebhookUnvalidated):
+		why = endUnvalidated
+	}
+	w.g.st.webhooksEnded[why].Add(1)
+	w.g.log.Warn("cloudevents: webhook ended", "url", w.cfg.URL, "scope", w.cfg.Scope, "reason", why.String(), "err", err)
+	w.err.Store(&err)
+	w.cancel()
+}
+
+// wait waits d, or less if the webhook ends; it reports whether the
+// webhook goes on.
+func (w *Webhook) wait(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-w.ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
@@ -198,12 +247,8 @@ func (w *Webhook) deliver(o outgoing) error {
 		}
 		d := min(max(wait, retryAfter), w.cfg.MaxBackoff)
 		wait = min(2*wait, w.cfg.MaxBackoff)
-		t := time.NewTimer(d)
-		select {
-		case <-w.ctx.Done():
-			t.Stop()
+		if !w.wait(d) {
 			return w.ctx.Err()
-		case <-t.C:
 		}
 	}
 	w.deadLetter(o, last)
