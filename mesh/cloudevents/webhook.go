@@ -85,6 +85,36 @@ func (c WebhookConfig) withDefaults() (WebhookConfig, error) {
 	return c, nil
 }
 
+// Validate reports what AddWebhook would refuse in c (wrapping
+// ErrConfig), without a gateway: a configuration is checked before the
+// gateway starts.
+func (c WebhookConfig) Validate() error {
+	c, err := c.withDefaults()
+	if err == nil {
+		_, _, _, err = c.parse()
+	}
+	return err
+}
+
+// parse parses c's scope, dead-letter scope (zero without one) and filter.
+func (c WebhookConfig) parse() (sc, dead scope.Scope, flt filter.Filter, err error) {
+	if sc, err = scope.Parse(c.Scope); err != nil {
+		return sc, dead, flt, fmt.Errorf("%w: webhook scope: %w", ErrConfig, err)
+	}
+	if c.DeadLetter != "" {
+		if dead, err = scope.Parse(c.DeadLetter); err != nil {
+			return sc, dead, flt, fmt.Errorf("%w: dead-letter scope: %w", ErrConfig, err)
+		}
+		if sc.Contains(dead) {
+			return sc, dead, flt, fmt.Errorf("%w: dead-letter scope %s lies within the webhook's scope %s", ErrConfig, dead, sc)
+		}
+	}
+	if flt, err = filter.Parse([]byte(c.Filter)); err != nil {
+		return sc, dead, flt, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return sc, dead, flt, nil
+}
+
 // WebhookStats counts what a webhook did.
 type WebhookStats struct {
 	// Delivered counts events the target accepted.
@@ -122,22 +152,9 @@ func (g *Gateway) AddWebhook(cfg WebhookConfig) (*Webhook, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc, err := scope.Parse(cfg.Scope)
+	sc, dead, flt, err := cfg.parse()
 	if err != nil {
-		return nil, fmt.Errorf("%w: webhook scope: %w", ErrConfig, err)
-	}
-	var dead scope.Scope
-	if cfg.DeadLetter != "" {
-		if dead, err = scope.Parse(cfg.DeadLetter); err != nil {
-			return nil, fmt.Errorf("%w: dead-letter scope: %w", ErrConfig, err)
-		}
-		if sc.Contains(dead) {
-			return nil, fmt.Errorf("%w: dead-letter scope %s lies within the webhook's scope %s", ErrConfig, dead, sc)
-		}
-	}
-	flt, err := filter.Parse([]byte(cfg.Filter))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, err
 	}
 	sub, err := g.subscribe(sc, flt, formatCloudEvents)
 	if err != nil {
