@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rsbd/rsbd/cloudevent/filter"
 	"github.com/rsbd/rsbd/mesh/cloudevents"
 )
 
@@ -93,6 +94,8 @@ func (r *reader) gatewayWebhooks(gatewayAddr string) []namedWebhook {
 			r.fail(prefix+hookURL, "the URL of webhook "+name, nil)
 		case gatewayAddr == "":
 			r.fail(prefix+hookURL, "no webhook without "+keyGatewayHTTP+" (webhooks run in the gateway)", nil)
+		case filterErr(h.cfg.Filter) != nil:
+			r.fail(prefix+hookFilter, "a CloudEvents Subscriptions API filter (JSON)", filterErr(h.cfg.Filter))
 		default:
 			if err := h.cfg.Validate(); err != nil {
 				r.fail(prefix+hookURL, "a valid webhook "+name, err)
@@ -102,4 +105,11 @@ func (r *reader) gatewayWebhooks(gatewayAddr string) []namedWebhook {
 		}
 	}
 	return out
+}
+
+// filterErr returns why f is no filter, so that the error names the filter
+// key rather than the webhook as a whole.
+func filterErr(f string) error {
+	_, err := filter.Parse([]byte(f))
+	return err
 }

@@ -43,7 +43,7 @@ func TestGatewayWebhookSettingsInvalid(t *testing.T) {
 		{"[rsbd.gateway.webhook.a]\nurl = http://x/\n", "--gateway-http=:0", "rsbd.gateway.webhook.a.scope"},
 		{"[rsbd.gateway.webhook.a]\nscope = /a/\n", "--gateway-http=:0", "rsbd.gateway.webhook.a.url"},
 		{"[rsbd.gateway.webhook.a]\nscope = /a/\nurl = ftp://x/\n", "--gateway-http=:0", "not an http(s) URL"},
-		{"[rsbd.gateway.webhook.a]\nscope = /a/\nurl = http://x/\nfilter = {\n", "--gateway-http=:0", "rsbd.gateway.webhook.a.url"},
+		{"[rsbd.gateway.webhook.a]\nscope = /a/\nurl = http://x/\nfilter = {\n", "--gateway-http=:0", "rsbd.gateway.webhook.a.filter"},
 		{"[rsbd.gateway.webhook.a]\nscope = /a/\nurl = http://x/\ndeadletter = /a/d/\n", "--gateway-http=:0", "dead-letter scope"},
 		{"[rsbd.gateway.webhook.a]\nscope = /a/\nurl = http://x/\nvalidate = maybe\n", "--gateway-http=:0", "rsbd.gateway.webhook.a.validate"},
 		{"[rsbd.gateway.webhook.a]\nscop = /a/\nurl = http://x/\n", "--gateway-http=:0", "rsbd.gateway.webhook.a.scop"},
