@@ -180,6 +180,16 @@ func (w *Webhook) Close() error {
 	return nil
 }
 
+// Err returns why the target ended the webhook (wrapping ErrWebhookGone,
+// ErrWebhookRefused or ErrWebhookUnvalidated), nil while it runs or when
+// it was closed.
+func (w *Webhook) Err() error {
+	if err := w.err.Load(); err != nil {
+		return *err
+	}
+	return nil
+}
+
 // Stats returns the webhook's counters.
 func (w *Webhook) Stats() WebhookStats {
 	return WebhookStats{Delivered: w.delivered.Load(), Retries: w.retries.Load(), DeadLettered: w.deadLettered.Load()}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -137,5 +138,23 @@ func TestWebhookHandshakeUnanswered(t *testing.T) {
 	testutil.WaitFor(t, waitTimeout, "webhook ended", func() bool { return e.g.Stats().WebhooksEnded["unvalidated"] == 1 })
 	if err := wh.Close(); !errors.Is(err, ErrWebhookUnvalidated) {
 		t.Errorf("Close: %v", err)
+	}
+}
+
+// A webhook created over HTTP whose target refuses the handshake leaves
+// the list, counted.
+func TestWebhookHandshakeRefusedOverHTTP(t *testing.T) {
+	e := start(t, Config{})
+	target := httptest.NewServer(&handshakeTarget{})
+	defer target.Close()
+	if code, reply := e.do(t, http.MethodPost, WebhooksPath, `{"scope":"/hook/","url":"`+target.URL+`"}`); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, reply)
+	}
+	testutil.WaitFor(t, waitTimeout, "the webhook gone from the list", func() bool {
+		_, reply := e.do(t, http.MethodGet, WebhooksPath, "")
+		return strings.TrimSpace(reply) == "[]"
+	})
+	if n := e.g.Stats().WebhooksEnded["refused"]; n != 1 {
+		t.Errorf("refusals counted: %d", n)
 	}
 }
