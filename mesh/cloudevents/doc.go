@@ -96,8 +96,9 @@
 // tokens configured the API needs one (401 otherwise), and a webhook's
 // scope must lie within the token's subscribe prefixes and its dead-letter
 // scope within its publish prefixes (403 otherwise). Without tokens,
-// whoever reaches the gateway can make it POST to any URL: serve it where
-// only trusted clients do.
+// whoever reaches the gateway can make it send OPTIONS requests to any
+// URL, and POST to those that agree (the validation handshake above):
+// serve it where only trusted clients do.
 //
 // RSB events become CloudEvents by package cloudevent's mapping, so an
 // event published here and received by an RSB client carries its
