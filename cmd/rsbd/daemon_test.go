@@ -154,13 +154,19 @@ type serving struct {
 // waits until it is ready.
 func startServing(t *testing.T, ready string, args ...string) serving {
 	t.Helper()
+	return startServingEnv(t, ready, nil, args...)
+}
+
+// startServingEnv is startServing with the RSB_* environment env.
+func startServingEnv(t *testing.T, ready string, env []string, args ...string) serving {
+	t.Helper()
 	pool := fmt.Sprintf("239.255.%d.0:%d", 20+rand.IntN(200), 20000+rand.IntN(10000))
 	d := serving{signals: make(chan os.Signal, 2), done: make(chan int, 1), stderr: &syncbuf.Buffer{}}
 	go func() {
 		d.done <- run(process{
 			args: append([]string{"--socket-addr", "127.0.0.1:0", "--gossip-addr", "127.0.0.1:0", "--data-addr", "127.0.0.1:0",
 				"--metrics-addr", "127.0.0.1:0", "--group-pool", pool, "--ready-file", ready, "--log-format", "json"}, args...),
-			stdout: io.Discard, stderr: d.stderr, signals: d.signals, load: config.LoadOptions{Files: []string{}},
+			stdout: io.Discard, stderr: d.stderr, signals: d.signals, load: config.LoadOptions{Files: []string{}}, environ: env,
 		})
 	}()
 	deadline := time.Now().Add(20 * time.Second)

@@ -42,8 +42,10 @@
 // fails if it stops serving. --gateway-tls-cert and --gateway-tls-key serve
 // it over HTTPS (--gateway-client-ca also requires client certificates),
 // --gateway-token-file requires bearer tokens limited to scope prefixes;
-// SIGHUP reloads the certificate, key and tokens, keeping the old ones when
-// the new fail to load. SIGTERM or SIGINT stops accepting clients,
+// SIGHUP reloads the certificate, key, client CA and tokens, keeping the
+// old ones when the new fail to load. Each [rsbd.gateway.webhook.NAME]
+// section (keys scope, url, filter, deadletter, validate) is a webhook the
+// gateway starts with; an invalid one is a configuration error. SIGTERM or SIGINT stops accepting clients,
 // closes them in order, lets reliable streams finish for a bounded time,
 // leaves the cluster and exits 0; a second signal exits at once with 1.
 // Exit code 2 means bad flags or configuration, 1 a failure to start.

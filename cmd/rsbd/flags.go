@@ -85,7 +85,7 @@ var options = []option{
 	{"gateway-http", valueOff, "off|HOST:PORT", "HTTP address of the CloudEvents gateway: POST publishes on the path's scope, GET subscribes (SSE, or WebSocket with subprotocol cloudevents.json)"},
 	{"gateway-tls-cert", "", "FILE", "PEM certificate chain the gateway serves HTTPS with (needs --gateway-tls-key; both reloaded on SIGHUP, a failed reload keeps the old pair)"},
 	{"gateway-tls-key", "", "FILE", "PEM private key of --gateway-tls-cert"},
-	{"gateway-client-ca", "", "FILE", "PEM CA certificates: the gateway then requires client certificates signed by them (needs --gateway-tls-cert)"},
+	{"gateway-client-ca", "", "FILE", "PEM CA certificates: the gateway then requires client certificates signed by them (needs --gateway-tls-cert; reloaded on SIGHUP, a failed reload keeps the old CA)"},
 	{"gateway-token-file", "", "FILE", `bearer tokens the gateway requires, one a line: "TOKEN pub=/robot/,/x/ sub=/robot/" (scope prefixes it may publish to and subscribe from; # comments); mode 600 or stricter; reloaded on SIGHUP`},
 	{"join", "", "HOST:PORT[,...]", "gossip addresses of cluster members to join"},
 	{"multicast", "true", "", "carry events by multicast; false sends to each interested peer (unicast)"},

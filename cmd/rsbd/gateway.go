@@ -34,8 +34,9 @@ type gateway struct {
 }
 
 // startGateway serves the CloudEvents gateway on addr, with the TLS and
-// tokens of sec, and registers its metrics with reg.
-func startGateway(nd *node.Node, addr string, sec gatewaySecurity, log *slog.Logger, reg prometheus.Registerer) (*gateway, error) {
+// tokens of sec and the webhooks of hooks, and registers its metrics with
+// reg.
+func startGateway(nd *node.Node, addr string, sec gatewaySecurity, hooks []namedWebhook, log *slog.Logger, reg prometheus.Registerer) (*gateway, error) {
 	bus, err := client.EmbeddedConfig(nd, client.Config{Logger: log})
 	if err != nil {
 		return nil, err
@@ -46,6 +47,17 @@ func startGateway(nd *node.Node, addr string, sec gatewaySecurity, log *slog.Log
 		return nil, err
 	}
 	secrets, err := loadSecrets(sec, gw, log)
+	for _, h := range hooks {
+		if err != nil {
+			break
+		}
+		// A webhook ends with the gateway's Close, so it is not kept.
+		if _, err = gw.AddWebhook(h.cfg); err != nil {
+			err = fmt.Errorf("webhook %s: %w", h.name, err)
+		} else {
+			log.Info("gateway webhook started", "name", h.name, "scope", h.cfg.Scope, "url", h.cfg.URL, "validate", !h.cfg.SkipValidation)
+		}
+	}
 	var tc *tls.Config
 	if err == nil {
 		tc, err = secrets.tlsConfig()
@@ -129,6 +141,11 @@ func gatewayCollector(gw *cloudevents.Gateway) prometheus.Collector {
 		ms = append(ms, metrics.SnapshotMetric[st]{Name: "rsbd_gateway_rejected_total",
 			Help: "Requests and WebSocket messages the gateway refused, by reason.", Type: prometheus.CounterValue,
 			Labels: prometheus.Labels{"reason": reason}, Value: func(s st) float64 { return float64(s.Rejected[reason]) }})
+	}
+	for _, reason := range cloudevents.WebhookEndReasons() {
+		ms = append(ms, metrics.SnapshotMetric[st]{Name: "rsbd_gateway_webhooks_ended_total",
+			Help: "Webhooks their target ended (410, or a refused or unanswered validation handshake), by reason.", Type: prometheus.CounterValue,
+			Labels: prometheus.Labels{"reason": reason}, Value: func(s st) float64 { return float64(s.WebhooksEnded[reason]) }})
 	}
 	return metrics.NewSnapshotCollector(gw.Stats, ms...)
 }

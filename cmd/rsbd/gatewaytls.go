@@ -60,23 +60,43 @@ func (r *reader) gatewaySecurity() gatewaySecurity {
 	return s
 }
 
-// gatewaySecrets are the gateway's certificate and tokens as loaded from
-// their files; reload loads them again (on SIGHUP).
+// gatewaySecrets are the gateway's certificate, client CA and tokens as
+// loaded from their files; reload loads them again (on SIGHUP).
 type gatewaySecrets struct {
-	sec  gatewaySecurity
-	gw   *cloudevents.Gateway
-	log  *slog.Logger
-	cert atomic.Pointer[tls.Certificate]
+	sec      gatewaySecurity
+	gw       *cloudevents.Gateway
+	log      *slog.Logger
+	cert     atomic.Pointer[tls.Certificate]
+	clientCA atomic.Pointer[x509.CertPool]
 }
 
-// loadSecrets loads the certificate and the tokens sec names into gw; an
-// error means the gateway cannot start.
+// loadSecrets loads the certificate, the client CA and the tokens sec
+// names into gw; an error means the gateway cannot start.
 func loadSecrets(sec gatewaySecurity, gw *cloudevents.Gateway, log *slog.Logger) (*gatewaySecrets, error) {
 	s := &gatewaySecrets{sec: sec, gw: gw, log: log}
-	if err := errors.Join(s.loadCert(), s.loadTokens()); err != nil {
+	if err := errors.Join(s.loadCert(), s.loadClientCA(), s.loadTokens()); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// loadClientCA loads the client CA file, if configured, and makes it the
+// pool client certificates are verified against; on error the pool in
+// force stays.
+func (s *gatewaySecrets) loadClientCA() error {
+	if s.sec.clientCA == "" {
+		return nil
+	}
+	pem, err := os.ReadFile(s.sec.clientCA)
+	if err != nil {
+		return fmt.Errorf("gateway client CA: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return fmt.Errorf("gateway client CA %s: %w", s.sec.clientCA, errClientCA)
+	}
+	s.clientCA.Store(pool)
+	return nil
 }
 
 // loadCert loads the certificate and key, if configured, and makes them
@@ -109,13 +129,18 @@ func (s *gatewaySecrets) loadTokens() error {
 	return nil
 }
 
-// reload loads the certificate and the tokens again; what fails to load is
-// logged and keeps its previous value.
+// reload loads the certificate, the client CA and the tokens again; what
+// fails to load is logged and keeps its previous value.
 func (s *gatewaySecrets) reload() {
 	if err := s.loadCert(); err != nil {
 		s.log.Error("gateway certificate not reloaded, the previous one stays", "err", err)
 	} else if s.sec.cert != "" {
 		s.log.Info("gateway certificate reloaded", "cert", s.sec.cert)
+	}
+	if err := s.loadClientCA(); err != nil {
+		s.log.Error("gateway client CA not reloaded, the previous one stays", "err", err)
+	} else if s.sec.clientCA != "" {
+		s.log.Info("gateway client CA reloaded", "file", s.sec.clientCA)
 	}
 	if err := s.loadTokens(); err != nil {
 		s.log.Error("gateway tokens not reloaded, the previous ones stay", "err", err)
@@ -125,8 +150,8 @@ func (s *gatewaySecrets) reload() {
 }
 
 // tlsConfig returns the listener's TLS configuration, nil without TLS.
-// The certificate is read per handshake, so a reload takes effect for the
-// connections that follow.
+// The certificate and the client CA pool are read per handshake, so a
+// reload takes effect for the connections that follow.
 func (s *gatewaySecrets) tlsConfig() (*tls.Config, error) {
 	if s.sec.cert == "" {
 		return nil, nil
@@ -138,15 +163,13 @@ func (s *gatewaySecrets) tlsConfig() (*tls.Config, error) {
 		},
 	}
 	if s.sec.clientCA != "" {
-		pem, err := os.ReadFile(s.sec.clientCA)
-		if err != nil {
-			return nil, fmt.Errorf("gateway client CA: %w", err)
+		tc.ClientAuth = tls.RequireAndVerifyClientCert
+		base := tc.Clone()
+		tc.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			c := base.Clone()
+			c.ClientCAs = s.clientCA.Load()
+			return c, nil
 		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("gateway client CA %s: %w", s.sec.clientCA, errClientCA)
-		}
-		tc.ClientCAs, tc.ClientAuth = pool, tls.RequireAndVerifyClientCert
 	}
 	return tc, nil
 }
@@ -155,7 +178,7 @@ func (s *gatewaySecrets) tlsConfig() (*tls.Config, error) {
 // called; without files to reload it does nothing (SIGHUP keeps its
 // default action).
 func (s *gatewaySecrets) watchHUP() (stop func()) {
-	if s.sec.cert == "" && s.sec.tokenFile == "" {
+	if s.sec.cert == "" && s.sec.clientCA == "" && s.sec.tokenFile == "" {
 		return func() {}
 	}
 	hup := make(chan os.Signal, 1)

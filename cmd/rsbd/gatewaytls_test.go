@@ -211,3 +211,91 @@ func TestGatewaySecuritySettings(t *testing.T) {
 		}
 	}
 }
+
+// clientAccepted reports whether a listener of tc completes a handshake
+// with a client presenting the certificate in certPath and keyPath.
+func clientAccepted(t *testing.T, tc *tls.Config, ca *testCA, certPath, keyPath string) bool {
+	t.Helper()
+	cc, err := tls.LoadX509KeyPair(certPath, keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	result := make(chan error, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			result <- err
+			return
+		}
+		defer c.Close()
+		result <- c.(*tls.Conn).Handshake()
+	}()
+	c, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{RootCAs: ca.pool, ServerName: "localhost", Certificates: []tls.Certificate{cc}})
+	if err == nil {
+		// TLS 1.3 reports the server's refusal of the client certificate
+		// on the first read, so the server's side decides.
+		defer c.Close()
+	}
+	return <-result == nil
+}
+
+// A reload of the client CA file verifies the client certificates of the
+// connections that follow against the new CA; a reload that fails keeps
+// the pool in force.
+func TestGatewayClientCAReload(t *testing.T) {
+	dir := t.TempDir()
+	ca := newTestCA(t, dir)
+	cert, key := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	ca.issue(t, 100, false, cert, key)
+	oldClient, oldKey := filepath.Join(dir, "old.pem"), filepath.Join(dir, "old-key.pem")
+	ca.issue(t, 101, true, oldClient, oldKey)
+	other := newTestCA(t, t.TempDir())
+	newClient, newKey := filepath.Join(dir, "new.pem"), filepath.Join(dir, "new-key.pem")
+	other.issue(t, 102, true, newClient, newKey)
+	clientCA := filepath.Join(dir, "client-ca.pem")
+	copyFile(t, ca.pemOut, clientCA)
+
+	s, err := loadSecrets(gatewaySecurity{cert: cert, key: key, clientCA: clientCA}, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, err := s.tlsConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !clientAccepted(t, tc, ca, oldClient, oldKey) || clientAccepted(t, tc, ca, newClient, newKey) {
+		t.Fatal("before reload: want the first CA's client only")
+	}
+	copyFile(t, other.pemOut, clientCA)
+	s.reload()
+	if clientAccepted(t, tc, ca, oldClient, oldKey) || !clientAccepted(t, tc, ca, newClient, newKey) {
+		t.Fatal("after reload: want the second CA's client only")
+	}
+	if err := os.WriteFile(clientCA, []byte("no PEM here"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.reload()
+	if !clientAccepted(t, tc, ca, newClient, newKey) {
+		t.Fatal("after a failed reload: the second CA's pool is not kept")
+	}
+	if _, err := loadSecrets(gatewaySecurity{cert: cert, key: key, clientCA: clientCA}, nil, slog.New(slog.DiscardHandler)); !errors.Is(err, errClientCA) {
+		t.Fatalf("a bad client CA file starts the gateway: %v", err)
+	}
+}
+
+// copyFile copies the file at from to to, readable by its owner only.
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

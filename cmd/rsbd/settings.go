@@ -27,11 +27,13 @@ type settings struct {
 	metricsAddr string // empty: no HTTP endpoints
 	gatewayAddr string // empty: no CloudEvents gateway
 	gatewaySec  gatewaySecurity
-	readyFile   string // empty: no ready file
-	cpuLatency  int    // µs of the PM QoS request to hold; -1: none
-	gcFloorMiB  int    // heap floor; 0: none (Go's own policy)
-	logLevel    slog.Level
-	logFormat   string // logAuto, logText or logJSON
+	// gatewayHooks are the webhooks the gateway starts with.
+	gatewayHooks []namedWebhook
+	readyFile    string // empty: no ready file
+	cpuLatency   int    // µs of the PM QoS request to hold; -1: none
+	gcFloorMiB   int    // heap floor; 0: none (Go's own policy)
+	logLevel     slog.Level
+	logFormat    string // logAuto, logText or logJSON
 }
 
 // loadConfig builds the configuration tree: the built-in defaults of every
@@ -102,7 +104,8 @@ func unknownKeys(c *config.Config) []string {
 	}
 	var out []string
 	for _, k := range c.Keys() {
-		if strings.HasPrefix(k, "rsbd.") && !known[k] && !strings.HasPrefix(k, config.KeyScopeQoS+"./") {
+		if strings.HasPrefix(k, "rsbd.") && !known[k] && !strings.HasPrefix(k, config.KeyScopeQoS+"./") &&
+			!strings.HasPrefix(k, keyGatewayWebhook+".") {
 			out = append(out, k)
 		}
 	}
@@ -118,6 +121,7 @@ func parseSettings(c *config.Config) (settings, error) {
 	s.metricsAddr = r.hostPort(config.KeyMetricsAddr, true)
 	s.gatewayAddr = r.hostPort(keyGatewayHTTP, true)
 	s.gatewaySec = r.gatewaySecurity()
+	s.gatewayHooks = r.gatewayWebhooks(s.gatewayAddr)
 	s.readyFile = c.String(keyReadyFile, "")
 	s.cpuLatency = r.cpuLatency()
 	s.gcFloorMiB = r.gcFloor()

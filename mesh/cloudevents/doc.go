@@ -73,6 +73,19 @@
 // with the user info "rsbd:webhook-error", or is dropped without one
 // (counted either way).
 //
+// Before its first delivery a webhook runs the validation handshake of
+// the CloudEvents HTTP Web Hooks spec's abuse protection: an OPTIONS
+// request with WebHook-Request-Origin (WebhookConfig.Origin, by default
+// the host name), which the target answers with WebHook-Allowed-Origin
+// naming that origin or "*". Any other answer ends the webhook with
+// ErrWebhookRefused, an unanswered handshake (MaxAttempts tries, as a
+// delivery's) with ErrWebhookUnvalidated; both are logged and counted by
+// reason in Stats.WebhooksEnded. Validation is on by default, so that no
+// one who may create a webhook can aim the gateway at a URL that did not
+// agree to it; WebhookConfig.SkipValidation turns it off for targets that
+// do not implement the handshake (in Go and in the daemon's
+// configuration, never over HTTP).
+//
 // Webhooks are created over HTTP too, under the path prefix /.gateway/,
 // which no scope can take ('.' is not a scope character): POST
 // /.gateway/webhooks with {"scope":…, "url":…, "filter":<filter list as
@@ -83,8 +96,9 @@
 // tokens configured the API needs one (401 otherwise), and a webhook's
 // scope must lie within the token's subscribe prefixes and its dead-letter
 // scope within its publish prefixes (403 otherwise). Without tokens,
-// whoever reaches the gateway can make it POST to any URL: serve it where
-// only trusted clients do.
+// whoever reaches the gateway can make it send OPTIONS requests to any
+// URL, and POST to those that agree (the validation handshake above):
+// serve it where only trusted clients do.
 //
 // RSB events become CloudEvents by package cloudevent's mapping, so an
 // event published here and received by an RSB client carries its

@@ -176,6 +176,8 @@ type counters struct {
 	// and in listening only once an event published then reaches it.
 	listening atomic.Int64
 	rejected  [numReasons]atomic.Int64
+	// webhooksEnded counts the webhooks their target ended, by reason.
+	webhooksEnded [numEndReasons]atomic.Int64
 }
 
 // Stats counts what a Gateway did.
@@ -203,6 +205,11 @@ type Stats struct {
 	// PollExpired counts events a long-poll cursor still held when it
 	// expired unpolled or the gateway closed, not delivered.
 	PollExpired int64
+	// WebhooksEnded counts the webhooks their target ended, by reason
+	// label (gone: it answered 410; refused: its validation handshake did
+	// not allow the gateway's origin; unvalidated: it never answered the
+	// handshake).
+	WebhooksEnded map[string]int64
 }
 
 // Stats returns the gateway's counters.
@@ -212,6 +219,12 @@ func (g *Gateway) Stats() Stats {
 		Delivered: g.st.delivered.Load(), Dropped: g.st.dropped.Load(),
 		Unmappable: g.st.unmappable.Load(), Expired: g.st.expired.Load(),
 		PollExpired: g.st.pollExpired.Load(), Rejected: make(map[string]int64),
+		WebhooksEnded: make(map[string]int64),
+	}
+	for r := range numEndReasons {
+		if n := g.st.webhooksEnded[r].Load(); n > 0 {
+			s.WebhooksEnded[r.String()] = n
+		}
 	}
 	for r := range numReasons {
 		if n := g.st.rejected[r].Load(); n > 0 {

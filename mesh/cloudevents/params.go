@@ -43,8 +43,14 @@ const (
 	// long.
 	DefaultWebhookMaxBackoff = 10 * time.Second
 
-	// DefaultWebhookTimeout bounds one delivery attempt.
+	// DefaultWebhookTimeout bounds one delivery attempt, and one request
+	// of the validation handshake.
 	DefaultWebhookTimeout = 10 * time.Second
+
+	// fallbackOrigin is the WebHook-Request-Origin of a webhook's
+	// validation handshake when neither its config nor the host has a
+	// name: a target allowing "rsbd" knows what calls it.
+	fallbackOrigin = "rsbd"
 
 	// Subprotocol is the WebSocket subprotocol of the CloudEvents
 	// WebSocket binding for JSON, the only one served.

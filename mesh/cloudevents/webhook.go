@@ -47,6 +47,15 @@ type WebhookConfig struct {
 	// on, with the user info "rsbd:webhook-error" saying why; empty drops
 	// it (counted).
 	DeadLetter string
+	// Origin is the WebHook-Request-Origin of the validation handshake,
+	// the name the target knows the gateway by (default: the host name).
+	Origin string
+	// SkipValidation delivers without the validation handshake, for
+	// targets that do not implement it. The default (false) validates,
+	// as the CloudEvents HTTP Web Hooks spec's abuse protection asks:
+	// whoever can create a webhook must not be able to point the gateway's
+	// POSTs at a URL that never agreed to receive them.
+	SkipValidation bool
 }
 
 // withDefaults checks c and fills its zero fields.
@@ -70,7 +79,40 @@ func (c WebhookConfig) withDefaults() (WebhookConfig, error) {
 	if c.Timeout == 0 {
 		c.Timeout = DefaultWebhookTimeout
 	}
+	if c.Origin == "" {
+		c.Origin = defaultOrigin()
+	}
 	return c, nil
+}
+
+// Validate reports what AddWebhook would refuse in c (wrapping
+// ErrConfig), without a gateway: a configuration is checked before the
+// gateway starts.
+func (c WebhookConfig) Validate() error {
+	c, err := c.withDefaults()
+	if err == nil {
+		_, _, _, err = c.parse()
+	}
+	return err
+}
+
+// parse parses c's scope, dead-letter scope (zero without one) and filter.
+func (c WebhookConfig) parse() (sc, dead scope.Scope, flt filter.Filter, err error) {
+	if sc, err = scope.Parse(c.Scope); err != nil {
+		return sc, dead, flt, fmt.Errorf("%w: webhook scope: %w", ErrConfig, err)
+	}
+	if c.DeadLetter != "" {
+		if dead, err = scope.Parse(c.DeadLetter); err != nil {
+			return sc, dead, flt, fmt.Errorf("%w: dead-letter scope: %w", ErrConfig, err)
+		}
+		if sc.Contains(dead) {
+			return sc, dead, flt, fmt.Errorf("%w: dead-letter scope %s lies within the webhook's scope %s", ErrConfig, dead, sc)
+		}
+	}
+	if flt, err = filter.Parse([]byte(c.Filter)); err != nil {
+		return sc, dead, flt, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return sc, dead, flt, nil
 }
 
 // WebhookStats counts what a webhook did.
@@ -110,22 +152,9 @@ func (g *Gateway) AddWebhook(cfg WebhookConfig) (*Webhook, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc, err := scope.Parse(cfg.Scope)
+	sc, dead, flt, err := cfg.parse()
 	if err != nil {
-		return nil, fmt.Errorf("%w: webhook scope: %w", ErrConfig, err)
-	}
-	var dead scope.Scope
-	if cfg.DeadLetter != "" {
-		if dead, err = scope.Parse(cfg.DeadLetter); err != nil {
-			return nil, fmt.Errorf("%w: dead-letter scope: %w", ErrConfig, err)
-		}
-		if sc.Contains(dead) {
-			return nil, fmt.Errorf("%w: dead-letter scope %s lies within the webhook's scope %s", ErrConfig, dead, sc)
-		}
-	}
-	flt, err := filter.Parse([]byte(cfg.Filter))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, err
 	}
 	sub, err := g.subscribe(sc, flt, formatCloudEvents)
 	if err != nil {
@@ -151,27 +180,74 @@ func (w *Webhook) Close() error {
 	return nil
 }
 
+// Err returns why the target ended the webhook (wrapping ErrWebhookGone,
+// ErrWebhookRefused or ErrWebhookUnvalidated), nil while it runs or when
+// it was closed.
+func (w *Webhook) Err() error {
+	if err := w.err.Load(); err != nil {
+		return *err
+	}
+	return nil
+}
+
 // Stats returns the webhook's counters.
 func (w *Webhook) Stats() WebhookStats {
 	return WebhookStats{Delivered: w.delivered.Load(), Retries: w.retries.Load(), DeadLettered: w.deadLettered.Load()}
 }
 
-// run delivers queued events one at a time until the webhook ends, then
-// closes its subscription.
+// run validates the target (unless configured not to), then delivers
+// queued events one at a time until the webhook ends, then closes its
+// subscription. Events arriving during the handshake wait in the queue.
 func (w *Webhook) run() {
 	defer close(w.done)
 	defer w.g.closeSubscription(w.sub)
+	if !w.cfg.SkipValidation {
+		if err := w.validate(); err != nil {
+			if w.ctx.Err() == nil {
+				w.end(err)
+			}
+			return
+		}
+	}
 	for {
 		select {
 		case <-w.ctx.Done():
 			return
 		case o := <-w.sub.q:
 			if err := w.deliver(w.sub.take(o)); errors.Is(err, ErrWebhookGone) {
-				w.err.Store(&err)
-				w.cancel()
+				w.end(err)
 				return
 			}
 		}
+	}
+}
+
+// end stops the webhook for err, which the target caused: it is counted
+// by reason, logged, and returned by Close.
+func (w *Webhook) end(err error) {
+	why := endGone
+	switch {
+	case errors.Is(err, ErrWebhookRefused):
+		why = endRefused
+	case errors.Is(err, ErrWebhookUnvalidated):
+		why = endUnvalidated
+	}
+	w.g.st.webhooksEnded[why].Add(1)
+	w.g.log.Warn("cloudevents: webhook ended", "url", w.cfg.URL, "scope", w.cfg.Scope, "reason", why.String(), "err", err)
+	w.err.Store(&err)
+	w.cancel()
+}
+
+// wait waits d, or less if the webhook ends; it reports whether the
+// webhook goes on.
+func (w *Webhook) wait(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-w.ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
@@ -198,12 +274,8 @@ func (w *Webhook) deliver(o outgoing) error {
 		}
 		d := min(max(wait, retryAfter), w.cfg.MaxBackoff)
 		wait = min(2*wait, w.cfg.MaxBackoff)
-		t := time.NewTimer(d)
-		select {
-		case <-w.ctx.Done():
-			t.Stop()
+		if !w.wait(d) {
 			return w.ctx.Err()
-		case <-t.C:
 		}
 	}
 	w.deadLetter(o, last)

@@ -23,6 +23,10 @@ type receiver struct {
 }
 
 func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.Method == http.MethodOptions {
+		w.Header().Set("WebHook-Allowed-Origin", "*")
+		return
+	}
 	r.calls.Add(1)
 	r.mu.Lock()
 	defer r.mu.Unlock()
