@@ -10,12 +10,16 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/rsbd/rsbd/cloudevent"
 	"github.com/rsbd/rsbd/internal/syncbuf"
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/mesh/cloudevents"
 	"github.com/rsbd/rsbd/notification"
 )
 
@@ -157,6 +161,7 @@ func TestGatewayAcrossTwoDaemons(t *testing.T) {
 		raw, _ := json.Marshal(data)
 		t.Errorf("SSE event %s: %v", raw, err)
 	}
+	testGatewayWebSocket(t, gw, bp)
 	testGatewayPollAndWebhook(t, curl, gw, bp)
 
 	// A subscription in an unknown format is refused and counted in
@@ -203,18 +208,33 @@ func testGatewayPollAndWebhook(t *testing.T, curl, gw string, bp *client) {
 		return len(evs) > 0 && string(evs[0].Data) == "polled"
 	})
 
-	hooked := make(chan string, 16)
+	// The receiver answers the first two deliveries with 503: the event
+	// they carried must arrive once, on the third attempt.
+	type attempt struct {
+		id, data string
+		ok       bool
+	}
+	attempts := make(chan attempt, 64)
+	var posts atomic.Int32
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodOptions { // the validation handshake
 			w.Header().Set("WebHook-Allowed-Origin", r.Header.Get("WebHook-Request-Origin"))
 			return
 		}
 		body, _ := io.ReadAll(r.Body)
-		if ce, err := cloudevent.Unmarshal(body); err == nil {
-			select {
-			case hooked <- string(ce.Data):
-			default:
-			}
+		ce, err := cloudevent.Unmarshal(body)
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		ok := posts.Add(1) > 2
+		select {
+		case attempts <- attempt{id: ce.ID, data: string(ce.Data), ok: ok}:
+		default:
+		}
+		if !ok {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
 		}
 		w.WriteHeader(http.StatusNoContent)
 	}))
@@ -224,15 +244,40 @@ func testGatewayPollAndWebhook(t *testing.T, curl, gw string, bp *client) {
 	if code != "201" {
 		t.Fatalf("webhook: %s %s", code, reply)
 	}
-	testutil.WaitFor(t, 30*time.Second, "B's event at A's webhook", func() bool {
-		bp.publish("/robot/hook/", schemaText, []byte("hooked"))
+	tries := map[string]int{} // event id → attempts seen
+	var first string          // the event the two 503s refused
+	testutil.WaitFor(t, 60*time.Second, "B's event at A's webhook after two 503s", func() bool {
+		if first == "" {
+			bp.publish("/robot/hook/", schemaText, []byte("hooked"))
+		}
 		select {
-		case v := <-hooked:
-			return v == "hooked"
+		case a := <-attempts:
+			tries[a.id]++
+			if first == "" {
+				first = a.id
+			}
+			return a.ok && a.id == first
 		case <-time.After(100 * time.Millisecond):
 			return false
 		}
 	})
+	if tries[first] != 3 {
+		t.Errorf("the refused event was attempted %d times, want 2 refusals and 1 delivery", tries[first])
+	}
+	// A later event arrives after any repeat of the first would have.
+	testutil.WaitFor(t, 30*time.Second, "a second event at A's webhook", func() bool {
+		bp.publish("/robot/hook/", schemaText, []byte("second"))
+		select {
+		case a := <-attempts:
+			tries[a.id]++
+			return a.id != first && a.data == "second"
+		case <-time.After(100 * time.Millisecond):
+			return false
+		}
+	})
+	if tries[first] != 3 {
+		t.Errorf("the first event was delivered again: %d attempts", tries[first])
+	}
 }
 
 // checkLoggerShowsAttributes runs `rsb logger --style json` on daemon b
@@ -285,5 +330,50 @@ func checkLoggerShowsAttributes(t *testing.T, curl, gw string, b *daemon) {
 	}
 	if ev.Scope != "/robot/logger/" || ev.MetaData["ce:type"] != "com.example.log" || ev.MetaData["ce:source"] != "/curl" {
 		t.Errorf("rsb logger printed %s", line)
+	}
+}
+
+// testGatewayWebSocket checks, on the cluster of
+// TestGatewayAcrossTwoDaemons, that events bp publishes at B reach a
+// WebSocket subscriber (subprotocol cloudevents.json) at A's gateway gw.
+func testGatewayWebSocket(t *testing.T, gw string, bp *client) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(gw, "http")+"/robot/ws/",
+		&websocket.DialOptions{Subprotocols: []string{cloudevents.Subprotocol}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if c.Subprotocol() != cloudevents.Subprotocol {
+		t.Fatalf("subprotocol %q", c.Subprotocol())
+	}
+	got := make(chan *cloudevent.Event, 1)
+	go func() {
+		for {
+			typ, msg, err := c.Read(ctx)
+			if err != nil {
+				close(got)
+				return
+			}
+			if ce, err := cloudevent.Unmarshal(msg); typ == websocket.MessageText && err == nil {
+				got <- ce
+				return
+			}
+		}
+	}()
+	var ce *cloudevent.Event
+	testutil.WaitFor(t, 30*time.Second, "B's event on A's WebSocket", func() bool {
+		bp.publish("/robot/ws/", schemaText, []byte("over websocket"))
+		select {
+		case ce = <-got:
+			return true
+		case <-time.After(100 * time.Millisecond):
+			return false
+		}
+	})
+	if ce == nil || string(ce.Data) != "over websocket" || ce.Subject != "/robot/ws/" {
+		t.Errorf("WebSocket event %+v", ce)
 	}
 }
