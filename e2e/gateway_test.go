@@ -62,7 +62,7 @@ func TestGatewayAcrossTwoDaemons(t *testing.T) {
 	t.Parallel()
 	curl := curlBin(t)
 	c := newCluster(t)
-	a := c.start("A", opts{args: []string{"--gateway-http", "127.0.0.1:0"}})
+	a := c.start("A", opts{args: []string{"--gateway-http", "127.0.0.1:0", "--gateway-origins", "127.0.0.1:*"}})
 	b := c.start("B", opts{})
 	c.waitPeers(30 * time.Second)
 	gw := "http://" + a.Info().Gateway
@@ -162,6 +162,7 @@ func TestGatewayAcrossTwoDaemons(t *testing.T) {
 		t.Errorf("SSE event %s: %v", raw, err)
 	}
 	testGatewayWebSocket(t, gw, bp)
+	testGatewayBrowser(t, gw, bp)
 	testGatewayPollAndWebhook(t, curl, gw, bp)
 
 	// A subscription in an unknown format is refused and counted in

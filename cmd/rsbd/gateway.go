@@ -41,7 +41,7 @@ func startGateway(nd *node.Node, addr string, sec gatewaySecurity, hooks []named
 	if err != nil {
 		return nil, err
 	}
-	gw, err := cloudevents.New(bus, cloudevents.Config{Logger: log})
+	gw, err := cloudevents.New(bus, cloudevents.Config{Logger: log, OriginPatterns: sec.origins})
 	if err != nil {
 		_ = bus.Close()
 		return nil, err

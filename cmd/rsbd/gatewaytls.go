@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -24,6 +25,7 @@ const (
 	keyGatewayTLSKey    = "rsbd.gateway.tls.key"
 	keyGatewayClientCA  = "rsbd.gateway.client.ca"
 	keyGatewayTokenFile = "rsbd.gateway.token.file"
+	keyGatewayOrigins   = "rsbd.gateway.origins"
 )
 
 // Errors of the gateway's security files.
@@ -39,6 +41,9 @@ type gatewaySecurity struct {
 	cert, key string // TLS certificate chain and private key, PEM
 	clientCA  string // CA certificates client certificates must chain to, PEM
 	tokenFile string // bearer tokens, see parseTokenFile
+	// origins are the host patterns (path.Match syntax, host:port) of the
+	// other origins whose pages may open a WebSocket to the gateway.
+	origins []string
 }
 
 // gatewaySecurity reads the gateway's TLS and token settings: a
@@ -48,6 +53,16 @@ func (r *reader) gatewaySecurity() gatewaySecurity {
 	s := gatewaySecurity{
 		cert: strings.TrimSpace(c.String(keyGatewayTLSCert, "")), key: strings.TrimSpace(c.String(keyGatewayTLSKey, "")),
 		clientCA: strings.TrimSpace(c.String(keyGatewayClientCA, "")), tokenFile: strings.TrimSpace(c.String(keyGatewayTokenFile, "")),
+	}
+	for _, o := range strings.Split(c.String(keyGatewayOrigins, ""), ",") {
+		if o = strings.TrimSpace(o); o == "" {
+			continue
+		}
+		if _, err := path.Match(o, ""); err != nil {
+			r.fail(keyGatewayOrigins, "host patterns in path.Match syntax, comma-separated", err)
+			continue
+		}
+		s.origins = append(s.origins, o)
 	}
 	switch {
 	case s.cert != "" && s.key == "":

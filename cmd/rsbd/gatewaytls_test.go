@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -194,7 +195,7 @@ func TestTokenFile(t *testing.T) {
 func TestGatewaySecuritySettings(t *testing.T) {
 	s, _ := mustSettings(t, "[rsbd]\ngateway.tls.key = k.pem\n", []string{"RSB_RSBD_GATEWAY_TOKEN_FILE=tok"},
 		"--gateway-tls-cert", "c.pem", "--gateway-client-ca", "ca.pem")
-	if want := (gatewaySecurity{cert: "c.pem", key: "k.pem", clientCA: "ca.pem", tokenFile: "tok"}); s.gatewaySec != want {
+	if want := (gatewaySecurity{cert: "c.pem", key: "k.pem", clientCA: "ca.pem", tokenFile: "tok"}); !reflect.DeepEqual(s.gatewaySec, want) {
 		t.Errorf("settings %+v, want %+v", s.gatewaySec, want)
 	}
 	for _, args := range [][]string{
@@ -297,5 +298,22 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The WebSocket origins the gateway admits come from --gateway-origins or
+// the cascade, comma-separated; a malformed pattern is refused with the key
+// named.
+func TestGatewayOriginsSetting(t *testing.T) {
+	s, _ := mustSettings(t, "", nil, "--gateway-origins", "app.example:*, 127.0.0.1:*")
+	if want := []string{"app.example:*", "127.0.0.1:*"}; !reflect.DeepEqual(s.gatewaySec.origins, want) {
+		t.Errorf("origins %q, want %q", s.gatewaySec.origins, want)
+	}
+	c, err := load(t, "", nil, "--gateway-origins", "[bad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parseSettings(c); err == nil || !strings.Contains(err.Error(), keyGatewayOrigins) {
+		t.Errorf("a malformed pattern: %v", err)
 	}
 }
