@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // fakeDaemonEnv makes the test binary a fake daemon (see fakeDaemon) in
@@ -111,6 +112,11 @@ func TestDaemonLifecycle(t *testing.T) {
 	if again := d.Info(); again.PID == info.PID || again.Metrics == info.Metrics {
 		t.Fatalf("ready file %+v after the restart, %+v before", again, info)
 	}
+	// The ready file comes before the fake's "serving" line: wait for the
+	// line, so that the kill does not race with its printing.
+	WaitFor(t, 10*time.Second, "the second run's serving line", func() bool {
+		return strings.Count(d.Logs(), "fake serving") == 2
+	})
 	d.Kill()
 	if code, ok := d.Wait(0); !ok || code != -1 {
 		t.Fatalf("exit %d (exited %v) after SIGKILL", code, ok)
