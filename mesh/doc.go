@@ -15,7 +15,10 @@
 // and closed connections each by a reason from the listener's fixed set,
 // and the connections and subscriptions open. A listener creates them with
 // NewCounters and feeds them; the daemon exports them as the
-// rsbd_gateway_* families with the protocol as a label.
+// rsbd_gateway_* families with the protocol as a label. Tokens are the
+// bearer tokens every listener checks the same way: ParseTokens, then
+// Lookup of the token a client presents (in constant time) and the
+// Grant's MayPublish and MaySubscribe for a scope.
 //
 // The adaptors are participants of the bus through package client, never
 // through the node's internals; this package holds no goroutines and does

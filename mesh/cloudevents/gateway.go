@@ -28,7 +28,7 @@ type Gateway struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	// tokens are the bearer tokens requests need; none: no check.
-	tokens atomic.Pointer[tokenSet]
+	tokens atomic.Pointer[mesh.Tokens]
 	// subs counts the subscriptions being served, for Close to wait on.
 	subs sync.WaitGroup
 	st   counters
