@@ -115,37 +115,33 @@ func (g *gateway) close(ctx context.Context) error {
 	return errors.Join(err, g.bus.Close())
 }
 
-// gatewayCollector exports the gateway's counters as rsbd_gateway_*
-// metrics, every label from a fixed set.
+// gatewayCollector exports the CloudEvents gateway's counters: the shared
+// rsbd_gateway_* families (meshCollector) and its webhooks ended, each
+// labelled protocol="cloudevents".
 func gatewayCollector(gw *cloudevents.Gateway) prometheus.Collector {
 	type st = cloudevents.Stats
-	ms := []metrics.SnapshotMetric[st]{
-		{Name: "rsbd_gateway_published_events_total", Help: "Events the gateway published to the bus.",
-			Type: prometheus.CounterValue, Value: func(s st) float64 { return float64(s.Published) }},
-		{Name: "rsbd_gateway_delivered_events_total", Help: "Events the gateway wrote to SSE and WebSocket subscribers.",
-			Type: prometheus.CounterValue, Value: func(s st) float64 { return float64(s.Delivered) }},
-		{Name: "rsbd_gateway_subscribers", Help: "SSE and WebSocket subscriptions open.",
-			Type: prometheus.GaugeValue, Value: func(s st) float64 { return float64(s.Subscribers) }},
-	}
-	for reason, value := range map[string]func(st) float64{
-		"queue_full":   func(s st) float64 { return float64(s.Dropped) },
-		"unmappable":   func(s st) float64 { return float64(s.Unmappable) },
-		"expired":      func(s st) float64 { return float64(s.Expired) },
-		"poll_expired": func(s st) float64 { return float64(s.PollExpired) },
-	} {
-		ms = append(ms, metrics.SnapshotMetric[st]{Name: "rsbd_gateway_dropped_events_total",
-			Help: "Events the gateway did not deliver or publish, by reason.", Type: prometheus.CounterValue,
-			Labels: prometheus.Labels{"reason": reason}, Value: value})
-	}
-	for _, reason := range cloudevents.RejectReasons() {
-		ms = append(ms, metrics.SnapshotMetric[st]{Name: "rsbd_gateway_rejected_total",
-			Help: "Requests and WebSocket messages the gateway refused, by reason.", Type: prometheus.CounterValue,
-			Labels: prometheus.Labels{"reason": reason}, Value: func(s st) float64 { return float64(s.Rejected[reason]) }})
-	}
+	var ms []metrics.SnapshotMetric[st]
 	for _, reason := range cloudevents.WebhookEndReasons() {
 		ms = append(ms, metrics.SnapshotMetric[st]{Name: "rsbd_gateway_webhooks_ended_total",
 			Help: "Webhooks their target ended (410, or a refused or unanswered validation handshake), by reason.", Type: prometheus.CounterValue,
-			Labels: prometheus.Labels{"reason": reason}, Value: func(s st) float64 { return float64(s.WebhooksEnded[reason]) }})
+			Labels: prometheus.Labels{"protocol": cloudevents.Protocol, "reason": reason}, Value: func(s st) float64 { return float64(s.WebhooksEnded[reason]) }})
 	}
-	return metrics.NewSnapshotCollector(gw.Stats, ms...)
+	return collectors{meshCollector(gw.Counters()), metrics.NewSnapshotCollector(gw.Stats, ms...)}
+}
+
+// collectors is one collector made of several.
+type collectors []prometheus.Collector
+
+// Describe implements prometheus.Collector.
+func (cs collectors) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range cs {
+		c.Describe(ch)
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (cs collectors) Collect(ch chan<- prometheus.Metric) {
+	for _, c := range cs {
+		c.Collect(ch)
+	}
 }
