@@ -218,6 +218,16 @@ func (w *Writer) WriteChunk(ctx context.Context, c Chunk) error {
 	return w.send(ctx, c)
 }
 
+// WriteLast sends c as the last chunk (Done set), which the handler then
+// returns after; its error return is ignored then.
+func (w *Writer) WriteLast(ctx context.Context, c Chunk) error {
+	if w.done {
+		return ErrClosed
+	}
+	c.Done, c.Err = true, ""
+	return w.send(ctx, c)
+}
+
 // finish sends the last chunk, carrying err's text if err is set.
 func (w *Writer) finish(ctx context.Context, err error) error {
 	if w.done {
