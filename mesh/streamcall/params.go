@@ -44,3 +44,26 @@ const (
 	// time in milliseconds.
 	AttrTimeout = "timeout"
 )
+
+// Limits and timers of the HTTP handler.
+const (
+	// HTTPPrefix is the path streamed calls are served under for HTTP
+	// clients; the rest of the path is the server's scope. '.' is not a
+	// scope character, so no scope of the CloudEvents gateway beside it is
+	// shadowed.
+	HTTPPrefix = "/.stream"
+
+	// MaxPromptBytes bounds a prompt an HTTP client sends.
+	MaxPromptBytes = 1 << 20
+
+	// DefaultHTTPTimeout bounds a call an HTTP client opens.
+	DefaultHTTPTimeout = 10 * time.Minute
+
+	// DefaultHTTPWriteTimeout bounds one write to an HTTP client.
+	DefaultHTTPWriteTimeout = 10 * time.Second
+
+	// maxHTTPScopes bounds the scopes the HTTP handler keeps a Caller
+	// for (clients choose the scope in the path); a call to another scope
+	// gets a Caller of its own.
+	maxHTTPScopes = 256
+)
