@@ -119,7 +119,7 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 	}
 	var gw *gateway
 	if s.gatewayAddr != "" {
-		if gw, err = startGateway(nd, s.gatewayAddr, s.gatewaySec, s.gatewayHooks, log, reg); err != nil {
+		if gw, err = startGateway(nd, s.gatewayAddr, s.gatewaySec, s.gatewayHooks, s.gatewayAgents, log, reg); err != nil {
 			log.Error("cannot serve the gateway", "addr", s.gatewayAddr, "err", err)
 			nd.Close()
 			return exitFailure

@@ -31,12 +31,15 @@ type gateway struct {
 	stopHUP func()
 	// failed holds the error that ended the HTTP server, if one did.
 	failed atomic.Pointer[error]
+	// closeAgents closes the A2A and streamed-call handlers
+	// (gatewayagents.go).
+	closeAgents func() error
 }
 
 // startGateway serves the CloudEvents gateway on addr, with the TLS and
 // tokens of sec and the webhooks of hooks, and registers its metrics with
 // reg.
-func startGateway(nd *node.Node, addr string, sec gatewaySecurity, hooks []namedWebhook, log *slog.Logger, reg prometheus.Registerer) (*gateway, error) {
+func startGateway(nd *node.Node, addr string, sec gatewaySecurity, hooks []namedWebhook, agents gatewayAgents, log *slog.Logger, reg prometheus.Registerer) (*gateway, error) {
 	bus, err := client.EmbeddedConfig(nd, client.Config{Logger: log})
 	if err != nil {
 		return nil, err
@@ -71,13 +74,20 @@ func startGateway(nd *node.Node, addr string, sec gatewaySecurity, hooks []named
 			ln.Close()
 		}
 	}
+	var handler http.Handler
+	var closeAgents func() error
+	if err == nil {
+		if handler, closeAgents, err = mountAgents(bus, gw, agents, log, reg); err != nil {
+			ln.Close()
+		}
+	}
 	if err != nil {
 		_ = gw.Close()
 		_ = bus.Close()
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	g := &gateway{bus: bus, gw: gw, ln: ln, stopHUP: secrets.watchHUP(),
-		srv: &http.Server{Handler: gw, ReadHeaderTimeout: gatewayHeaderTimeout, TLSConfig: tc, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}}
+	g := &gateway{bus: bus, gw: gw, ln: ln, stopHUP: secrets.watchHUP(), closeAgents: closeAgents,
+		srv: &http.Server{Handler: handler, ReadHeaderTimeout: gatewayHeaderTimeout, TLSConfig: tc, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}}
 	go func() {
 		serve := g.srv.Serve
 		if tc != nil {
@@ -110,7 +120,7 @@ func (g *gateway) Addr() net.Addr { return g.ln.Addr() }
 // requests in progress until ctx ends) and closes the gateway's Bus.
 func (g *gateway) close(ctx context.Context) error {
 	g.stopHUP()
-	err := g.gw.Close()
+	err := errors.Join(g.closeAgents(), g.gw.Close())
 	err = errors.Join(err, g.srv.Shutdown(ctx))
 	return errors.Join(err, g.bus.Close())
 }

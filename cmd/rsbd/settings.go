@@ -29,6 +29,8 @@ type settings struct {
 	gatewaySec  gatewaySecurity
 	// gatewayHooks are the webhooks the gateway starts with.
 	gatewayHooks []namedWebhook
+	// gatewayAgents says whether the gateway serves A2A and streamed calls.
+	gatewayAgents gatewayAgents
 	readyFile    string // empty: no ready file
 	cpuLatency   int    // µs of the PM QoS request to hold; -1: none
 	gcFloorMiB   int    // heap floor; 0: none (Go's own policy)
@@ -122,6 +124,7 @@ func parseSettings(c *config.Config) (settings, error) {
 	s.gatewayAddr = r.hostPort(keyGatewayHTTP, true)
 	s.gatewaySec = r.gatewaySecurity()
 	s.gatewayHooks = r.gatewayWebhooks(s.gatewayAddr)
+	s.gatewayAgents = r.gatewayAgents()
 	s.readyFile = c.String(keyReadyFile, "")
 	s.cpuLatency = r.cpuLatency()
 	s.gcFloorMiB = r.gcFloor()
