@@ -31,11 +31,11 @@ type settings struct {
 	gatewayHooks []namedWebhook
 	// gatewayAgents says whether the gateway serves A2A and streamed calls.
 	gatewayAgents gatewayAgents
-	readyFile    string // empty: no ready file
-	cpuLatency   int    // µs of the PM QoS request to hold; -1: none
-	gcFloorMiB   int    // heap floor; 0: none (Go's own policy)
-	logLevel     slog.Level
-	logFormat    string // logAuto, logText or logJSON
+	readyFile     string // empty: no ready file
+	cpuLatency    int    // µs of the PM QoS request to hold; -1: none
+	gcFloorMiB    int    // heap floor; 0: none (Go's own policy)
+	logLevel      slog.Level
+	logFormat     string // logAuto, logText or logJSON
 }
 
 // loadConfig builds the configuration tree: the built-in defaults of every
