@@ -29,13 +29,14 @@ type settings struct {
 	gatewaySec  gatewaySecurity
 	// gatewayHooks are the webhooks the gateway starts with.
 	gatewayHooks []namedWebhook
+	readyFile    string // empty: no ready file
+	cpuLatency   int    // µs of the PM QoS request to hold; -1: none
+	gcFloorMiB   int    // heap floor; 0: none (Go's own policy)
+	logLevel     slog.Level
+	logFormat    string // logAuto, logText or logJSON
+
 	// gatewayAgents says whether the gateway serves A2A and streamed calls.
 	gatewayAgents gatewayAgents
-	readyFile     string // empty: no ready file
-	cpuLatency    int    // µs of the PM QoS request to hold; -1: none
-	gcFloorMiB    int    // heap floor; 0: none (Go's own policy)
-	logLevel      slog.Level
-	logFormat     string // logAuto, logText or logJSON
 }
 
 // loadConfig builds the configuration tree: the built-in defaults of every
