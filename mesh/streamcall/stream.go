@@ -39,6 +39,8 @@ type Stream struct {
 	endOnce sync.Once
 	owned   bool
 	err     error
+	// timer wakes wait for the Receiver's next deadline; made once.
+	timer *time.Timer
 }
 
 // Session returns the call's session id.
@@ -83,13 +85,22 @@ func (s *Stream) Recv() (Chunk, error) {
 func (s *Stream) wait() {
 	var timer <-chan time.Time
 	if at, ok := s.m.Wake(); ok {
-		t := time.NewTimer(time.Until(at))
-		defer t.Stop()
-		timer = t.C
+		if s.timer == nil {
+			s.timer = time.NewTimer(time.Until(at))
+		} else {
+			s.timer.Reset(time.Until(at))
+		}
+		defer s.timer.Stop()
+		timer = s.timer.C
 	}
 	select {
 	case a := <-s.in:
 		s.m.Push(a.c, a.at)
+		// Take what else arrived meanwhile, without waiting.
+		for range len(s.in) {
+			a := <-s.in
+			s.m.Push(a.c, a.at)
+		}
 	case <-timer:
 		s.m.Tick(time.Now())
 	case <-s.failed:
