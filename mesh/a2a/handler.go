@@ -125,7 +125,11 @@ func (h *Handler) agentScope(rest string) (scope.Scope, error) {
 		}
 		rest = h.cfg.DefaultAgent
 	}
-	return scope.Parse(rest)
+	sc, err := scope.Parse(rest)
+	if err == nil && sc.IsReserved() {
+		err = fmt.Errorf("%s is reserved for the bus itself", sc)
+	}
+	return sc, err
 }
 
 // serveRPC answers one JSON-RPC request for the agent the path names.

@@ -206,6 +206,9 @@ func TestBadRequests(t *testing.T) {
 	if code, body := e.post(t, "/.a2a", "", sendV03); code != http.StatusNotFound {
 		t.Errorf("no agent: %d %s", code, body)
 	}
+	if code, body := e.post(t, "/.a2a/__rsb/introspection", "", sendV03); code != http.StatusNotFound {
+		t.Errorf("reserved scope: %d %s", code, body)
+	}
 	code, body = e.post(t, "/.a2a/agents/echo", "", sendV03)
 	if r := parseReply(t, body); code != 200 || r.Error != nil {
 		t.Errorf("after the bad requests: %d %s", code, body)
@@ -319,5 +322,46 @@ func TestCard(t *testing.T) {
 		if err != nil || card.Name != "echo" || card.URL != url || !card.Capabilities["streaming"] {
 			t.Errorf("%s: %+v %v", path, card, err)
 		}
+	}
+}
+
+// TestStreamClientGoneCancelsAgent: an A2A client that goes away in the
+// middle of a stream cancels the streamed call at the agent.
+func TestStreamClientGoneCancelsAgent(t *testing.T) {
+	e := start(t, Config{})
+	causes := make(chan error, 1)
+	ss, err := streamcall.Serve(e.bus, scope.MustParse("/agents/slow/"), func(ctx context.Context, req *streamcall.Request, w *streamcall.Writer) error {
+		if err := w.Write(ctx, []byte("first")); err != nil {
+			return err
+		}
+		<-ctx.Done()
+		causes <- context.Cause(ctx)
+		return nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.srv.URL+"/.a2a/agents/slow",
+		strings.NewReader(strings.Replace(sendV03, "message/send", "message/stream", 1)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "id: 0") {
+		t.Fatalf("first line %q %v", line, err)
+	}
+	cancel()
+	select {
+	case cause := <-causes:
+		if !errors.Is(cause, streamcall.ErrCancelled) {
+			t.Fatalf("agent's cause %v", cause)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the client's leaving never reached the agent")
 	}
 }

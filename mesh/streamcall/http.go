@@ -110,6 +110,9 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sc, err := scope.Parse(strings.TrimPrefix(r.URL.Path, HTTPPrefix))
+	if err == nil && sc.IsReserved() {
+		err = fmt.Errorf("%s is reserved for the bus itself", sc)
+	}
 	if err != nil {
 		h.fail(w, http.StatusNotFound, reasonScope, err.Error())
 		return
