@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os/exec"
@@ -21,8 +22,10 @@ import (
 // startAgent serves, through a socket client of d, the echo agent on
 // /agents/echo/ (SendMessage answers the request's text, a streamed call
 // its words one chunk each) and a counter on /count/ (a streamed call of
-// as many chunks as its prompt says).
-func startAgent(t *testing.T, d *daemon) {
+// as many chunks as its prompt says), and on /slow/ a streamed call that
+// writes one chunk and waits for its cancellation, whose cause it reports
+// on the channel returned.
+func startAgent(t *testing.T, d *daemon) (cancelled <-chan error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -57,13 +60,23 @@ func startAgent(t *testing.T, d *daemon) {
 		}
 		return err
 	}
-	for sc, h := range map[string]streamcall.Handler{"/agents/echo/": words, "/count/": count} {
+	causes := make(chan error, 1)
+	slow := func(ctx context.Context, req *streamcall.Request, w *streamcall.Writer) error {
+		if err := w.Write(ctx, []byte("first")); err != nil {
+			return err
+		}
+		<-ctx.Done()
+		causes <- context.Cause(ctx)
+		return nil
+	}
+	for sc, h := range map[string]streamcall.Handler{"/agents/echo/": words, "/count/": count, "/slow/": slow} {
 		s, err := streamcall.Serve(bus, scope.MustParse(sc), h, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = s.Close() })
 	}
+	return causes
 }
 
 // a2aText returns the text of the first part of an A2A request.
@@ -121,7 +134,8 @@ const (
 // word, the last event final; bad JSON-RPC gets its error while the agent
 // keeps answering; a Go caller at A receives a streamed call of 1 000
 // chunks from B complete and in order; curl's POST to /.stream/ gets the
-// chunks as SSE events, the last of type done.
+// chunks as SSE events, the last of type done; a Go caller at A that
+// cancels a call cancels the server's context at B.
 func TestAgentsAcrossTwoDaemons(t *testing.T) {
 	t.Parallel()
 	curl := curlBin(t)
@@ -129,7 +143,7 @@ func TestAgentsAcrossTwoDaemons(t *testing.T) {
 	a := c.start("A", opts{args: []string{"--gateway-http", "127.0.0.1:0", "--gateway-a2a", "/agents/echo/"}})
 	b := c.start("B", opts{})
 	c.waitPeers(30 * time.Second)
-	startAgent(t, b)
+	cancelled := startAgent(t, b)
 	gw := "http://" + a.Info().Gateway
 
 	// The agent at B is reachable once a call through A is answered.
@@ -188,6 +202,7 @@ func TestAgentsAcrossTwoDaemons(t *testing.T) {
 	}
 
 	checkThousandChunks(t, a)
+	checkCancel(t, a, cancelled)
 
 	data := curlStream(t, curl, gw+"/.stream/count/?timeout=20s", "3")
 	if strings.Join(data, ",") != "0,1,2," {
@@ -195,6 +210,38 @@ func TestAgentsAcrossTwoDaemons(t *testing.T) {
 	}
 	if m := a.Metric(`rsbd_gateway_published_events_total{protocol="a2a"}`); m < 6 {
 		t.Errorf("a2a published %v", m)
+	}
+}
+
+// checkCancel opens a call to /slow/ from a Go caller at d, cancels it
+// after the first chunk and checks the server's context is cancelled by
+// the caller.
+func checkCancel(t *testing.T, d *daemon, cancelled <-chan error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	bus, err := rsbclient.Dial(ctx, "socket://"+d.Info().Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bus.Close()
+	callCtx, cancelCall := context.WithCancel(ctx)
+	s, err := streamcall.Call(callCtx, bus, scope.MustParse("/slow/"), streamcall.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if ch, err := s.Recv(); err != nil || string(ch.Data) != "first" {
+		t.Fatalf("first chunk %q %v", ch.Data, err)
+	}
+	cancelCall()
+	select {
+	case cause := <-cancelled:
+		if !errors.Is(cause, streamcall.ErrCancelled) {
+			t.Errorf("server's cause %v", cause)
+		}
+	case <-ctx.Done():
+		t.Error("the caller's cancel never reached the server")
 	}
 }
 
