@@ -99,7 +99,7 @@ func (c *Caller) Call(ctx context.Context, req Request) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stream{c: c, sid: req.Session, in: make(chan arrival, DefaultQueueLen),
+	s := &Stream{c: c, sid: req.Session, in: make(chan arrival, DefaultQueueLen), deadline: deadline,
 		m: NewReceiver(deadline, c.gapTimeout), failed: make(chan struct{})}
 	cctx, closeCall := context.WithCancelCause(ctx)
 	var stop context.CancelFunc

@@ -40,7 +40,8 @@ type Stream struct {
 	owned   bool
 	err     error
 	// timer wakes wait for the Receiver's next deadline; made once.
-	timer *time.Timer
+	timer    *time.Timer
+	deadline time.Time
 }
 
 // Session returns the call's session id.
@@ -84,7 +85,9 @@ func (s *Stream) Recv() (Chunk, error) {
 // overflow or the end of the call's context, and feeds it to the Receiver.
 func (s *Stream) wait() {
 	var timer <-chan time.Time
-	if at, ok := s.m.Wake(); ok {
+	// The call's context ends at the deadline; a timer is armed only for
+	// an earlier wake-up (an open gap), as chunks in order need none.
+	if at, ok := s.m.Wake(); ok && at.Before(s.deadline) {
 		if s.timer == nil {
 			s.timer = time.NewTimer(time.Until(at))
 		} else {
