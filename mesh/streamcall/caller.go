@@ -75,11 +75,7 @@ func (c *Caller) receive(ev *client.Event) error {
 		return nil
 	}
 	ch.Data = append([]byte(nil), ch.Data...) // the event's memory is the bus's
-	select {
-	case s.in <- arrival{c: ch, at: time.Now()}:
-	default:
-		s.overflow()
-	}
+	s.in.put(arrival{c: ch, at: time.Now()})
 	return nil
 }
 
@@ -99,8 +95,8 @@ func (c *Caller) Call(ctx context.Context, req Request) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stream{c: c, sid: req.Session, in: make(chan arrival, DefaultQueueLen), deadline: deadline,
-		m: NewReceiver(deadline, c.gapTimeout), failed: make(chan struct{})}
+	s := &Stream{c: c, sid: req.Session, in: newInbox(), deadline: deadline,
+		m: NewReceiver(deadline, c.gapTimeout)}
 	cctx, closeCall := context.WithCancelCause(ctx)
 	var stop context.CancelFunc
 	s.ctx, stop = context.WithDeadline(cctx, deadline)

@@ -28,7 +28,8 @@ type Chunk struct {
 type Receiver struct {
 	next       uint32
 	held       map[uint32]Chunk
-	ready      []Chunk
+	ready      []Chunk // ready[head:] wait for Next
+	head       int
 	gapSince   time.Time // when the open gap was seen; zero: none
 	deadline   time.Time // zero: none
 	gapTimeout time.Duration
@@ -125,14 +126,14 @@ func (r *Receiver) fail(err error) {
 
 // Next returns the next chunk in order, if one is ready.
 func (r *Receiver) Next() (Chunk, bool) {
-	if len(r.ready) == 0 {
+	if r.head == len(r.ready) {
 		return Chunk{}, false
 	}
-	c := r.ready[0]
-	r.ready[0] = Chunk{}
-	r.ready = r.ready[1:]
-	if len(r.ready) == 0 {
-		r.ready = r.ready[:0:0]
+	c := r.ready[r.head]
+	r.ready[r.head] = Chunk{}
+	r.head++
+	if r.head == len(r.ready) {
+		r.ready, r.head = r.ready[:0], 0
 	}
 	return c, true
 }

@@ -200,6 +200,9 @@ type Writer struct {
 	to   scope.Scope
 	seq  uint32
 	done bool
+	// buf is the last chunk's encoding, reused: PublishEvent keeps none
+	// of an event's memory.
+	buf []byte
 }
 
 // Write sends data as the next chunk.
@@ -252,10 +255,11 @@ func (w *Writer) finish(ctx context.Context, err error) error {
 // send publishes c with the next sequence number.
 func (w *Writer) send(ctx context.Context, c Chunk) error {
 	c.Seq = w.seq
-	b, err := frame.Marshal(chunkFrame(w.sid, &c))
+	b, err := frame.Append(w.buf[:0], chunkFrame(w.sid, &c))
 	if err != nil {
 		return err
 	}
+	w.buf = b
 	ev := &client.Event{}
 	ev.Scope, ev.Data, ev.WireSchema = w.to, b, notification.SchemaBytes
 	if err := w.s.inf.PublishEvent(ctx, ev); err != nil {

@@ -13,26 +13,19 @@ import (
 	"github.com/rsbd/rsbd/mesh/frame"
 )
 
-// arrival is a chunk and when it arrived.
-type arrival struct {
-	c  Chunk
-	at time.Time
-}
-
 // Stream is the receiving end of one call. Its chunks are read with Recv
 // (or Chunks) by one goroutine.
 type Stream struct {
 	c   *Caller
 	sid string
-	in  chan arrival
-	m   *Receiver
-	ctx context.Context
+	in  *inbox
+	// spare is the taken batch's memory, for the inbox's next one.
+	spare []arrival
+	m     *Receiver
+	ctx   context.Context
 	// stop cancels ctx; stopAfter unregisters the cancellation of the call
 	// at the server when the caller's ctx ends.
 	stop, stopAfter func()
-	// failed is closed when the stream's queue overflows.
-	failed   chan struct{}
-	failOnce sync.Once
 	// settled is set once the server needs no cancel: the last chunk
 	// arrived, or the cancel was sent.
 	settled atomic.Bool
@@ -46,9 +39,6 @@ type Stream struct {
 
 // Session returns the call's session id.
 func (s *Stream) Session() string { return s.sid }
-
-// overflow fails the stream: its reader fell DefaultQueueLen frames behind.
-func (s *Stream) overflow() { s.failOnce.Do(func() { close(s.failed) }) }
 
 // Recv returns the next chunk in sequence order. After the last chunk it
 // returns io.EOF; a last chunk carrying an error is returned with a
@@ -97,17 +87,18 @@ func (s *Stream) wait() {
 		timer = s.timer.C
 	}
 	select {
-	case a := <-s.in:
-		s.m.Push(a.c, a.at)
-		// Take what else arrived meanwhile, without waiting.
-		for range len(s.in) {
-			a := <-s.in
-			s.m.Push(a.c, a.at)
+	case <-s.in.sig:
+		batch, over := s.in.take(s.spare)
+		for i := range batch {
+			s.m.Push(batch[i].c, batch[i].at)
+			batch[i] = arrival{}
+		}
+		s.spare = batch
+		if over && s.m.Err() == nil {
+			s.m.fail(fmt.Errorf("%w: %d chunks queued", ErrOverflow, DefaultQueueLen))
 		}
 	case <-timer:
 		s.m.Tick(time.Now())
-	case <-s.failed:
-		s.m.fail(fmt.Errorf("%w: %d frames queued", ErrOverflow, DefaultQueueLen))
 	case <-s.ctx.Done():
 		s.m.Tick(time.Now())
 		if s.m.Err() == nil {
