@@ -46,16 +46,45 @@ func dial(t *testing.T, addr string) *testClient {
 // write sends a Package: magic, version, length, header length, header,
 // body.
 func (c *testClient) write(cmd, seq string, body any) {
-	h, _ := json.Marshal(map[string]any{"cmd": cmd, "code": 0, "seq": seq})
+	c.writeHeader(map[string]any{"cmd": cmd, "code": 0, "seq": seq}, body)
+}
+
+// writeHeader sends a Package with header h and body, in JSON.
+func (c *testClient) writeHeader(h map[string]any, body any) {
+	hb, _ := json.Marshal(h)
 	var b []byte
 	if body != nil {
 		b, _ = json.Marshal(body)
 	}
+	c.writeRaw(hb, b)
+}
+
+// writeRaw sends a Package of header and body bytes as they are.
+func (c *testClient) writeRaw(h, b []byte) {
 	out := append([]byte("EventMesh0000"), binary.BigEndian.AppendUint32(nil, uint32(13+len(h)+len(b)))...)
 	out = binary.BigEndian.AppendUint32(out, uint32(len(h)))
 	out = append(append(out, h...), b...)
 	if _, err := c.nc.Write(out); err != nil {
 		c.t.Fatal(err)
+	}
+}
+
+// response reads the next Package, which must be cmd, and returns its
+// header and body.
+func (c *testClient) response(cmd string) (wireHeader, []byte) {
+	c.t.Helper()
+	h, body, err := c.read()
+	if err != nil || h.Cmd != cmd {
+		c.t.Fatalf("waiting for %s: %s %s, %v", cmd, h.Cmd, body, err)
+	}
+	return h, body
+}
+
+// closed checks the server closes the connection, sending nothing more.
+func (c *testClient) closed() {
+	c.t.Helper()
+	if h, body, err := c.read(); !errors.Is(err, io.EOF) {
+		c.t.Fatalf("want the connection closed, got %s %s, %v", h.Cmd, body, err)
 	}
 }
 
