@@ -237,11 +237,20 @@ func TestMeshMessageAcrossTwoDaemons(t *testing.T) {
 
 	// A BROADCAST reaches B's listener and the client's BROADCASTING
 	// subscription.
+	// The broadcast may reach the client before its ACK.
 	seq := em.send("BROADCAST_MESSAGE_TO_SERVER", emMessage{Topic: "/all/news/", Body: "everyone"})
-	em.answer("BROADCAST_MESSAGE_TO_SERVER_ACK", seq)
-	bc := em.await(30*time.Second, "the broadcast", func(p emPackage) bool { return p.Cmd == "BROADCAST_MESSAGE_TO_CLIENT" })
-	if m := bc.message(t); m.Topic != "/all/news/" || m.Body != "everyone" {
-		t.Fatalf("broadcast %+v", m)
+	var ack, bc *emPackage
+	em.await(30*time.Second, "the ACK and the broadcast", func(p emPackage) bool {
+		switch {
+		case p.Cmd == "BROADCAST_MESSAGE_TO_SERVER_ACK" && p.Seq == seq:
+			ack = &p
+		case p.Cmd == "BROADCAST_MESSAGE_TO_CLIENT":
+			bc = &p
+		}
+		return ack != nil && bc != nil
+	})
+	if m := bc.message(t); ack.Code != 0 || m.Topic != "/all/news/" || m.Body != "everyone" {
+		t.Fatalf("ACK code %d, broadcast %+v", ack.Code, m)
 	}
 	testutil.WaitFor(t, 30*time.Second, "B receives the broadcast", func() bool {
 		return bl.count(func(ev *notification.Event) bool { return ev.Scope.String() == "/all/news/" }) > 0
