@@ -1,6 +1,7 @@
 package meshmessage
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -166,9 +167,12 @@ func (c *conn) writeLoop() {
 // past the heartbeat timeout or sends one that does not decode.
 func (c *conn) readLoop() {
 	defer c.s.wg.Done()
+	// The buffer lets one read system call take a Package's prefix and
+	// the rest, or several small Packages.
+	r := bufio.NewReaderSize(c.nc, readBuffer)
 	for {
 		_ = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.HeartbeatTimeout))
-		p, err := Read(c.nc)
+		p, err := Read(r)
 		if err != nil {
 			c.end(c.readFailed(err))
 			return

@@ -47,4 +47,7 @@ const (
 	// for the scopes clients call; a call to a scope past the bound uses a
 	// remote server of its own, closed after the call.
 	maxRemoteServers = 256
+	// readBuffer is the size of each client's read buffer: small messages
+	// and their prefixes arrive in one read.
+	readBuffer = 16 << 10
 )
