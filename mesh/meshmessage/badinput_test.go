@@ -65,6 +65,13 @@ func TestListenerBadInput(t *testing.T) {
 		})
 	}
 
+	hello := dial(t, addr)
+	hello.writeRaw([]byte(`{"cmd":"HELLO_REQUEST","seq":"1"}`), []byte(`[`))
+	if h, _ := hello.response("HELLO_RESPONSE"); h.Code != CodeFail {
+		t.Fatalf("HELLO with a bad user agent: %+v", h)
+	}
+	hello.closed()
+
 	bad := dial(t, addr)
 	for _, body := range [][]byte{[]byte(`{"topic":`), []byte(`{"topic":"no scope","body":"x"}`), []byte(`{"topic":"/ok/","properties":{"Bad Name":"x"}}`)} {
 		bad.writeRaw([]byte(`{"cmd":"ASYNC_MESSAGE_TO_SERVER","seq":"9"}`), body)
@@ -95,7 +102,7 @@ func TestListenerBadInput(t *testing.T) {
 	good.write("HEARTBEAT_REQUEST", "4", nil)
 	good.expect("HEARTBEAT_RESPONSE")
 	st := s.Stats()
-	if st.Closed[CloseBadPackage] != int64(len(cases)) || st.Rejected[RejectMalformed] != 4 || st.Rejected[RejectCommand] != 1 || st.Connections != 2 {
+	if st.Closed[CloseBadPackage] != int64(len(cases))+1 || st.Rejected[RejectMalformed] != 5 || st.Rejected[RejectCommand] != 1 || st.Connections != 2 {
 		t.Fatalf("stats %+v", st)
 	}
 }

@@ -71,7 +71,7 @@ func TestRequestToServer(t *testing.T) {
 // RESPONSE_TO_SERVER returns: by seq, by emcorrelationid, as a failure,
 // or not in time.
 func TestRequestToClient(t *testing.T) {
-	s, bus, addr := startServer(t, Config{RequestTimeout: 500 * time.Millisecond})
+	s, bus, addr := startServer(t, Config{RequestTimeout: 2 * time.Second})
 	c := dial(t, addr)
 	c.write("HELLO_REQUEST", "1", nil)
 	c.expect("HELLO_RESPONSE")
@@ -162,4 +162,39 @@ func anyConn(s *Server) *conn {
 		return c
 	}
 	return nil
+}
+
+// TestRequestBound checks a request past MaxRequests gets CodeOverload at
+// once while the first waits for its answer.
+func TestRequestBound(t *testing.T) {
+	s, bus, addr := startServer(t, Config{MaxRequests: 1})
+	srv, err := bus.NewLocalServer(scope.MustParse("/slow/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	release := make(chan struct{})
+	if err := srv.AddMethod("wait", func(ctx context.Context, _ *client.Event) (any, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return "done", nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, addr)
+	c.write("REQUEST_TO_SERVER", "1", Message{Topic: "/slow/wait/", Body: "a"})
+	testutil.WaitFor(t, 10*time.Second, "the first request in flight", func() bool { return len(anyConn(s).calls) == 1 })
+	c.write("REQUEST_TO_SERVER", "2", Message{Topic: "/slow/wait/", Body: "b"})
+	if h, _ := c.response("RESPONSE_TO_CLIENT"); h.Seq != "2" || h.Code != CodeOverload {
+		t.Fatalf("second request %+v", h)
+	}
+	close(release)
+	if h, body := c.response("RESPONSE_TO_CLIENT"); h.Seq != "1" || h.Code != 0 || message(t, body).Body != "done" {
+		t.Fatalf("first request %+v %s", h, body)
+	}
+	if n := s.Stats().Rejected[RejectRequests]; n != 1 {
+		t.Fatalf("rejected requests %d", n)
+	}
 }

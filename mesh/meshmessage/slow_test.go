@@ -38,7 +38,7 @@ func TestSlowClient(t *testing.T) {
 	n := clienttest.StartNodes(t, 1)[0]
 	bus := client.Embedded(n)
 	t.Cleanup(func() { _ = bus.Close() })
-	s, err := New(bus, Config{WriteTimeout: 200 * time.Millisecond, MaxClients: 2, Logger: clienttest.Logger()})
+	s, err := New(bus, Config{WriteTimeout: time.Second, MaxClients: 2, Logger: clienttest.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
