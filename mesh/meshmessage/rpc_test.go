@@ -185,7 +185,10 @@ func TestRequestBound(t *testing.T) {
 	}
 	c := dial(t, addr)
 	c.write("REQUEST_TO_SERVER", "1", Message{Topic: "/slow/wait/", Body: "a"})
-	testutil.WaitFor(t, 10*time.Second, "the first request in flight", func() bool { return len(anyConn(s).calls) == 1 })
+	testutil.WaitFor(t, 10*time.Second, "the first request in flight", func() bool {
+		c := anyConn(s)
+		return c != nil && len(c.calls) == 1
+	})
 	c.write("REQUEST_TO_SERVER", "2", Message{Topic: "/slow/wait/", Body: "b"})
 	if h, _ := c.response("RESPONSE_TO_CLIENT"); h.Seq != "2" || h.Code != CodeOverload {
 		t.Fatalf("second request %+v", h)
