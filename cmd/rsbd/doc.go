@@ -45,7 +45,11 @@
 // SIGHUP reloads the certificate, key, client CA and tokens, keeping the
 // old ones when the new fail to load. Each [rsbd.gateway.webhook.NAME]
 // section (keys scope, url, filter, deadletter, validate) is a webhook the
-// gateway starts with; an invalid one is a configuration error. SIGTERM or SIGINT stops accepting clients,
+// gateway starts with; an invalid one is a configuration error. With
+// --gateway-meshmessage (off by default) the daemon serves EventMesh TCP
+// clients (package mesh/meshmessage) on its own TCP address, with the
+// gateway's TLS and token file, and says SERVER_GOODBYE to each on
+// shutdown. SIGTERM or SIGINT stops accepting clients,
 // closes them in order, lets reliable streams finish for a bounded time,
 // leaves the cluster and exits 0; a second signal exits at once with 1.
 // Exit code 2 means bad flags or configuration, 1 a failure to start.

@@ -88,6 +88,7 @@ var options = []option{
 	{"gateway-client-ca", "", "FILE", "PEM CA certificates: the gateway then requires client certificates signed by them (needs --gateway-tls-cert; reloaded on SIGHUP, a failed reload keeps the old CA)"},
 	{"gateway-token-file", "", "FILE", `bearer tokens the gateway requires, one a line: "TOKEN pub=/robot/,/x/ sub=/robot/" (scope prefixes it may publish to and subscribe from; # comments); mode 600 or stricter; reloaded on SIGHUP`},
 	{"gateway-origins", "", "PATTERN[,...]", "host:port patterns (path.Match syntax, e.g. app.example:*) of other origins whose pages may open a WebSocket to the gateway; by default only pages of the gateway's own host may"},
+	{"gateway-meshmessage", valueOff, "off|HOST:PORT", "TCP address of the EventMesh TCP (meshmessage) listener: its clients publish, subscribe and call RSB methods by topic = scope; it shares the gateway's TLS and token file (the token in HELLO's user agent)"},
 	{"gateway-a2a", valueOff, "off|on|SCOPE", "serve agents on the gateway: A2A JSON-RPC under /.a2a/SCOPE (agent cards at /.well-known/agent-card.json) and streamed calls under /.stream/SCOPE; a SCOPE given is the agent /.a2a itself reaches"},
 	{"join", "", "HOST:PORT[,...]", "gossip addresses of cluster members to join"},
 	{"multicast", "true", "", "carry events by multicast; false sends to each interested peer (unicast)"},

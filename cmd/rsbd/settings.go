@@ -29,6 +29,7 @@ type settings struct {
 	gatewaySec  gatewaySecurity
 	// gatewayHooks are the webhooks the gateway starts with.
 	gatewayHooks []namedWebhook
+	meshAddr     string // empty: no meshmessage listener
 	readyFile    string // empty: no ready file
 	cpuLatency   int    // µs of the PM QoS request to hold; -1: none
 	gcFloorMiB   int    // heap floor; 0: none (Go's own policy)
@@ -125,6 +126,7 @@ func parseSettings(c *config.Config) (settings, error) {
 	s.gatewayAddr = r.hostPort(keyGatewayHTTP, true)
 	s.gatewaySec = r.gatewaySecurity()
 	s.gatewayHooks = r.gatewayWebhooks(s.gatewayAddr)
+	s.meshAddr = r.hostPort(keyGatewayMeshMessage, true)
 	s.gatewayAgents = r.gatewayAgents()
 	s.readyFile = c.String(keyReadyFile, "")
 	s.cpuLatency = r.cpuLatency()
