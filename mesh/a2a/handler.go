@@ -63,7 +63,7 @@ func New(bus *client.Bus, cfg Config) (*Handler, error) {
 		ctr: mesh.NewCounters(Protocol, mesh.Reasons{
 			Rejected: []string{reasonParse, reasonInvalid, reasonMethod, reasonParams, reasonVersion, reasonTooLarge,
 				reasonNoAgent, reasonNoToken, reasonForbidden, reasonHTTP, reasonAgent, reasonClosed},
-			Dropped: []string{dropWrite, dropStreamError},
+			Dropped: []string{dropWrite, dropStreamError, streamcall.DropMalformed, streamcall.DropLate},
 		})}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	return h, nil
@@ -288,7 +288,7 @@ func (h *Handler) caller(sc scope.Scope) (*streamcall.Caller, error) {
 	if len(h.callers) >= maxAgents {
 		return nil, fmt.Errorf("a2a: %d agents called already", maxAgents)
 	}
-	c, err := streamcall.NewCaller(h.bus, sc, 0)
+	c, err := streamcall.NewCaller(h.bus, sc, streamcall.CallerConfig{Dropped: func(r string) { h.ctr.AddDropped(r, 1) }})
 	if err != nil {
 		return nil, err
 	}

@@ -63,7 +63,7 @@ func benchStreamCall(b *testing.B, server, caller *client.Bus) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	c, err := NewCaller(caller, scope.MustParse("/bench/sc/"), 0)
+	c, err := NewCaller(caller, scope.MustParse("/bench/sc/"), CallerConfig{})
 	if err != nil {
 		b.Fatal(err)
 	}

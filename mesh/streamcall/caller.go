@@ -22,6 +22,7 @@ import (
 type Caller struct {
 	sc, callSc, replySc scope.Scope
 	gapTimeout          time.Duration
+	dropped             func(reason string)
 	l                   *client.Listener
 	inf                 *client.Informer
 
@@ -30,14 +31,34 @@ type Caller struct {
 	closed bool
 }
 
-// NewCaller returns a Caller of the server on sc. gapTimeout is how long a
-// gap in a stream may stay open before it is a lost chunk (0:
-// DefaultGapTimeout).
-func NewCaller(bus *client.Bus, sc scope.Scope, gapTimeout time.Duration) (*Caller, error) {
+// Reasons a Caller drops a chunk, as CallerConfig.Dropped names them.
+const (
+	// DropMalformed: the event is no STREAM_CHUNK frame with a sid.
+	DropMalformed = "malformed_chunk"
+	// DropLate: the chunk's call is no longer open (it ended or failed).
+	DropLate = "late_chunk"
+)
+
+// CallerConfig configures a Caller. The zero value works.
+type CallerConfig struct {
+	// GapTimeout is how long a gap in a stream may stay open before it
+	// is a lost chunk (DefaultGapTimeout).
+	GapTimeout time.Duration
+	// Dropped, if set, counts a chunk the Caller dropped, by reason
+	// (DropMalformed, DropLate); it must be quick and not block.
+	Dropped func(reason string)
+}
+
+// NewCaller returns a Caller of the server on sc.
+func NewCaller(bus *client.Bus, sc scope.Scope, cfg CallerConfig) (*Caller, error) {
+	gapTimeout := cfg.GapTimeout
+	if cfg.Dropped == nil {
+		cfg.Dropped = func(string) {}
+	}
 	id := make([]byte, 8)
 	_, _ = rand.Read(id)
 	c := &Caller{
-		sc: sc, gapTimeout: gapTimeout, calls: make(map[string]*Stream),
+		sc: sc, gapTimeout: gapTimeout, dropped: cfg.Dropped, calls: make(map[string]*Stream),
 		callSc:  sc.Concat(scope.MustParse("/" + callSuffix)),
 		replySc: sc.Concat(scope.MustParse("/" + replySuffix + "/" + hex.EncodeToString(id))),
 	}
@@ -62,16 +83,19 @@ func (c *Caller) ReplyScope() scope.Scope { return c.replySc }
 func (c *Caller) receive(ev *client.Event) error {
 	f, err := decode(ev.Data, frame.StreamChunk)
 	if err != nil {
+		c.dropped(DropMalformed)
 		return nil
 	}
 	sid, ch, err := parseChunk(f)
 	if err != nil {
+		c.dropped(DropMalformed)
 		return nil
 	}
 	c.mu.Lock()
 	s := c.calls[sid]
 	c.mu.Unlock()
 	if s == nil {
+		c.dropped(DropLate)
 		return nil
 	}
 	ch.Data = append([]byte(nil), ch.Data...) // the event's memory is the bus's
@@ -154,7 +178,7 @@ func (c *Caller) Close() error {
 // own, closed when the Stream is. A program making many calls keeps a
 // Caller instead: each new one listens on a new reply scope.
 func Call(ctx context.Context, bus *client.Bus, sc scope.Scope, req Request) (*Stream, error) {
-	c, err := NewCaller(bus, sc, 0)
+	c, err := NewCaller(bus, sc, CallerConfig{})
 	if err != nil {
 		return nil, err
 	}

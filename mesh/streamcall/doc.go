@@ -28,7 +28,7 @@
 // deadline ends the call (ErrDeadline). Each is an error Recv returns, never
 // a hang.
 //
-// Handler serves streamed calls to HTTP clients: a POST to <prefix><scope>
+// HTTPHandler serves streamed calls to HTTP clients: a POST to <prefix><scope>
 // opens a call with the body as the prompt and answers with Server-Sent
 // Events, one per chunk (its seq as the SSE id, its text on data lines), the
 // last of type "done", or "error" with the error's text.

@@ -80,7 +80,7 @@ func NewHTTPHandler(bus *client.Bus, cfg HTTPConfig) *HTTPHandler {
 	return &HTTPHandler{bus: bus, cfg: cfg, callers: make(map[scope.Scope]*Caller),
 		ctr: mesh.NewCounters(HTTPProtocol, mesh.Reasons{
 			Rejected: []string{reasonHTTPMethod, reasonScope, reasonTooLarge, reasonParams, reasonNoToken, reasonForbidden, reasonCall},
-			Dropped:  []string{dropWrite, dropStreamErr},
+			Dropped:  []string{dropWrite, dropStreamErr, DropMalformed, DropLate},
 		})}
 }
 
@@ -157,7 +157,7 @@ func (h *HTTPHandler) open(ctx context.Context, sc scope.Scope, req Request) (*S
 			return Call(ctx, h.bus, sc, req)
 		}
 		var err error
-		if c, err = NewCaller(h.bus, sc, 0); err != nil {
+		if c, err = NewCaller(h.bus, sc, CallerConfig{Dropped: func(r string) { h.ctr.AddDropped(r, 1) }}); err != nil {
 			h.mu.Unlock()
 			return nil, err
 		}

@@ -166,7 +166,7 @@ func TestDroppedChunkIsAnError(t *testing.T) {
 		chunks int
 	}{{"/lossy/mid/", ErrLost, 2}, {"/lossy/last/", ErrDeadline, 2}} {
 		t.Run(tc.sc, func(t *testing.T) {
-			c, err := NewCaller(bus, scope.MustParse(tc.sc), 300*time.Millisecond)
+			c, err := NewCaller(bus, scope.MustParse(tc.sc), CallerConfig{GapTimeout: 300 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
