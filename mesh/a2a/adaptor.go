@@ -16,12 +16,12 @@ const Protocol = "a2a"
 // Attribute names and values the adaptor sets, as the EventMesh A2A
 // adaptor does.
 const (
-	AttrMethod          = "a2amethod"
-	AttrJSONRPCVersion  = "ema2aversion"
-	AttrProtocol        = "protocol"
-	AttrProtocolVersion = "protocolversion"
-	AttrTargetAgent     = "targetagent"
-	AttrSeq             = "seq"
+	AttrMethod          = "a2amethod"       // a request's method
+	AttrJSONRPCVersion  = "ema2aversion"    // the jsonrpc member
+	AttrProtocol        = "protocol"        // always "a2a"
+	AttrProtocolVersion = "protocolversion" // the A2A-Version a request came with
+	AttrTargetAgent     = "targetagent"     // params._agentId
+	AttrSeq             = "seq"             // params._seq
 	// Source is the source attribute of every A2A frame.
 	Source = "eventmesh-a2a"
 	// TypePrefix and TypeRequestSuffix make a request's type:

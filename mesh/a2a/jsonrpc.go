@@ -9,27 +9,30 @@ import (
 
 // JSON-RPC 2.0 error codes, and the A2A ones. Values: append only.
 const (
-	CodeParseError                = -32700
-	CodeInvalidRequest            = -32600
-	CodeMethodNotFound            = -32601
-	CodeInvalidParams             = -32602
-	CodeInternalError             = -32603
-	CodeTaskNotFound              = -32001
-	CodeTaskNotCancelable         = -32002
-	CodePushNotSupported          = -32003
-	CodeUnsupportedOperation      = -32004
-	CodeContentTypeNotSupported   = -32005
-	CodeInvalidAgentResponse      = -32006
-	CodeExtendedCardNotConfigured = -32007
-	CodeExtensionSupportRequired  = -32008
-	CodeVersionNotSupported       = -32009
+	CodeParseError                = -32700 // the bytes are not JSON
+	CodeInvalidRequest            = -32600 // the JSON is not a JSON-RPC request
+	CodeMethodNotFound            = -32601 // no such method
+	CodeInvalidParams             = -32602 // the params do not suit the method
+	CodeInternalError             = -32603 // the call failed on the way or at the agent
+	CodeTaskNotFound              = -32001 // A2A: no such task
+	CodeTaskNotCancelable         = -32002 // A2A: the task cannot be cancelled
+	CodePushNotSupported          = -32003 // A2A: push notifications are not supported
+	CodeUnsupportedOperation      = -32004 // A2A: the agent does not support the operation
+	CodeContentTypeNotSupported   = -32005 // A2A: a media type is not supported
+	CodeInvalidAgentResponse      = -32006 // A2A: the agent's answer is not valid
+	CodeExtendedCardNotConfigured = -32007 // A2A: no extended agent card
+	CodeExtensionSupportRequired  = -32008 // A2A: the client must support an extension
+	CodeVersionNotSupported       = -32009 // A2A: the A2A-Version is not served
 )
 
 // Error is a JSON-RPC error object; it is the error Decode returns.
 type Error struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
+	// Code is the error code: a JSON-RPC one or an A2A one.
+	Code int `json:"code"`
+	// Message says what went wrong.
+	Message string `json:"message"`
+	// Data is optional detail, any JSON value.
+	Data json.RawMessage `json:"data,omitempty"`
 }
 
 // Error returns the code and the message.
