@@ -36,8 +36,8 @@
 //     becomes an artifact update (append after the first, lastChunk on the
 //     last), and the last chunk of such a stream is followed by a status
 //     update with state completed and final true. A stream that fails
-//     (the agent's error, a lost chunk, the deadline) ends with an error
-//     response. A client that goes away cancels the call at the agent.
+//     (the agent's error, a lost chunk, no first chunk within
+//     Config.CallTimeout, the deadline) ends with an error response. A client that goes away cancels the call at the agent.
 //   - GET /.well-known/agent-card.json (and the older
 //     /.well-known/agent.json), and <Prefix><scope>/.well-known/agent-card.json
 //     for one agent: the agent card, Config.Card or one built from the

@@ -288,7 +288,8 @@ func (h *Handler) caller(sc scope.Scope) (*streamcall.Caller, error) {
 	if len(h.callers) >= maxAgents {
 		return nil, fmt.Errorf("a2a: %d agents called already", maxAgents)
 	}
-	c, err := streamcall.NewCaller(h.bus, sc, streamcall.CallerConfig{Dropped: func(r string) { h.ctr.AddDropped(r, 1) }})
+	c, err := streamcall.NewCaller(h.bus, sc, streamcall.CallerConfig{FirstChunkTimeout: h.cfg.CallTimeout,
+		Dropped: func(r string) { h.ctr.AddDropped(r, 1) }})
 	if err != nil {
 		return nil, err
 	}

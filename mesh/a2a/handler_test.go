@@ -232,6 +232,11 @@ func TestAgentErrors(t *testing.T) {
 	if r := parseReply(t, body); r.Error == nil || r.Error.Code != CodeInternalError || string(r.ID) != "1" {
 		t.Errorf("no agent: %s", body)
 	}
+	_, body = e.post(t, "/.a2a/agents/none", "", strings.Replace(sendV03, "message/send", "message/stream", 1))
+	if data, ok := strings.CutPrefix(strings.TrimSpace(body[strings.Index(body, "data: "):]), "data: "); !ok ||
+		!strings.Contains(data, `"code":-32603`) || !strings.Contains(data, "no answer") {
+		t.Errorf("no streaming agent: %s", body)
+	}
 }
 
 // readSSE reads the data lines of an SSE response as JSON-RPC responses.

@@ -22,6 +22,7 @@ import (
 type Caller struct {
 	sc, callSc, replySc scope.Scope
 	gapTimeout          time.Duration
+	firstTimeout        time.Duration // <= 0: none
 	dropped             func(reason string)
 	l                   *client.Listener
 	inf                 *client.Informer
@@ -44,6 +45,11 @@ type CallerConfig struct {
 	// GapTimeout is how long a gap in a stream may stay open before it
 	// is a lost chunk (DefaultGapTimeout).
 	GapTimeout time.Duration
+	// FirstChunkTimeout bounds the wait for a call's first chunk, so that
+	// a call no server takes fails with ErrNoAnswer long before its
+	// deadline (DefaultFirstChunkTimeout; negative: no bound but the
+	// deadline).
+	FirstChunkTimeout time.Duration
 	// Dropped, if set, counts a chunk the Caller dropped, by reason
 	// (DropMalformed, DropLate); it must be quick and not block.
 	Dropped func(reason string)
@@ -51,14 +57,17 @@ type CallerConfig struct {
 
 // NewCaller returns a Caller of the server on sc.
 func NewCaller(bus *client.Bus, sc scope.Scope, cfg CallerConfig) (*Caller, error) {
-	gapTimeout := cfg.GapTimeout
+	gapTimeout, firstTimeout := cfg.GapTimeout, cfg.FirstChunkTimeout
+	if firstTimeout == 0 {
+		firstTimeout = DefaultFirstChunkTimeout
+	}
 	if cfg.Dropped == nil {
 		cfg.Dropped = func(string) {}
 	}
 	id := make([]byte, 8)
 	_, _ = rand.Read(id)
 	c := &Caller{
-		sc: sc, gapTimeout: gapTimeout, dropped: cfg.Dropped, calls: make(map[string]*Stream),
+		sc: sc, gapTimeout: gapTimeout, firstTimeout: firstTimeout, dropped: cfg.Dropped, calls: make(map[string]*Stream),
 		callSc:  sc.Concat(scope.MustParse("/" + callSuffix)),
 		replySc: sc.Concat(scope.MustParse("/" + replySuffix + "/" + hex.EncodeToString(id))),
 	}
@@ -121,6 +130,9 @@ func (c *Caller) Call(ctx context.Context, req Request) (*Stream, error) {
 	}
 	s := &Stream{c: c, sid: req.Session, in: newInbox(), deadline: deadline,
 		m: NewReceiver(deadline, c.gapTimeout)}
+	if first := time.Now().Add(c.firstTimeout); c.firstTimeout > 0 && first.Before(deadline) {
+		s.m.ExpectFirstBy(first)
+	}
 	cctx, closeCall := context.WithCancelCause(ctx)
 	var stop context.CancelFunc
 	s.ctx, stop = context.WithDeadline(cctx, deadline)

@@ -24,9 +24,10 @@
 // goroutines, no clock; the time is an argument): chunks that arrive out of
 // order are held (at most MaxHeld) until the gap before them fills, a gap
 // still open after GapTimeout is a lost chunk (ErrLost), a chunk for a
-// place already passed is out of order (ErrOutOfOrder), and the call's
-// deadline ends the call (ErrDeadline). Each is an error Recv returns, never
-// a hang.
+// place already passed is out of order (ErrOutOfOrder), no chunk within
+// the first chunk's timeout means no server took the call (ErrNoAnswer),
+// and the call's deadline ends the call (ErrDeadline). Each is an error
+// Recv returns, never a hang.
 //
 // HTTPHandler serves streamed calls to HTTP clients: a POST to <prefix><scope>
 // opens a call with the body as the prompt and answers with Server-Sent

@@ -11,6 +11,9 @@ var (
 	// ErrOutOfOrder: a chunk arrived for a place in the stream already
 	// passed (a duplicate, or one too late).
 	ErrOutOfOrder = errors.New("streamcall: chunk out of order")
+	// ErrNoAnswer: no chunk arrived within the first chunk's timeout: no
+	// server took the call.
+	ErrNoAnswer = errors.New("streamcall: no answer")
 	// ErrDeadline: the call's deadline passed before its last chunk.
 	ErrDeadline = errors.New("streamcall: deadline passed")
 	// ErrOverflow: the Stream's reader fell DefaultQueueLen frames behind.

@@ -13,6 +13,11 @@ const (
 	// milliseconds, so a gap this long is a lost chunk.
 	DefaultGapTimeout = 2 * time.Second
 
+	// DefaultFirstChunkTimeout bounds the wait for a call's first chunk:
+	// a server answers at once, if only with an empty chunk, or no server
+	// took the call.
+	DefaultFirstChunkTimeout = 30 * time.Second
+
 	// MaxHeld bounds the chunks a Receiver holds while a gap before them
 	// is open; one more is a lost chunk.
 	MaxHeld = 256

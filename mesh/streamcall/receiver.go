@@ -32,6 +32,8 @@ type Receiver struct {
 	head       int
 	gapSince   time.Time // when the open gap was seen; zero: none
 	deadline   time.Time // zero: none
+	firstBy    time.Time // the first chunk's deadline; zero: none
+	arrived    bool      // a chunk arrived
 	gapTimeout time.Duration
 	done       bool
 	err        error
@@ -53,6 +55,7 @@ func (r *Receiver) Push(c Chunk, now time.Time) {
 	if r.done || r.err != nil {
 		return
 	}
+	r.arrived = true
 	switch {
 	case c.Seq < r.next:
 		r.fail(fmt.Errorf("%w: seq %d, expected %d", ErrOutOfOrder, c.Seq, r.next))
@@ -103,10 +106,18 @@ func (r *Receiver) drainHeld(now time.Time) {
 	}
 }
 
+// ExpectFirstBy makes a call that has received no chunk at t fail with
+// ErrNoAnswer: no server took it.
+func (r *Receiver) ExpectFirstBy(t time.Time) { r.firstBy = t }
+
 // Tick advances the clock: a gap open for the gap timeout is a lost chunk,
 // and the deadline ends an unfinished call.
 func (r *Receiver) Tick(now time.Time) {
 	if r.done || r.err != nil {
+		return
+	}
+	if !r.arrived && !r.firstBy.IsZero() && !now.Before(r.firstBy) {
+		r.fail(fmt.Errorf("%w: no chunk by the first chunk's deadline", ErrNoAnswer))
 		return
 	}
 	if !r.gapSince.IsZero() && now.Sub(r.gapSince) >= r.gapTimeout {
@@ -151,6 +162,9 @@ func (r *Receiver) Wake() (time.Time, bool) {
 		return time.Time{}, false
 	}
 	at, ok := r.deadline, !r.deadline.IsZero()
+	if !r.arrived && !r.firstBy.IsZero() && (!ok || r.firstBy.Before(at)) {
+		at, ok = r.firstBy, true
+	}
 	if !r.gapSince.IsZero() {
 		if g := r.gapSince.Add(r.gapTimeout); !ok || g.Before(at) {
 			at, ok = g, true

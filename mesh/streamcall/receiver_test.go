@@ -85,6 +85,26 @@ func TestReceiverErrors(t *testing.T) {
 			r.Push(Chunk{Seq: 3}, t0)
 			r.Push(Chunk{Seq: 3}, t0)
 		}, ErrOutOfOrder},
+		{"no first chunk", func(t *testing.T, r *Receiver) {
+			r.ExpectFirstBy(t0.Add(time.Second))
+			if at, ok := r.Wake(); !ok || !at.Equal(t0.Add(time.Second)) {
+				t.Fatalf("wake %v %v, want the first chunk's deadline", at, ok)
+			}
+			r.Tick(t0.Add(999 * time.Millisecond))
+			if r.Err() != nil {
+				t.Fatal("failed before the first chunk's deadline")
+			}
+			r.Tick(t0.Add(time.Second))
+		}, ErrNoAnswer},
+		{"first chunk in time", func(t *testing.T, r *Receiver) {
+			r.ExpectFirstBy(t0.Add(time.Second))
+			r.Push(Chunk{Seq: 0}, t0)
+			r.Tick(t0.Add(2 * time.Second))
+			if r.Err() != nil {
+				t.Fatalf("failed after the first chunk: %v", r.Err())
+			}
+			r.Tick(t0.Add(time.Minute))
+		}, ErrDeadline},
 		{"deadline", func(t *testing.T, r *Receiver) {
 			r.Push(Chunk{Seq: 0}, t0)
 			r.Tick(t0.Add(time.Minute))

@@ -263,3 +263,24 @@ func TestTimeoutReachesServer(t *testing.T) {
 		t.Fatal("the handler never ran")
 	}
 }
+
+// TestNoServer: a call no server takes fails with ErrNoAnswer after the
+// first chunk's timeout, well before its deadline.
+func TestNoServer(t *testing.T) {
+	bus := embeddedBus(t)
+	c, err := NewCaller(bus, scope.MustParse("/nobody/"), CallerConfig{FirstChunkTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	start := time.Now()
+	s, err := c.Call(ctx, Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Recv(); !errors.Is(err, ErrNoAnswer) || time.Since(start) > waitTimeout/2 {
+		t.Fatalf("%v after %v", err, time.Since(start))
+	}
+}
