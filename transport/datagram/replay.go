@@ -101,8 +101,14 @@ func (r *Replay) Accept(sender string, inst InstanceID, sl Seal) error {
 	return nil
 }
 
-// Forget drops what the filter knows of sender.
-func (r *Replay) Forget(sender string) { delete(r.senders, sender) }
+// Forget drops what the filter knows of sender if it is on the run of
+// instance inst: a departure reported late does not wipe the state of the
+// sender's next run.
+func (r *Replay) Forget(sender string, inst InstanceID) {
+	if st := r.senders[sender]; st != nil && st.inst == inst {
+		delete(r.senders, sender)
+	}
+}
 
 // Len returns the number of senders tracked.
 func (r *Replay) Len() int { return len(r.senders) }

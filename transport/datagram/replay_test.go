@@ -41,7 +41,11 @@ func TestReplay(t *testing.T) {
 	if r.Len() != 2 {
 		t.Fatalf("Len %d", r.Len())
 	}
-	r.Forget("b")
+	r.Forget("b", b) // not b's current run
+	if r.Len() != 2 {
+		t.Fatalf("Len after Forget of another run %d", r.Len())
+	}
+	r.Forget("b", a)
 	if r.Len() != 1 {
 		t.Fatalf("Len after Forget %d", r.Len())
 	}

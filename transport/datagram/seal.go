@@ -112,6 +112,9 @@ func NewSealer(label string, keys []Key) (*Sealer, error) {
 // Primary returns the id of the key that seals.
 func (s *Sealer) Primary() uint8 { return s.primary }
 
+// HasKey reports whether the keyring holds key id.
+func (s *Sealer) HasKey(id uint8) bool { return s.keys[id] != nil }
+
 // KeyIDs returns the ids of the keys that open, the primary first.
 func (s *Sealer) KeyIDs() []uint8 { return append([]uint8(nil), s.ids...) }
 
