@@ -89,6 +89,8 @@ var options = []option{
 	{"gateway-token-file", "", "FILE", `bearer tokens the gateway requires, one a line: "TOKEN pub=/robot/,/x/ sub=/robot/" (scope prefixes it may publish to and subscribe from; # comments); mode 600 or stricter; reloaded on SIGHUP`},
 	{"gateway-origins", "", "PATTERN[,...]", "host:port patterns (path.Match syntax, e.g. app.example:*) of other origins whose pages may open a WebSocket to the gateway; by default only pages of the gateway's own host may"},
 	{"join", "", "HOST:PORT[,...]", "gossip addresses of cluster members to join"},
+	{"key-file", "", "FILE", `keys sealing every datagram and the gossip (AES-256-GCM), one "ID KEY" a line (id 1..255, 32 bytes in hex or base64; # comments; the first seals, all open); mode 600 or stricter; reloaded on SIGHUP. Without it the data plane is open to anyone on the network`},
+	{"cluster-label", "", "NAME", "cluster name: gossip and sealed datagrams of another label are refused"},
 	{"multicast", "true", "", "carry events by multicast; false sends to each interested peer (unicast)"},
 	{"data-addr", node.DefaultDataAddr, "IP:PORT", "unicast UDP address for data, NACKs and repairs (port 0: any)"},
 	{"advertise-addr", "", "IP:PORT", "gossip address told to peers (default: the bound one)"},

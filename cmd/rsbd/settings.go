@@ -30,6 +30,7 @@ type settings struct {
 	// gatewayHooks are the webhooks the gateway starts with.
 	gatewayHooks []namedWebhook
 	readyFile    string // empty: no ready file
+	keyFile      string // empty: the data plane is open
 	cpuLatency   int    // µs of the PM QoS request to hold; -1: none
 	gcFloorMiB   int    // heap floor; 0: none (Go's own policy)
 	logLevel     slog.Level
@@ -123,6 +124,7 @@ func parseSettings(c *config.Config) (settings, error) {
 	s.gatewaySec = r.gatewaySecurity()
 	s.gatewayHooks = r.gatewayWebhooks(s.gatewayAddr)
 	s.readyFile = c.String(keyReadyFile, "")
+	s.keyFile = c.String(keyKeyFile, "")
 	s.cpuLatency = r.cpuLatency()
 	s.gcFloorMiB = r.gcFloor()
 	if err := s.logLevel.UnmarshalText([]byte(c.String(keyLogLevel, "info"))); err != nil {
@@ -171,6 +173,7 @@ func (r *reader) nodeConfig() node.Config {
 		nc.Transport.SpinWait = -1 // 0 on the command line: never poll
 	}
 	r.qos(&nc)
+	r.keys(&nc)
 	rc := &nc.Streams.Receivers.Receiver
 	rc.NackTries = r.intRange(keyNackTries, 1, qos.MaxNackTries)
 	if rc.GiveUpAfter = r.duration(keyNackGiveUp, qos.DefaultGiveUpAfter); rc.GiveUpAfter <= 0 {
