@@ -71,7 +71,7 @@ type Membership struct {
 	mu         sync.Mutex // guards members and pending; taken before the Interest lock
 	members    map[string]*member
 	senders    atomic.Pointer[map[datagram.InstanceID]string] // instance -> name, rebuilt from members
-	keyring    *memberlist.Keyring                             // nil without keys
+	keyring    *memberlist.Keyring                            // nil without keys
 	pending    map[string]group.PeerState
 	numMembers atomic.Int64
 
