@@ -113,9 +113,9 @@ func reloadKeys(nd *node.Node, path string, log *slog.Logger) {
 		log.Error("keys not reloaded, the previous ones stay", "file", path, "err", err)
 		return
 	}
-	ids := make([]uint8, len(keys))
+	ids := make([]int, len(keys))
 	for i, k := range keys {
-		ids[i] = k.ID
+		ids[i] = int(k.ID)
 	}
 	log.Info("keys reloaded", "file", path, "primary", ids[0], "ids", ids)
 }
