@@ -20,10 +20,6 @@ const (
 	keyClusterLabel = "rsbd.cluster.label"
 )
 
-// keyFileForbiddenMode are the permission bits a key file must not have:
-// its keys are for its owner alone.
-const keyFileForbiddenMode = 0o077
-
 // errKeyFileMode means the key file is readable or writable by others than
 // its owner.
 var errKeyFileMode = errors.New("key file accessible by group or others (chmod 600 it)")

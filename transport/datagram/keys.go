@@ -12,10 +12,6 @@ import (
 // ErrKeyFile is wrapped by every error of ParseKeys.
 var ErrKeyFile = errors.New("datagram: invalid key file")
 
-// MaxKeyFileSize bounds the key file ParseKeys reads: 255 keys of a long
-// line each, with room for comments.
-const MaxKeyFileSize = 64 << 10
-
 // ParseKeys reads a keyring from the text of a key file: one key a line,
 // "ID KEY", where ID is the key's id (1..255) and KEY its 32 bytes in hex
 // (64 digits) or base64 (standard alphabet, padded). Blank lines and lines

@@ -2,21 +2,6 @@ package datagram
 
 import "errors"
 
-// Replay filter parameters.
-const (
-	// ReplayWindow is how many counters below a sender's highest one the
-	// filter remembers, one bit each. A datagram further behind is refused
-	// as a replay: sealed datagrams are sealed (and counted) when they are
-	// sent, repairs included, so only reordering in the network and the
-	// sender's own send batches put an authentic datagram behind others,
-	// never by thousands.
-	ReplayWindow = 4096
-	// DefaultReplaySenders bounds the senders a Replay tracks when
-	// NewReplay is given no bound: above the cluster's peer limit, so the
-	// members of a cluster are never evicted.
-	DefaultReplaySenders = 4096
-)
-
 // Errors of the replay filter.
 var (
 	// ErrReplay means a datagram's counter was seen before or lies behind

@@ -27,8 +27,6 @@ const (
 	SealOverhead = tagSize + sealCountersSize + nonceSize
 	// MaxLabelSize bounds the cluster label.
 	MaxLabelSize = 255
-	// MaxKeys bounds a keyring: key ids are 1..255.
-	MaxKeys = 255
 )
 
 // Errors of sealing and opening.
