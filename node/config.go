@@ -221,6 +221,10 @@ func (c Config) Validate() error {
 		if _, err := datagram.NewSealer(c.ClusterLabel, c.Keys); err != nil {
 			errs = append(errs, err)
 		}
+		if c.MaxDatagram < 512+datagram.SealOverhead {
+			errs = append(errs, fmt.Errorf("max datagram %d below %d with keys (the seal takes %d bytes)",
+				c.MaxDatagram, 512+datagram.SealOverhead, datagram.SealOverhead))
+		}
 	}
 	if c.PublishQueue < 0 || c.PublishQueueBytes < 0 || c.ReceiveQueue < 0 || c.ReceiveQueueBytes < 0 || c.MaxSenders < 0 {
 		errs = append(errs, errors.New("queue and sender bounds must not be negative"))

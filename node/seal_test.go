@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net/netip"
 	"sync"
@@ -316,4 +317,30 @@ func sealWith(t *testing.T, label string, k datagram.Key, plain []byte) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+func TestSealedConfigValidate(t *testing.T) {
+	for name, c := range map[string]Config{
+		"repeated key id":   {Keys: []datagram.Key{sealKey(1), sealKey(1)}},
+		"long label":        {Keys: []datagram.Key{sealKey(1)}, ClusterLabel: string(make([]byte, 256))},
+		"datagram too tiny": {Keys: []datagram.Key{sealKey(1)}, MaxDatagram: 520},
+	} {
+		if err := c.Validate(); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if err := (Config{Keys: []datagram.Key{sealKey(1)}, ClusterLabel: "lab"}).Validate(); err != nil {
+		t.Errorf("valid keyed config: %v", err)
+	}
+	n, err := New(Config{SocketAddr: "off", GossipAddr: "127.0.0.1:0", DataAddr: "127.0.0.1:0", LocalProfile: true, Group: testPool()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if n.Sealed() || n.GuardStats() != (transport.GuardStats{}) {
+		t.Fatal("a node without keys seals")
+	}
+	if err := n.SetKeys([]datagram.Key{sealKey(1)}); !errors.Is(err, ErrNoKeys) {
+		t.Fatalf("SetKeys without keys: %v", err)
+	}
 }
