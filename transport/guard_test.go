@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/rsbd/rsbd/metrics"
 	"github.com/rsbd/rsbd/transport/datagram"
@@ -325,3 +327,21 @@ func (f connFunc) Join(netip.AddrPort) error                     { return nil }
 func (f connFunc) Leave(netip.AddrPort) error                    { return nil }
 func (f connFunc) LocalAddr() netip.AddrPort                     { return netip.AddrPort{} }
 func (f connFunc) Close() error                                  { return nil }
+
+// TestGuardReplayLater replays a captured datagram 1 ms and 60 s after it
+// was received, on a driven clock: both are refused as replays.
+func TestGuardReplayLater(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newGuardPair(t, guardSealer(t, "l", 1), guardSealer(t, "l", 1), 0)
+		captured := p.send(t, dataDatagram(t, instA, 1, "once"))
+		if p.deliver(captured) != 1 {
+			t.Fatal("authentic datagram refused")
+		}
+		for i, wait := range []time.Duration{time.Millisecond, 60 * time.Second} {
+			time.Sleep(wait)
+			if p.deliver(captured) != 0 || p.rx.Stats().Replay != uint64(i+1) {
+				t.Fatalf("replay %v later: stats %+v", wait, p.rx.Stats())
+			}
+		}
+	})
+}
