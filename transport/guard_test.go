@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net/netip"
 	"sync"
 	"testing"
@@ -296,26 +297,31 @@ func TestGuardOwnAndTooLarge(t *testing.T) {
 	}
 }
 
-// BenchmarkGuard measures sealing and opening a datagram through a Guard.
+// BenchmarkGuard measures sealing a datagram through a Guard's Conn and
+// opening it through its Handler, for datagrams of one 64 B and one 1 KiB
+// record and for a full loopback datagram (60000 bytes).
 func BenchmarkGuard(b *testing.B) {
 	s, _ := datagram.NewSealer("bench", []datagram.Key{guardKey(1)})
-	tx, _ := NewGuard(GuardConfig{Sealer: s, Instance: instA})
-	rx, _ := NewGuard(GuardConfig{Sealer: s, Instance: instB})
-	rx.SetSenders(func(datagram.InstanceID) (string, bool) { return "a", true })
-	var last []byte
-	wire := connFunc(func(bufs [][]byte) { last = append(last[:0], bufs[0]...) })
-	c := tx.Conn(wire)
-	h := rx.Handler(func([]Packet) {})
-	plain, _ := datagram.Append(nil, &datagram.Datagram{Kind: datagram.KindData,
-		Stream: datagram.StreamKey{Instance: instA}, Seq: 1, Records: [][]byte{make([]byte, 1024)}})
-	dst := []netip.AddrPort{netip.MustParseAddrPort("239.1.1.1:5000")}
-	batch := make([]Packet, 1)
-	b.SetBytes(int64(len(plain)))
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = c.Send(dst, plain)
-		batch[0].Data = last
-		h(batch)
+	for _, size := range []int{64, 1 << 10, 60000 - datagram.HeaderSize - 6 - datagram.SealOverhead} {
+		b.Run(fmt.Sprintf("record=%d", size), func(b *testing.B) {
+			tx, _ := NewGuard(GuardConfig{Sealer: s, Instance: instA})
+			rx, _ := NewGuard(GuardConfig{Sealer: s, Instance: instB})
+			rx.SetSenders(func(datagram.InstanceID) (string, bool) { return "a", true })
+			var last []byte
+			c := tx.Conn(connFunc(func(bufs [][]byte) { last = append(last[:0], bufs[0]...) }))
+			h := rx.Handler(func([]Packet) {})
+			plain, _ := datagram.Append(nil, &datagram.Datagram{Kind: datagram.KindData,
+				Stream: datagram.StreamKey{Instance: instA}, Seq: 1, Records: [][]byte{make([]byte, size)}})
+			dst := []netip.AddrPort{netip.MustParseAddrPort("239.1.1.1:5000")}
+			batch := make([]Packet, 1)
+			b.SetBytes(int64(len(plain)))
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = c.Send(dst, plain)
+				batch[0].Data = last
+				h(batch)
+			}
+		})
 	}
 }
 

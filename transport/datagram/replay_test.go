@@ -80,3 +80,43 @@ func TestReplayWindowWraps(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReplay drives a Replay with operations read from the input and
+// checks it against a model: no (sender, epoch, counter) is accepted
+// twice and nothing of an older run of a sender is accepted after a newer
+// one. Its bound is the number of senders the input names, so none is
+// evicted (TestReplayBounded checks eviction).
+func FuzzReplay(f *testing.F) {
+	f.Add([]byte{0, 1, 1, 0, 1, 1, 0, 1, 2, 0, 2, 1, 0, 1, 3})
+	f.Add([]byte{1, 5, 200, 2, 5, 1, 1, 5, 100, 1, 6, 1, 1, 5, 101})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		r := NewReplay(3)
+		type key struct {
+			sender byte
+			epoch  uint64
+			ctr    uint64
+		}
+		accepted := map[key]bool{}
+		newest := map[byte]uint64{}
+		for len(ops) >= 3 {
+			sender, epoch, ctr := ops[0]%3, uint64(ops[1]%4), uint64(ops[2])*37
+			ops = ops[3:]
+			name := string(rune('a' + sender))
+			if err := r.Accept(name, InstanceID{sender, byte(epoch)}, Seal{epoch, ctr}); err != nil {
+				continue
+			}
+			k := key{sender, epoch, ctr}
+			if accepted[k] {
+				t.Fatalf("%+v accepted twice", k)
+			}
+			accepted[k] = true
+			if e, ok := newest[sender]; ok && epoch < e {
+				t.Fatalf("sender %d: epoch %d accepted after %d", sender, epoch, e)
+			}
+			newest[sender] = max(newest[sender], epoch)
+			if r.Len() > 3 {
+				t.Fatalf("%d senders tracked, bound 3", r.Len())
+			}
+		}
+	})
+}
