@@ -344,3 +344,69 @@ func TestSealedConfigValidate(t *testing.T) {
 		t.Fatalf("SetKeys without keys: %v", err)
 	}
 }
+
+// TestSealedSenderRestart: a sender restarts under the same name (a new
+// instance, a newer epoch). The receiver takes the new run's events, and
+// a datagram captured from the old run, replayed, is refused.
+func TestSealedSenderRestart(t *testing.T) {
+	net := newSealNet(t)
+	cfg := func(name string) Config {
+		c := testConfig(t, testPool())
+		c.Name, c.SocketAddr, c.MaxDatagram = name, "off", DefaultLANDatagram
+		c.QoS, c.ExplicitQoS = QoS{Reliable: true, Ordered: true}, true
+		c.Keys, c.ClusterLabel = []datagram.Key{sealKey(1)}, "lab"
+		c.NewConn = func(_ transport.Config, h transport.Handler) (transport.Conn, error) {
+			return net.Listen(netip.AddrPort{}, h)
+		}
+		return c
+	}
+	rc := cfg("receiver")
+	r, err := New(rc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	start := func() *Node {
+		c := cfg("sender")
+		c.Group = rc.Group
+		c.Join = []string{r.GossipAddr().String()}
+		s, err := New(c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		testutil.WaitFor(t, 10*time.Second, "the sender a member", func() bool {
+			name, ok := r.mem.Sender(s.Instance())
+			return ok && name == "sender"
+		})
+		return s
+	}
+	tp := newTap(t, net, r)
+	var got collector
+	defer r.Subscribe(scope.MustParse("/q/"), got.handle)()
+	first := start()
+	base := warmUpAll(t, first, &got)[0]
+	publishMarked(t, first, 1)
+	testutil.WaitFor(t, 10*time.Second, "the first run's event", func() bool { return got.len() == base+1 })
+	old := tp.data(first.Instance())
+	if len(old) == 0 {
+		t.Fatal("nothing captured of the first run")
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	second := start()
+	base2 := warmUpAll(t, second, &got)[0]
+	before := r.GuardStats()
+	if err := tp.ep.Send([]netip.AddrPort{r.DataAddr()}, old[len(old)-1]); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 10*time.Second, "the old run's datagram refused", func() bool {
+		return r.GuardStats().UnknownSender == before.UnknownSender+1
+	})
+	publishMarked(t, second, 2)
+	testutil.WaitFor(t, 10*time.Second, "the second run's event", func() bool { return got.len() == base2+1 })
+	if s := binary.BigEndian.Uint32(got.get(base2).Data); s != 2 {
+		t.Fatalf("delivered event %d, want 2", s)
+	}
+}
