@@ -117,6 +117,7 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 		log.Error("cannot start", "err", err)
 		return exitFailure
 	}
+	defer watchKeys(nd, s.keyFile, log)()
 	var gw *gateway
 	if s.gatewayAddr != "" {
 		if gw, err = startGateway(nd, s.gatewayAddr, s.gatewaySec, s.gatewayHooks, s.gatewayAgents, log, reg); err != nil {

@@ -91,6 +91,8 @@ var options = []option{
 	{"gateway-meshmessage", valueOff, "off|HOST:PORT", "TCP address of the EventMesh TCP (meshmessage) listener: its clients publish, subscribe and call RSB methods by topic = scope; it shares the gateway's TLS and token file (the token in HELLO's user agent)"},
 	{"gateway-a2a", valueOff, "off|on|SCOPE", "serve agents on the gateway: A2A JSON-RPC under /.a2a/SCOPE (agent cards at /.well-known/agent-card.json) and streamed calls under /.stream/SCOPE; a SCOPE given is the agent /.a2a itself reaches"},
 	{"join", "", "HOST:PORT[,...]", "gossip addresses of cluster members to join"},
+	{"key-file", "", "FILE", `keys sealing every datagram and the gossip (AES-256-GCM), one "ID KEY" a line (id 1..255, 32 bytes in hex or base64; # comments; the first seals, all open); mode 600 or stricter; reloaded on SIGHUP. Without it the data plane is open to anyone on the network`},
+	{"cluster-label", "", "NAME", "cluster name: gossip and sealed datagrams of another label are refused"},
 	{"multicast", "true", "", "carry events by multicast; false sends to each interested peer (unicast)"},
 	{"data-addr", node.DefaultDataAddr, "IP:PORT", "unicast UDP address for data, NACKs and repairs (port 0: any)"},
 	{"advertise-addr", "", "IP:PORT", "gossip address told to peers (default: the bound one)"},

@@ -31,6 +31,7 @@ type settings struct {
 	gatewayHooks []namedWebhook
 	meshAddr     string // empty: no meshmessage listener
 	readyFile    string // empty: no ready file
+	keyFile      string // empty: the data plane is open
 	cpuLatency   int    // µs of the PM QoS request to hold; -1: none
 	gcFloorMiB   int    // heap floor; 0: none (Go's own policy)
 	logLevel     slog.Level
@@ -129,6 +130,7 @@ func parseSettings(c *config.Config) (settings, error) {
 	s.meshAddr = r.hostPort(keyGatewayMeshMessage, true)
 	s.gatewayAgents = r.gatewayAgents()
 	s.readyFile = c.String(keyReadyFile, "")
+	s.keyFile = c.String(keyKeyFile, "")
 	s.cpuLatency = r.cpuLatency()
 	s.gcFloorMiB = r.gcFloor()
 	if err := s.logLevel.UnmarshalText([]byte(c.String(keyLogLevel, "info"))); err != nil {
@@ -177,6 +179,7 @@ func (r *reader) nodeConfig() node.Config {
 		nc.Transport.SpinWait = -1 // 0 on the command line: never poll
 	}
 	r.qos(&nc)
+	r.keys(&nc)
 	rc := &nc.Streams.Receivers.Receiver
 	rc.NackTries = r.intRange(keyNackTries, 1, qos.MaxNackTries)
 	if rc.GiveUpAfter = r.duration(keyNackGiveUp, qos.DefaultGiveUpAfter); rc.GiveUpAfter <= 0 {
