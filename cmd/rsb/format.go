@@ -15,13 +15,6 @@ import (
 // formatter prints one event in a logger style.
 type formatter func(w io.Writer, ev *client.Event) error
 
-// styles are the logger's --style values.
-var styles = map[string]formatter{
-	"detailed": formatDetailed,
-	"compact":  formatCompact,
-	"payload":  formatPayload,
-	"json":     formatJSON,
-}
 
 // timeLayout prints RSB's microsecond timestamps.
 const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
