@@ -48,6 +48,9 @@ type loggerOptions struct {
 	queue     int
 	bytes     int64
 	uris      []client.URI
+	// listening, when set, is told each listener the logger creates (tests
+	// watch their statistics).
+	listening func(*client.Listener)
 }
 
 func parseLogger(args []string, def client.URI) (loggerOptions, error) {
@@ -187,6 +190,9 @@ func logEvents(ctx context.Context, o loggerOptions, sio stdio) error {
 			return err
 		}
 		listeners = append(listeners, l)
+		if o.listening != nil {
+			o.listening(l)
+		}
 		l.AddHandler(p.print)
 	}
 	stopRefresh := p.refreshEvery(o.refresh)
