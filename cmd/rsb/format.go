@@ -15,7 +15,6 @@ import (
 // formatter prints one event in a logger style.
 type formatter func(w io.Writer, ev *client.Event) error
 
-
 // timeLayout prints RSB's microsecond timestamps.
 const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
 
