@@ -33,6 +33,7 @@ func init() {
 		"send":   {runSend, sendUsage},
 		"logger": {runLogger, loggerUsage},
 		"call":   {runCall, callUsage},
+		"bridge": {runBridge, bridgeUsage},
 	}
 }
 
@@ -132,6 +133,7 @@ Tools:
   send     publish one event
   logger   print the events on one or more scopes
   call     call a method of an RSB server
+  bridge   forward events between daemons or scopes
 
 Run "rsb help TOOL" for a tool's options.
 `
