@@ -8,6 +8,9 @@ import (
 	"math"
 	"strings"
 
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/notification"
 )
@@ -173,6 +176,10 @@ func jsonPayload(ev *client.Event) (string, any, string) {
 	switch v := ev.Payload.(type) {
 	case bool, int32, int64, uint32, uint64, string:
 		return r.typeName, v, ""
+	case proto.Message:
+		if b, err := protojson.Marshal(v); err == nil {
+			return r.typeName, json.RawMessage(b), ""
+		}
 	case float32:
 		return jsonFloat(r.typeName, float64(v))
 	case float64:

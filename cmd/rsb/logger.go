@@ -34,9 +34,10 @@ Options:
   --max-queued-events N    events queued per URI before dropping (default 4096)
   --max-queued-bytes N     bytes of events queued per URI before dropping
                            (default 67108864)
-
-Events dropped because the output could not keep up are counted on stderr
-when the logger ends.
+` + idlUsage + `
+Payloads of a protobuf message type of a loaded .proto file are shown as
+text, and as JSON in the json style. Events dropped because the output
+could not keep up are counted on stderr when the logger ends.
 `
 
 // loggerOptions is the parsed command line of logger.
@@ -48,6 +49,7 @@ type loggerOptions struct {
 	queue     int
 	bytes     int64
 	uris      []client.URI
+	idl       idlFlags
 	// listening, when set, is told each listener the logger creates (tests
 	// watch their statistics).
 	listening func(*client.Listener)
@@ -65,6 +67,7 @@ func parseLogger(args []string, def client.URI) (loggerOptions, error) {
 	fs.IntVar(&o.stopAfter, "stop-after", 0, "")
 	fs.IntVar(&o.queue, "max-queued-events", defaultLoggerQueue, "")
 	fs.Int64Var(&o.bytes, "max-queued-bytes", client.DefaultQueueBytes, "")
+	o.idl.register(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return o, err
@@ -120,6 +123,8 @@ type printer struct {
 	mu    sync.Mutex
 	w     io.Writer
 	style style
+	idl   *idlSet // decodes payloads of loaded .proto message types
+	ctx   context.Context
 	left  int // events until stop; -1 for no limit
 	err   error
 	done  chan struct{} // closed by stop
@@ -136,7 +141,7 @@ func (p *printer) print(ev *client.Event) error {
 	if p.left == 0 || p.err != nil {
 		return nil
 	}
-	if err := p.style.event(p.w, ev); err != nil {
+	if err := p.style.event(p.w, decodeIDL(p.ctx, p.idl, ev)); err != nil {
 		p.err = err
 		p.stop()
 		return err
@@ -156,7 +161,11 @@ func (p *printer) print(ev *client.Event) error {
 func logEvents(ctx context.Context, o loggerOptions, sio stdio) error {
 	w, errw := sio.out, sio.err
 	env := styleEnv{tty: isTerminal(w), start: time.Now(), now: time.Now}
-	p := &printer{w: w, style: newStyles[o.style](env), left: -1, done: make(chan struct{})}
+	idl, err := o.idl.load(ctx)
+	if err != nil {
+		return err
+	}
+	p := &printer{w: w, style: newStyles[o.style](env), idl: idl, ctx: ctx, left: -1, done: make(chan struct{})}
 	if o.stopAfter > 0 {
 		p.left = o.stopAfter
 	}

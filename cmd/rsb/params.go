@@ -43,6 +43,9 @@ const (
 	monitorScopeWidth = 40
 	// timelineLanes is the number of scope lanes the timeline style draws.
 	timelineLanes = 16
+	// maxIDLFiles bounds the .proto files --on-demand-idl-loading tries, as
+	// the wire schemas it looks up come from the network.
+	maxIDLFiles = 1000
 	// timelineGap is the pause between events the timeline shows as a line.
 	timelineGap = time.Second
 )
