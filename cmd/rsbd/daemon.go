@@ -124,6 +124,7 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 			nd.Close()
 			return exitFailure
 		}
+		reg.MustRegister(gatewayUp(gw))
 	}
 	var stopping atomic.Bool
 	ready := func() error {
