@@ -143,7 +143,7 @@ func (s *idlSet) index(ms protoreflect.MessageDescriptors) {
 // message returns the descriptor of the message a wire schema names
 // (".package.Message"), loading it on demand if allowed.
 func (s *idlSet) message(ctx context.Context, schema string) (protoreflect.MessageDescriptor, error) {
-	if s == nil || !strings.HasPrefix(schema, ".") || len(schema) < 2 {
+	if s == nil || !strings.HasPrefix(schema, ".") || len(schema) < 2 || len(schema) > maxMessageName {
 		return nil, fmt.Errorf("%w: %q is not a protobuf wire schema (.package.Message)", errIDL, schema)
 	}
 	name := protoreflect.FullName(schema[1:])

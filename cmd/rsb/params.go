@@ -46,6 +46,9 @@ const (
 	// maxIDLFiles bounds the .proto files --on-demand-idl-loading tries, as
 	// the wire schemas it looks up come from the network.
 	maxIDLFiles = 1000
+	// maxMessageName bounds the wire schemas looked up as protobuf message
+	// names (a received event's schema is not trusted).
+	maxMessageName = 1024
 	// timelineGap is the pause between events the timeline shows as a line.
 	timelineGap = time.Second
 )
