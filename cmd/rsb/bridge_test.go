@@ -59,8 +59,26 @@ func TestBridgeTwoClusters(t *testing.T) {
 	if a.Metric("rsbd_peers") != 0 || b.Metric("rsbd_peers") != 0 {
 		t.Fatal("the two daemons are joined")
 	}
+	bridgeBothWays(t, a.URI(), b.URI())
+}
+
+// TestBridgeDaemonAndServer bridges an rsbd process and the RSB socket
+// server of a node in the test process, a bus of its own.
+func TestBridgeDaemonAndServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("rsbd processes are not started with -short")
+	}
+	a := clienttest.StartDaemons(t, 1)[0]
+	server := clienttest.StartNodes(t, 1)[0]
+	bridgeBothWays(t, a.URI(), "socket://"+server.SocketAddr().String())
+}
+
+// bridgeBothWays runs rsb bridge 'A/br <-> B/bridged' and checks that
+// events cross once in each direction, tagged, and that nothing comes back.
+func bridgeBothWays(t *testing.T, uriA, uriB string) {
+	t.Helper()
 	bin := testutil.Build(t, "github.com/rsbd/rsbd/cmd/rsb")
-	cmd := exec.Command(bin, "bridge", a.URI()+"/br <-> "+b.URI()+"/bridged")
+	cmd := exec.Command(bin, "bridge", uriA+"/br <-> "+uriB+"/bridged")
 	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -75,12 +93,12 @@ func TestBridgeTwoClusters(t *testing.T) {
 		}
 	})
 
-	atA, atB := listen(t, a.URI(), "/"), listen(t, b.URI(), "/")
-	infA, err := dialClient(t, a.URI()).NewInformer(scope.MustParse("/br"))
+	atA, atB := listen(t, uriA, "/"), listen(t, uriB, "/")
+	infA, err := dialClient(t, uriA).NewInformer(scope.MustParse("/br"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	infB, err := dialClient(t, b.URI()).NewInformer(scope.MustParse("/bridged"))
+	infB, err := dialClient(t, uriB).NewInformer(scope.MustParse("/bridged"))
 	if err != nil {
 		t.Fatal(err)
 	}
