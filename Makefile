@@ -7,15 +7,15 @@ GOBIN         ?= $(shell $(GO) env GOPATH)/bin
 PROTO_FILES   := $(shell find proto -name '*.proto' | sort)
 FUZZTIME      ?= 20s
 
-.PHONY: deps all build test check fmt vet staticcheck proto proto-check fuzz bench tidy-check bench-compare bench-check
+.PHONY: deps all build install test check fmt vet staticcheck proto proto-check fuzz bench tidy-check bench-compare bench-check
 
 all: build
 
 # DEB_PACKAGES are the Debian packages the tests use: protoc for make proto,
 # ip and nft for the e2e network namespaces and loss, curl as the gateway's
 # independent HTTP client, chromium as the headless browser that subscribes
-# to the gateway over WebSocket.
-DEB_PACKAGES := protobuf-compiler iproute2 nftables curl chromium
+# to the gateway over WebSocket, prometheus for promtool (the alerting rules).
+DEB_PACKAGES := protobuf-compiler iproute2 nftables curl chromium prometheus
 
 # deps installs the DEB_PACKAGES that are missing (needs root).
 deps:
@@ -25,6 +25,11 @@ deps:
 
 build:
 	$(GO) build ./...
+
+# install puts the rsbd and rsb binaries in $(GOBIN) (go env GOPATH/bin
+# unless set), e.g. make install GOBIN=/usr/local/bin.
+install:
+	GOBIN=$(GOBIN) $(GO) install ./cmd/rsbd ./cmd/rsb
 
 test:
 	$(GO) test -race -shuffle=on -count=1 -timeout 20m ./...

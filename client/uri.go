@@ -58,24 +58,25 @@ func ParseURIDefault(s string, def URI) (URI, error) {
 	if strings.ContainsRune(s, '#') {
 		return URI{}, fmt.Errorf("%w: %q: fragments not supported", ErrBadURI, s)
 	}
+	typed := s // errors quote what the user typed
 	if strings.HasPrefix(s, "/") {
 		s = SchemeSocket + ":" + s
 	}
 	u, err := url.Parse(s)
 	if err != nil {
-		return URI{}, fmt.Errorf("%w: %q: %w", ErrBadURI, s, err)
+		return URI{}, fmt.Errorf("%w: %q: %w", ErrBadURI, typed, err)
 	}
 	if err := checkURIShape(u); err != nil {
-		return URI{}, fmt.Errorf("%w: %q: %w", ErrBadURI, s, err)
+		return URI{}, fmt.Errorf("%w: %q: %w", ErrBadURI, typed, err)
 	}
 	if u.Host != "" {
 		if err := applyAuthority(&out, u.Hostname(), u.Port()); err != nil {
-			return URI{}, fmt.Errorf("%w: %q: %w", ErrBadURI, s, err)
+			return URI{}, fmt.Errorf("%w: %q: %w", ErrBadURI, typed, err)
 		}
 	}
 	q := u.Query()
 	if err := applyOptions(&out, q); err != nil {
-		return URI{}, fmt.Errorf("%w: %q: %w", ErrBadURI, s, err)
+		return URI{}, fmt.Errorf("%w: %q: %w", ErrBadURI, typed, err)
 	}
 	if (u.Host != "" || q.Has("host") || q.Has("port")) && !q.Has("path") {
 		out.Path = "" // a server named by host or port is reached over TCP
@@ -83,11 +84,21 @@ func ParseURIDefault(s string, def URI) (URI, error) {
 	if p := u.EscapedPath(); p != "" {
 		sc, err := scope.Parse(p)
 		if err != nil {
-			return URI{}, fmt.Errorf("%w: %q: %w", ErrBadURI, s, err)
+			return URI{}, fmt.Errorf("%w: %q: %w", ErrBadURI, typed, typedScopeError(u, err))
 		}
 		out.Scope = sc
 	}
 	return out, nil
+}
+
+// typedScopeError returns the error about the scope as the user typed it
+// (u.Path, without the percent-escapes EscapedPath adds for a space or
+// other character), falling back to err when that text parses.
+func typedScopeError(u *url.URL, err error) error {
+	if _, terr := scope.Parse(u.Path); terr != nil {
+		return terr
+	}
+	return err
 }
 
 // checkURIShape accepts only the forms RSB URIs take.

@@ -2,6 +2,7 @@ package client
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -152,5 +153,21 @@ func TestSocketTransportURL(t *testing.T) {
 	}
 	if u, err := ParseURI(unix.transportURL()); err != nil || u.Addr() != "unix:/run/rsbd.sock" {
 		t.Errorf("the Unix link's URL parses to %v, %v", u, err)
+	}
+}
+
+// TestParseURIReportsTypedScope quotes the scope as the user typed it, not
+// the percent-escaped form URL parsing makes of a space.
+func TestParseURIReportsTypedScope(t *testing.T) {
+	for _, in := range []string{"/robot arm/", "socket://h:1/robot arm/?server=0"} {
+		_, err := ParseURI(in)
+		if err == nil {
+			t.Fatalf("ParseURI(%q) accepted a space", in)
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "%") || !strings.Contains(msg, `character " " at byte 6 of "/robot arm/"`) ||
+			!strings.Contains(msg, strconv.Quote(in)) {
+			t.Errorf("ParseURI(%q): %v", in, err)
+		}
 	}
 }

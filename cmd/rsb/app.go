@@ -12,6 +12,7 @@ import (
 
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/config"
+	"github.com/rsbd/rsbd/notification"
 )
 
 // stdio is the tool's standard streams.
@@ -33,6 +34,7 @@ func init() {
 		"send":   {runSend, sendUsage},
 		"logger": {runLogger, loggerUsage},
 		"call":   {runCall, callUsage},
+		"bridge": {runBridge, bridgeUsage},
 	}
 }
 
@@ -117,12 +119,17 @@ func settingsFrom(o config.LoadOptions) settings {
 func defaultURI() client.URI { return loadSettings().uri }
 
 // dial connects to the bus of u for a tool.
-func dial(ctx context.Context, u client.URI) (*client.Bus, error) {
+func dial(ctx context.Context, u client.URI) (*client.Bus, error) { return dialRegistry(ctx, u, nil) }
+
+// dialRegistry connects to the bus of u with a registry of converters (nil:
+// the default).
+func dialRegistry(ctx context.Context, u client.URI, reg *notification.Registry) (*client.Bus, error) {
 	ctx, cancel := context.WithTimeout(ctx, defaultDialTimeout)
 	defer cancel()
 	return client.DialConfig(ctx, u.Addr(), client.Config{
 		Logger:          slog.New(slog.DiscardHandler),
 		NoIntrospection: !loadSettings().intro,
+		Registry:        reg,
 	})
 }
 
@@ -132,6 +139,7 @@ Tools:
   send     publish one event
   logger   print the events on one or more scopes
   call     call a method of an RSB server
+  bridge   forward events between daemons or scopes
 
 Run "rsb help TOOL" for a tool's options.
 `

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/rsbd/rsbd/client"
@@ -22,13 +21,14 @@ with 3.
 Options:
   --timeout D, -t D   how long to wait for the reply (default 10s)
   --no-wait           send the request and exit without waiting
-`
+` + idlUsage
 
 // callOptions is the parsed command line of call.
 type callOptions struct {
 	spec    callSpec
 	timeout time.Duration
 	noWait  bool
+	idl     idlFlags
 }
 
 func parseCall(args []string, def client.URI) (callOptions, error) {
@@ -37,6 +37,7 @@ func parseCall(args []string, def client.URI) (callOptions, error) {
 	fs.DurationVar(&o.timeout, "timeout", defaultCallTimeout, "")
 	fs.DurationVar(&o.timeout, "t", defaultCallTimeout, "")
 	fs.BoolVar(&o.noWait, "no-wait", false, "")
+	o.idl.register(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return o, err
@@ -56,7 +57,11 @@ func runCall(ctx context.Context, args []string, io stdio) int {
 	if err != nil {
 		return usageError(io, "call", callUsage, err)
 	}
-	arg, err := parseEventSpec(o.spec.arg, specSources{stdin: io.in, readFile: os.ReadFile})
+	src, err := o.idl.sources(ctx, io)
+	if err != nil {
+		return fail(io, "call", err)
+	}
+	arg, err := parseEventSpec(o.spec.arg, src)
 	if err != nil {
 		return fail(io, "call", err)
 	}
@@ -74,7 +79,7 @@ func runCall(ctx context.Context, args []string, io stdio) int {
 	case rep == nil:
 		return exitOK
 	}
-	if err := formatPayload(io.out, rep); err != nil {
+	if err := formatPayload(io.out, decodeIDL(ctx, src.idl, rep)); err != nil {
 		return fail(io, "call", err)
 	}
 	return exitOK
@@ -82,7 +87,11 @@ func runCall(ctx context.Context, args []string, io stdio) int {
 
 // call performs the call (or only sends the request with --no-wait).
 func call(ctx context.Context, o callOptions, arg any) (*client.Event, error) {
-	bus, err := dial(ctx, o.spec.server)
+	reg, err := registryFor(arg)
+	if err != nil {
+		return nil, err
+	}
+	bus, err := dialRegistry(ctx, o.spec.server, reg)
 	if err != nil {
 		return nil, err
 	}

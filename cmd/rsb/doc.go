@@ -1,8 +1,9 @@
 // Command rsb is rsbd's implementation of the RSB command-line tools:
 //
 //	rsb send [--method M] [--meta-data K=V]... [--timestamp K=TIME]... [--cause ID:SEQ]... EVENT-SPEC [URI]
-//	rsb logger [--style detailed|compact|payload|json] [--filter SPEC]... [--stop-after N] [URI...]
+//	rsb logger [--style detailed|compact|columns|payload|json|meta-data|timeline|monitor|statistics|discard] [--filter SPEC]... [--stop-after N] [--max-queued-events N] [URI...]
 //	rsb call [--timeout D] [--no-wait] 'URI/method(ARG)'
+//	rsb bridge [--filter SPEC]... 'IN -> [|FILTER|]... OUT' | 'A <-> B' [; ...]
 //
 // URIs are written as RSB writes them (socket://host:port/scope, socket:/scope
 // or just /scope); host and port default to the RSB configuration

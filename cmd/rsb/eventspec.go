@@ -18,6 +18,10 @@ var errSpec = errors.New("bad event spec")
 type specSources struct {
 	stdin    io.Reader
 	readFile func(name string) ([]byte, error)
+	// proto parses a pb:.package.Message:{text} spec; nil: not supported.
+	proto func(spec string) (any, error)
+	// idl is the set proto uses, for decoding replies.
+	idl *idlSet
 }
 
 // parseEventSpec turns an RSB event spec into a payload value:
@@ -58,7 +62,10 @@ func parseEventSpec(spec string, src specSources) (any, error) {
 	case strings.HasPrefix(spec, "#P"):
 		return parseFileSpec(spec[2:], src)
 	case strings.HasPrefix(spec, "pb:"):
-		return nil, fmt.Errorf("%w: protocol buffer specs (pb:) are not supported", errSpec)
+		if src.proto == nil {
+			return nil, fmt.Errorf("%w: protocol buffer specs (pb:) are not supported here", errSpec)
+		}
+		return src.proto(spec)
 	}
 	return parseNumber(spec)
 }

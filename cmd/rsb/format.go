@@ -8,20 +8,15 @@ import (
 	"math"
 	"strings"
 
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/notification"
 )
 
 // formatter prints one event in a logger style.
 type formatter func(w io.Writer, ev *client.Event) error
-
-// styles are the logger's --style values.
-var styles = map[string]formatter{
-	"detailed": formatDetailed,
-	"compact":  formatCompact,
-	"payload":  formatPayload,
-	"json":     formatJSON,
-}
 
 // timeLayout prints RSB's microsecond timestamps.
 const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
@@ -181,6 +176,10 @@ func jsonPayload(ev *client.Event) (string, any, string) {
 	switch v := ev.Payload.(type) {
 	case bool, int32, int64, uint32, uint64, string:
 		return r.typeName, v, ""
+	case proto.Message:
+		if b, err := protojson.Marshal(v); err == nil {
+			return r.typeName, json.RawMessage(b), ""
+		}
 	case float32:
 		return jsonFloat(r.typeName, float64(v))
 	case float64:

@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/notification"
@@ -19,7 +21,12 @@ local daemon) until interrupted. Events under /__rsb/ (introspection) are
 shown only when a URI names a scope there.
 
 Options:
-  --style S, -s S          detailed (default), compact, payload or json
+  --style S, -s S          detailed (default), compact, columns, payload, json,
+                           meta-data, timeline, monitor (per-scope counts and
+                           rates, redrawn in place on a terminal), statistics
+                           (rate, throughput, size, latency per period) or
+                           discard (print nothing)
+  --refresh D              how often monitor and statistics print (default 1s)
   --filter SPEC, -f SPEC   show only matching events (repeatable, all must match):
                              scope /a/b | method M | origin UUID |
                              wire-schema S | regex RE (on the payload bytes)
@@ -27,42 +34,49 @@ Options:
   --max-queued-events N    events queued per URI before dropping (default 4096)
   --max-queued-bytes N     bytes of events queued per URI before dropping
                            (default 67108864)
-
-Events dropped because the output could not keep up are counted on stderr
-when the logger ends.
+` + idlUsage + `
+Payloads of a protobuf message type of a loaded .proto file are shown as
+text, and as JSON in the json style. Events dropped because the output
+could not keep up are counted on stderr when the logger ends.
 `
 
 // loggerOptions is the parsed command line of logger.
 type loggerOptions struct {
-	style     formatter
+	style     string
+	refresh   time.Duration
 	filters   []client.Filter
 	stopAfter int
 	queue     int
 	bytes     int64
 	uris      []client.URI
+	idl       idlFlags
+	// listening, when set, is told each listener the logger creates (tests
+	// watch their statistics).
+	listening func(*client.Listener)
 }
 
 func parseLogger(args []string, def client.URI) (loggerOptions, error) {
 	fs := flag.NewFlagSet("logger", flag.ContinueOnError)
 	o := loggerOptions{}
-	var style string
 	var filters listFlag
-	fs.StringVar(&style, "style", "detailed", "")
-	fs.StringVar(&style, "s", "detailed", "")
+	fs.StringVar(&o.style, "style", "detailed", "")
+	fs.StringVar(&o.style, "s", "detailed", "")
 	fs.Var(&filters, "filter", "")
 	fs.Var(&filters, "f", "")
+	fs.DurationVar(&o.refresh, "refresh", defaultRefresh, "")
 	fs.IntVar(&o.stopAfter, "stop-after", 0, "")
 	fs.IntVar(&o.queue, "max-queued-events", defaultLoggerQueue, "")
 	fs.Int64Var(&o.bytes, "max-queued-bytes", client.DefaultQueueBytes, "")
+	o.idl.register(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return o, err
 	}
-	if o.style = styles[style]; o.style == nil {
-		return o, fmt.Errorf("unknown style %q (want %s)", style, styleNames())
+	if newStyles[o.style] == nil {
+		return o, fmt.Errorf("unknown style %q (want %s)", o.style, styleNames())
 	}
-	if o.stopAfter < 0 || o.queue <= 0 || o.bytes <= 0 {
-		return o, fmt.Errorf("--stop-after must not be negative, --max-queued-events and --max-queued-bytes must be positive")
+	if o.stopAfter < 0 || o.queue <= 0 || o.bytes <= 0 || o.refresh <= 0 {
+		return o, fmt.Errorf("--stop-after must not be negative, --max-queued-events, --max-queued-bytes and --refresh must be positive")
 	}
 	for _, spec := range filters {
 		f, err := parseFilter(spec)
@@ -86,7 +100,7 @@ func parseLogger(args []string, def client.URI) (loggerOptions, error) {
 
 func styleNames() string {
 	var names []string
-	for n := range styles {
+	for n := range newStyles {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -98,7 +112,7 @@ func runLogger(ctx context.Context, args []string, io stdio) int {
 	if err != nil {
 		return usageError(io, "logger", loggerUsage, err)
 	}
-	if err := logEvents(ctx, o, io.out, io.err); err != nil {
+	if err := logEvents(ctx, o, io); err != nil {
 		return fail(io, "logger", err)
 	}
 	return exitOK
@@ -108,11 +122,17 @@ func runLogger(ctx context.Context, args []string, io stdio) int {
 type printer struct {
 	mu    sync.Mutex
 	w     io.Writer
-	style formatter
+	style style
+	idl   *idlSet // decodes payloads of loaded .proto message types
+	ctx   context.Context
 	left  int // events until stop; -1 for no limit
 	err   error
-	done  chan struct{}
+	done  chan struct{} // closed by stop
+	once  sync.Once
 }
+
+// stop ends the logger (its limit reached or the output failed).
+func (p *printer) stop() { p.once.Do(func() { close(p.done) }) }
 
 // print formats one event unless the limit was reached.
 func (p *printer) print(ev *client.Event) error {
@@ -121,15 +141,15 @@ func (p *printer) print(ev *client.Event) error {
 	if p.left == 0 || p.err != nil {
 		return nil
 	}
-	if err := p.style(p.w, ev); err != nil {
+	if err := p.style.event(p.w, decodeIDL(p.ctx, p.idl, ev)); err != nil {
 		p.err = err
-		close(p.done)
+		p.stop()
 		return err
 	}
 	if p.left > 0 {
 		p.left--
 		if p.left == 0 {
-			close(p.done)
+			p.stop()
 		}
 	}
 	return nil
@@ -137,9 +157,15 @@ func (p *printer) print(ev *client.Event) error {
 
 // logEvents listens on every URI (one connection per daemon) until ctx
 // ends, the output fails or --stop-after events were printed; then it
-// tells errw how many events its listeners dropped, if any.
-func logEvents(ctx context.Context, o loggerOptions, w, errw io.Writer) error {
-	p := &printer{w: w, style: o.style, left: -1, done: make(chan struct{})}
+// tells stderr how many events its listeners dropped, if any.
+func logEvents(ctx context.Context, o loggerOptions, sio stdio) error {
+	w, errw := sio.out, sio.err
+	env := styleEnv{tty: isTerminal(w), start: time.Now(), now: time.Now}
+	idl, err := o.idl.load(ctx)
+	if err != nil {
+		return err
+	}
+	p := &printer{w: w, style: newStyles[o.style](env), idl: idl, ctx: ctx, left: -1, done: make(chan struct{})}
 	if o.stopAfter > 0 {
 		p.left = o.stopAfter
 	}
@@ -173,16 +199,18 @@ func logEvents(ctx context.Context, o loggerOptions, w, errw io.Writer) error {
 			return err
 		}
 		listeners = append(listeners, l)
+		if o.listening != nil {
+			o.listening(l)
+		}
 		l.AddHandler(p.print)
 	}
+	stopRefresh := p.refreshEvery(o.refresh)
 	select {
 	case <-ctx.Done():
-		return nil
 	case <-p.done:
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return p.err
 	}
+	stopRefresh()
+	return p.finish()
 }
 
 // dropReport says how many events the listeners dropped, or nothing.
@@ -205,4 +233,56 @@ func visibleIn(u client.URI) client.Filter {
 		return func(*notification.Event) bool { return true }
 	}
 	return func(ev *notification.Event) bool { return !ev.Scope.IsReserved() }
+}
+
+// refreshEvery makes a refresher style print every period until the
+// returned function is called, which waits for the last print.
+func (p *printer) refreshEvery(period time.Duration) (stop func()) {
+	r, ok := p.style.(refresher)
+	if !ok {
+		return func() {}
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case now := <-t.C:
+				p.mu.Lock()
+				if p.err == nil {
+					if p.err = r.refresh(p.w, now, false); p.err != nil {
+						p.stop()
+					}
+				}
+				p.mu.Unlock()
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
+// finish prints a refresher style's final view and returns the first
+// output error.
+func (p *printer) finish() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.left = 0 // events still arriving are not printed after the final view
+	if r, ok := p.style.(refresher); ok && p.err == nil {
+		p.err = r.refresh(p.w, time.Now(), true)
+	}
+	return p.err
+}
+
+// isTerminal reports whether w is a terminal, where the monitor redraws.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -29,6 +29,28 @@ const (
 	separatorWidth = 80
 	// maxRegexp bounds the pattern of a regex filter.
 	maxRegexp = 4096
+	// defaultRefresh is how often the monitor and statistics styles print.
+	defaultRefresh = time.Second
+	// maxStyleScopes bounds the scopes the monitor and timeline styles keep
+	// apart; the events of further scopes are counted together.
+	maxStyleScopes = 10000
+	// columnsScopeWidth, columnsSchemaWidth and columnsPayloadWidth are
+	// column widths of the columns style; longer values are clipped.
+	columnsScopeWidth   = 32
+	columnsSchemaWidth  = 24
+	columnsPayloadWidth = 40
+	// monitorScopeWidth is the width of the monitor's scope column.
+	monitorScopeWidth = 40
+	// timelineLanes is the number of scope lanes the timeline style draws.
+	timelineLanes = 16
+	// maxIDLFiles bounds the .proto files --on-demand-idl-loading tries, as
+	// the wire schemas it looks up come from the network.
+	maxIDLFiles = 1000
+	// maxMessageName bounds the wire schemas looked up as protobuf message
+	// names (a received event's schema is not trusted).
+	maxMessageName = 1024
+	// timelineGap is the pause between events the timeline shows as a line.
+	timelineGap = time.Second
 )
 
 // keyIntrospection is RSB's switch for introspection (default on). With it

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/rsbd/rsbd/client"
@@ -27,13 +26,15 @@ EVENT-SPEC:
   -:binary         standard input as bytes
   #P"file"         the file as utf-8-string (also #P"file":utf-8)
   #P"file":binary  the file as bytes
+  pb:.pkg.Msg:{x: 1 y: 2}
+                   a protobuf message of a loaded .proto file, in text format
 
 Options:
   --method M               the event's method
   --meta-data K=V, -D K=V  add a user info (repeatable)
   --timestamp K=TIME       add a user time, TIME in RFC 3339 (repeatable)
   --cause ID:SEQ, -c       add a cause: sender UUID and sequence number (repeatable)
-`
+` + idlUsage
 
 // sendOptions is the parsed command line of send.
 type sendOptions struct {
@@ -43,6 +44,7 @@ type sendOptions struct {
 	causes []notification.EventID
 	spec   string
 	uri    client.URI
+	idl    idlFlags
 }
 
 // parseSend parses send's arguments.
@@ -57,6 +59,7 @@ func parseSend(args []string, def client.URI) (sendOptions, error) {
 	fs.Var(&times, "T", "")
 	fs.Var(&causes, "cause", "")
 	fs.Var(&causes, "c", "")
+	o.idl.register(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return o, err
@@ -122,7 +125,11 @@ func runSend(ctx context.Context, args []string, io stdio) int {
 	if err != nil {
 		return usageError(io, "send", sendUsage, err)
 	}
-	payload, err := parseEventSpec(o.spec, specSources{stdin: io.in, readFile: os.ReadFile})
+	src, err := o.idl.sources(ctx, io)
+	if err != nil {
+		return fail(io, "send", err)
+	}
+	payload, err := parseEventSpec(o.spec, src)
 	if err != nil {
 		return fail(io, "send", err)
 	}
@@ -135,7 +142,11 @@ func runSend(ctx context.Context, args []string, io stdio) int {
 // send publishes one event and closes the connection in order, so the
 // event is on its way before the tool exits.
 func send(ctx context.Context, o sendOptions, payload any) error {
-	bus, err := dial(ctx, o.uri)
+	reg, err := registryFor(payload)
+	if err != nil {
+		return err
+	}
+	bus, err := dialRegistry(ctx, o.uri, reg)
 	if err != nil {
 		return err
 	}

@@ -125,6 +125,7 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 			nd.Close()
 			return exitFailure
 		}
+		reg.MustRegister(gatewayUp(gw))
 	}
 	var mm *meshListener
 	if s.meshAddr != "" {

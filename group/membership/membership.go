@@ -238,17 +238,37 @@ func (m *Membership) Leave(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	m.leaving.Store(true)
 	m.announceLeaving()
-	if err := m.ml.UpdateNode(timeout); err != nil {
+	if err := m.ml.UpdateNode(timeout); err != nil && !m.nobodyToTell("announce leave", err) {
 		return fmt.Errorf("membership: announce leave: %w", err)
 	}
 	left := time.Until(deadline)
 	if left <= 0 {
 		left = time.Millisecond
 	}
-	if err := m.ml.Leave(left); err != nil {
+	if err := m.ml.Leave(left); err != nil && !m.nobodyToTell("leave", err) {
 		return fmt.Errorf("membership: leave: %w", err)
 	}
 	return nil
+}
+
+// nobodyToTell reports whether every peer this node knows has announced
+// that it is leaving too (or none is left), and if so logs the failed step
+// of a leave at info level: when daemons stop together the broadcast has no
+// one to reach, which is normal rather than an error.
+func (m *Membership) nobodyToTell(step string, err error) bool {
+	m.mu.Lock()
+	staying := 0
+	for name, mb := range m.members {
+		if name != m.name && !mb.leaving {
+			staying++
+		}
+	}
+	m.mu.Unlock()
+	if staying > 0 {
+		return false
+	}
+	m.log.Info("membership: no peer left to tell of the leave", "step", step, "err", err)
+	return true
 }
 
 // announceLeaving tells every member directly that this node is leaving on

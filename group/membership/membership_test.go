@@ -41,7 +41,9 @@ func startNode(t *testing.T, name string, instance byte, groups []group.GroupID,
 func startNodeConfig(t *testing.T, cfg Config, instance byte, groups []group.GroupID, seeds ...*testNode) *testNode {
 	t.Helper()
 	name := cfg.NodeName
-	cfg.Logger = discard
+	if cfg.Logger == nil {
+		cfg.Logger = discard
+	}
 	for _, s := range seeds {
 		cfg.Join = append(cfg.Join, s.GossipAddr().String())
 	}
