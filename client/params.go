@@ -1,6 +1,10 @@
 package client
 
-import "time"
+import (
+	"time"
+
+	"github.com/rsbd/rsbd/scope"
+)
 
 // Limits and timers of the client. Config and option fields left at zero take
 // these defaults.
@@ -171,6 +175,14 @@ const (
 	MethodReply = "REPLY"
 	// MethodSurvey is the method of an introspection survey.
 	MethodSurvey = "SURVEY"
+
+	// EchoMethod is the method of a process's introspection echo server.
+	EchoMethod = "echo"
+	// UserTimeRequestSend and UserTimeRequestReceive are the user times
+	// of an echo reply: the request's send time (the caller's clock) and
+	// receive time (the answering process's clock).
+	UserTimeRequestSend    = "request.send"
+	UserTimeRequestReceive = "request.receive"
 	// ErrorInfoKey is the user-info key that marks an RPC reply as an error.
 	ErrorInfoKey = "rsb:error?"
 
@@ -187,3 +199,7 @@ const (
 	KindLocalServer  = "local-server"
 	KindRemoteServer = "remote-server"
 )
+
+// IntrospectionHostsScope is the root of the processes' echo servers,
+// /__rsb/introspection/hosts/<HOST-ID>/<PID>/ (IntrospectionProcessScope).
+var IntrospectionHostsScope = scope.MustParse("/__rsb/introspection/hosts/")
