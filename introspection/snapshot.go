@@ -174,3 +174,38 @@ func (c Change) String() string {
 	}
 	return b.String()
 }
+
+// Merge combines snapshots taken through several buses: a host seen in
+// several keeps the processes of all (the first snapshot's copy of a
+// process wins), sorted as Snapshot sorts.
+func Merge(snaps ...Snapshot) Snapshot {
+	if len(snaps) == 1 {
+		return snaps[0]
+	}
+	out := Snapshot{Hosts: []Host{}}
+	index := make(map[string]int)
+	for _, s := range snaps {
+		for _, h := range s.Hosts {
+			i, ok := index[h.ID]
+			if !ok {
+				index[h.ID] = len(out.Hosts)
+				out.Hosts = append(out.Hosts, h)
+				continue
+			}
+			for _, p := range h.Processes {
+				if !slices.ContainsFunc(out.Hosts[i].Processes, func(q Process) bool { return q.ID == p.ID }) {
+					out.Hosts[i].Processes = append(out.Hosts[i].Processes, p)
+				}
+			}
+		}
+	}
+	for i := range out.Hosts {
+		slices.SortFunc(out.Hosts[i].Processes, func(a, b Process) int {
+			return cmp.Or(cmp.Compare(len(a.ID), len(b.ID)), strings.Compare(a.ID, b.ID))
+		})
+	}
+	slices.SortFunc(out.Hosts, func(a, b Host) int {
+		return cmp.Or(strings.Compare(a.Hostname, b.Hostname), strings.Compare(a.ID, b.ID))
+	})
+	return out
+}

@@ -33,6 +33,10 @@ func init() {
 		"send":   {runSend, sendUsage},
 		"logger": {runLogger, loggerUsage},
 		"call":   {runCall, callUsage},
+
+		"introspect": {runIntrospect, introspectUsage},
+		"info":       {runInfo, infoUsage},
+		"web":        {runWeb, webUsage},
 	}
 }
 
@@ -132,6 +136,9 @@ Tools:
   send     publish one event
   logger   print the events on one or more scopes
   call     call a method of an RSB server
+  introspect  show the hosts, processes and participants of the bus
+  info     show the configuration, transports, converters and daemon
+  web      serve introspection and a live view of the bus over HTTP
 
 Run "rsb help TOOL" for a tool's options.
 `

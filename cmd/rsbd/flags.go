@@ -51,6 +51,7 @@ const (
 	keyLogFormat     = "rsbd.log.format"
 	keyReadyFile     = "rsbd.ready.file"
 	keyGatewayHTTP   = "rsbd.gateway.http"
+	keyWebAddr       = "rsbd.web.addr"
 	keyNackTries     = "rsbd.nack.tries"
 	keyNackGiveUp    = "rsbd.nack.give.up"
 )
@@ -88,6 +89,7 @@ var options = []option{
 	{"gateway-client-ca", "", "FILE", "PEM CA certificates: the gateway then requires client certificates signed by them (needs --gateway-tls-cert; reloaded on SIGHUP, a failed reload keeps the old CA)"},
 	{"gateway-token-file", "", "FILE", `bearer tokens the gateway requires, one a line: "TOKEN pub=/robot/,/x/ sub=/robot/" (scope prefixes it may publish to and subscribe from; # comments); mode 600 or stricter; reloaded on SIGHUP`},
 	{"gateway-origins", "", "PATTERN[,...]", "host:port patterns (path.Match syntax, e.g. app.example:*) of other origins whose pages may open a WebSocket to the gateway; by default only pages of the gateway's own host may"},
+	{"web-addr", valueOff, "off|HOST:PORT", "HTTP address of the introspection page and API (hosts, processes, participants, scope rates, a live tail; /api/introspection/snapshot and /search)"},
 	{"join", "", "HOST:PORT[,...]", "gossip addresses of cluster members to join"},
 	{"multicast", "true", "", "carry events by multicast; false sends to each interested peer (unicast)"},
 	{"data-addr", node.DefaultDataAddr, "IP:PORT", "unicast UDP address for data, NACKs and repairs (port 0: any)"},
