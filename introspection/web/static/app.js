@@ -100,6 +100,11 @@ function renderDaemons(ds) {
   box.append(ul);
 }
 
+// internal is the root of the scopes RSB uses itself (introspection,
+// daemon surveys); its sub-scopes are folded into one row unless shown.
+const internal = "/__rsb/";
+let showInternal = false;
+
 // scopeTree sums each scope's rows into its super-scopes.
 function scopeTree(rows) {
   const nodes = new Map();
@@ -109,7 +114,8 @@ function scopeTree(rows) {
   };
   for (const r of rows) {
     if (!r.scope.startsWith("/")) { const n = node(r.scope); n.ev += r["events-per-second"]; n.by += r["bytes-per-second"]; n.n += r.events; continue; }
-    const parts = r.scope.split("/").filter(Boolean);
+    let parts = r.scope.split("/").filter(Boolean);
+    if (!showInternal && r.scope.startsWith(internal)) parts = parts.slice(0, 1);
     for (let i = 0; i <= parts.length; i++) {
       const n = node("/" + parts.slice(0, i).map((p) => p + "/").join(""));
       n.ev += r["events-per-second"]; n.by += r["bytes-per-second"]; n.n += r.events;
@@ -134,7 +140,11 @@ function renderScopes(rows) {
     bar.style.width = Math.min(100, 100 * n.ev / top) + "%";
     name.append(bar);
     tr.append(name, el("td", "num", rate(n.ev)), el("td", "num", rate(n.by) + "B"));
-    tr.onclick = () => startTail(n.scope);
+    tr.onclick = () => {
+      if (n.scope === internal) { showInternal = !showInternal; return; }
+      startTail(n.scope);
+    };
+    if (n.scope === internal) name.title += " · click to " + (showInternal ? "fold" : "unfold") + " RSB's own scopes";
     body.append(tr);
   }
 }
