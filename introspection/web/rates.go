@@ -155,4 +155,3 @@ func (r *rates) close() {
 	r.mu.Unlock()
 	r.wg.Wait()
 }
-
