@@ -23,6 +23,11 @@ type Config struct {
 	// PingInterval is the pause between two rounds of echo calls
 	// (default DefaultPingInterval).
 	PingInterval time.Duration
+	// SurveyInterval is the pause between two surveys (default
+	// DefaultSurveyInterval): a Hello published before its process's
+	// daemon knew of this Collector is lost, and the next survey brings
+	// the participant back.
+	SurveyInterval time.Duration
 	// Logger receives debug messages (default: discarded).
 	Logger *slog.Logger
 }
@@ -30,12 +35,12 @@ type Config struct {
 // DefaultConfig returns the configuration the zero Config stands for.
 func DefaultConfig() Config {
 	return Config{ResponseTimeout: DefaultResponseTimeout, PingInterval: DefaultPingInterval,
-		Logger: slog.New(slog.DiscardHandler)}
+		SurveyInterval: DefaultSurveyInterval, Logger: slog.New(slog.DiscardHandler)}
 }
 
 // Validate reports negative durations.
 func (c Config) Validate() error {
-	if c.ResponseTimeout < 0 || c.PingInterval < 0 {
+	if c.ResponseTimeout < 0 || c.PingInterval < 0 || c.SurveyInterval < 0 {
 		return fmt.Errorf("%w: negative duration", ErrConfig)
 	}
 	return nil
@@ -48,6 +53,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PingInterval == 0 {
 		c.PingInterval = d.PingInterval
+	}
+	if c.SurveyInterval == 0 {
+		c.SurveyInterval = d.SurveyInterval
 	}
 	if c.Logger == nil {
 		c.Logger = d.Logger
@@ -87,7 +95,7 @@ func NewCollector(bus *client.Bus, cfg Config) (*Collector, error) {
 		changed: make(chan struct{}, 1), kick: make(chan struct{}, 1), stop: make(chan struct{})}
 	var err error
 	c.listener, err = bus.NewListener(rsbsocket.ParticipantsScope, client.WithReservedAnnouncement(),
-		client.WithQueue(maxParticipants, client.DropOldest))
+		client.WithQueue(listenerQueue, client.DropOldest))
 	if err != nil {
 		return nil, fmt.Errorf("introspection: listener: %w", err)
 	}
@@ -225,7 +233,8 @@ func (c *Collector) claim(ref ProcessRef) bool {
 	return true
 }
 
-// pingLoop pings every process each PingInterval until Close.
+// pingLoop pings every process each PingInterval, and surveys each
+// SurveyInterval, until Close.
 func (c *Collector) pingLoop() {
 	defer c.wg.Done()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -236,6 +245,8 @@ func (c *Collector) pingLoop() {
 	}()
 	t := time.NewTicker(c.cfg.PingInterval)
 	defer t.Stop()
+	survey := time.NewTicker(c.cfg.SurveyInterval)
+	defer survey.Stop()
 	for {
 		c.PingAll(ctx)
 		select {
@@ -243,6 +254,10 @@ func (c *Collector) pingLoop() {
 			return
 		case <-t.C:
 		case <-c.kick:
+		case <-survey.C:
+			if err := c.Survey(ctx); err != nil {
+				c.cfg.Logger.Debug("introspection: survey failed", "err", err)
+			}
 		}
 	}
 }

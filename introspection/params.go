@@ -11,6 +11,8 @@ const (
 	// DefaultPingInterval is how often the Collector calls the echo
 	// method of each known process.
 	DefaultPingInterval = time.Second
+	// DefaultSurveyInterval is how often the Collector surveys again.
+	DefaultSurveyInterval = 10 * time.Second
 
 	// maxHosts, maxProcesses and maxParticipants bound what a DB keeps;
 	// Hellos past them are dropped and counted (Stats).
@@ -22,6 +24,10 @@ const (
 	// transports).
 	maxField = 1024
 	maxList  = 64
+
+	// listenerQueue bounds the Hellos and Byes waiting for the DB; past
+	// it the oldest are dropped (a survey repeats them).
+	listenerQueue = 4096
 
 	// maxSamples is how many echo samples a tracker keeps for its
 	// median.
