@@ -329,3 +329,19 @@ func golden(t *testing.T, name, got string) {
 		t.Fatalf("%s differs:\n--- got\n%s--- want\n%s", name, got, want)
 	}
 }
+
+// TestMonitorRedraw: on a terminal the monitor clears the screen, prints
+// the tree and the latest changes below it.
+func TestMonitorRedraw(t *testing.T) {
+	var b strings.Builder
+	ch := introspection.Change{Time: time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC), Kind: introspection.ParticipantAdded,
+		Process: introspection.ProcessRef{HostID: "h", PID: "7"},
+		Participant: introspection.Participant{Kind: "listener", ID: "id", Scope: "/a/"}}
+	if err := redraw(&b, introspection.Snapshot{}, []introspection.Change{ch}); err != nil {
+		t.Fatal(err)
+	}
+	want := "\x1b[H\x1b[2J<no entries>\n\nLatest changes:\n  10:00:00.000 participant-added host h process 7 listener id /a/\n"
+	if b.String() != want {
+		t.Fatalf("redraw wrote %q", b.String())
+	}
+}
