@@ -77,6 +77,7 @@ func TestGoSeesPythonParticipants(t *testing.T) {
 	testutil.WaitForMsg(t, 60*time.Second, func() string { return "the python listener in\n" + out }, func() bool {
 		o, err := exec.Command(rsb, "introspect", "--response-timeout", "2s", "socket://"+b.SocketAddr().String()).CombinedOutput()
 		out = string(o)
+		t.Log(out)
 		for _, block := range strings.Split(out, "\n├─") {
 			if strings.Contains(block, "listener") && strings.Contains(block, "/py/intro/") && strings.Contains(block, "RUNNING") {
 				return err == nil
