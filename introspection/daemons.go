@@ -107,6 +107,10 @@ func (s *DaemonServer) answer(ev *client.Event) error {
 	return s.replier.PublishEvent(ctx, rep)
 }
 
+// Dropped counts the surveys not answered because the server's queue was
+// full.
+func (s *DaemonServer) Dropped() uint64 { return s.listener.Stats().Dropped }
+
 // Close stops answering. It is idempotent.
 func (s *DaemonServer) Close() error {
 	s.listener.Close()

@@ -91,7 +91,7 @@ func runInfo(ctx context.Context, args []string, io stdio) int {
 		}
 	}
 	if o.converters {
-		infoConverters(io.out, o.verbose)
+		infoConverters(io.out)
 	}
 	return code
 }
@@ -204,7 +204,7 @@ func infoParticipants(ctx context.Context, o infoOptions, b *client.Bus, w io.Wr
 }
 
 // infoConverters prints the wire schemas the tools convert.
-func infoConverters(w io.Writer, verbose bool) {
+func infoConverters(w io.Writer) {
 	fmt.Fprintln(w, "Converters")
 	reg := notification.DefaultRegistry()
 	schemas := reg.Schemas()
@@ -214,11 +214,7 @@ func infoConverters(w io.Writer, verbose bool) {
 		if err != nil {
 			continue
 		}
-		if verbose {
-			fmt.Fprintf(w, "  %-38s %s\n", s, c.GoType())
-		} else {
-			fmt.Fprintf(w, "  %-38s %s\n", s, c.GoType().Kind())
-		}
+		fmt.Fprintf(w, "  %-38s %s\n", s, c.GoType())
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/rsbd/rsbd/client"
@@ -47,6 +48,7 @@ func startDaemonView(nd *node.Node, webAddr string, log *slog.Logger) (*daemonVi
 		bus.Close()
 		return nil, err
 	}
+	v.registerDrops(nd.Registry())
 	if webAddr != "" {
 		if err := v.startWeb(webAddr, log); err != nil {
 			v.close(context.Background())
@@ -75,6 +77,32 @@ func (v *daemonView) startWeb(addr string, log *slog.Logger) error {
 		}
 	}()
 	return nil
+}
+
+// registerDrops exports the queries the daemon's introspection dropped, by
+// reason: RSB surveys and daemon surveys that found their queue full.
+func (v *daemonView) registerDrops(reg prometheus.Registerer) {
+	desc := prometheus.NewDesc("rsbd_introspection_drops_total",
+		"Introspection queries the daemon dropped for a full queue, by reason.", []string{"reason"}, nil)
+	reg.MustRegister(dropsCollector{desc: desc, counts: func() map[string]uint64 {
+		return map[string]uint64{"survey_queue": v.bus.Stats().SurveysDropped, "daemon_survey_queue": v.srv.Dropped()}
+	}})
+}
+
+// dropsCollector is a Prometheus collector of counters read on scrape.
+type dropsCollector struct {
+	desc   *prometheus.Desc
+	counts func() map[string]uint64
+}
+
+// Describe sends the collector's one descriptor (prometheus.Collector).
+func (c dropsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+// Collect sends one counter per reason (prometheus.Collector).
+func (c dropsCollector) Collect(ch chan<- prometheus.Metric) {
+	for reason, n := range c.counts() {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(n), reason)
+	}
 }
 
 // webAddr is the address the page is served on, "" without one.

@@ -29,7 +29,7 @@ func TestDaemonWebAndStatus(t *testing.T) {
 	pool := clienttest.PrivatePool()
 	common := []string{"--local", "--group-pool", pool.PoolBase.String() + ":" + strconv.Itoa(int(pool.PoolPort)),
 		"--socket-addr", "127.0.0.1:0", "--gossip-addr", "127.0.0.1:0", "--data-addr", "127.0.0.1:0",
-		"--metrics-addr", "off", "--log-level", "warn"}
+		"--metrics-addr", "127.0.0.1:0", "--log-level", "warn"}
 	a := testutil.StartDaemon(t, testutil.DaemonSpec{Bin: bin, Name: "web-a"},
 		append(common, "--name", "web-a", "--web-addr", "127.0.0.1:0")...)
 	b := testutil.StartDaemon(t, testutil.DaemonSpec{Bin: bin, Name: "web-b"},
@@ -63,6 +63,13 @@ func TestDaemonWebAndStatus(t *testing.T) {
 	})
 	if ds[0].Name != "web-a" || ds[1].Peers[0].Name != "web-a" || ds[0].Socket != a.Info().Socket || ds[1].Connections != 1 {
 		t.Fatalf("statuses %+v", ds)
+	}
+	m := a.Metrics()
+	for _, series := range []string{`rsbd_introspection_drops_total{reason="survey_queue"}`,
+		`rsbd_introspection_drops_total{reason="daemon_survey_queue"}`} {
+		if v, ok := m[series]; !ok || v != 0 {
+			t.Errorf("%s = %v (exported %v)", series, v, ok)
+		}
 	}
 	var env struct {
 		Data []introspection.DaemonStatus `json:"data"`
