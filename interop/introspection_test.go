@@ -9,6 +9,7 @@ import (
 
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/introspection"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -85,4 +86,71 @@ func TestGoSeesPythonParticipants(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// BenchmarkEchoRoundTrip calls the introspection echo method of an rsb
+// logger process (Go) and of an rsb-python listener process through one
+// node, one call at a time: the round trip a remote introspection pays to
+// measure a process's latency and clock offset.
+func BenchmarkEchoRoundTrip(b *testing.B) {
+	dir := rsbPython(b)
+	nodes := startNodes(b, 1)
+	addr := nodes[0].SocketAddr()
+	runPython(b, dir, pyListener, addr, "0", "/bench/py/", "1000000")
+	logger := exec.Command(testutil.Build(b, "github.com/rsbd/rsbd/cmd/rsb"), "logger", "socket://"+addr.String()+"/bench/go/")
+	if err := logger.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { logger.Process.Kill(); logger.Wait() })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	bus, err := client.Dial(ctx, "socket://"+addr.String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bus.Close()
+	coll, err := introspection.NewCollector(bus, introspection.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer coll.Close()
+	targets := map[string]introspection.ProcessRef{}
+	testutil.WaitFor(b, 30*time.Second, "both processes", func() bool {
+		for _, h := range coll.Snapshot().Hosts {
+			for _, p := range h.Processes {
+				for _, pt := range p.Participants {
+					switch pt.Scope {
+					case "/bench/go/":
+						targets["go"] = introspection.ProcessRef{HostID: h.ID, PID: p.ID}
+					case "/bench/py/":
+						targets["python"] = introspection.ProcessRef{HostID: h.ID, PID: p.ID}
+					}
+				}
+			}
+		}
+		return len(targets) == 2
+	})
+	for _, name := range []string{"go", "python"} {
+		b.Run(name, func(b *testing.B) {
+			sc, err := client.IntrospectionProcessScope(targets[name].HostID, targets[name].PID)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rs, err := bus.NewRemoteServer(sc)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer rs.Close()
+			if _, err := rs.CallEvent(ctx, client.EchoMethod, nil); err != nil {
+				b.Fatal(err)
+			}
+			start := time.Now()
+			for b.Loop() {
+				if _, err := rs.CallEvent(ctx, client.EchoMethod, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(time.Since(start).Microseconds())/float64(b.N), "µs/call")
+		})
+	}
 }
