@@ -284,3 +284,31 @@ func (in *introspector) close() {
 	in.wg.Wait()
 	in.inf.Close()
 }
+
+// announceMethod announces the participants RSB shows for one method of a
+// server, as rsb-python does: the method (kind, with the server as parent),
+// and its listener and informer on the method scope, with the method as
+// parent. It returns those announced.
+func (b *Bus) announceMethod(server partInfo, kind string, sc scope.Scope) []partInfo {
+	if b.intro == nil || sc.IsReserved() {
+		return nil
+	}
+	m := partInfo{kind: kind, id: notification.NewParticipantID(), parent: server.id, scope: sc}
+	parts := []partInfo{m,
+		{kind: KindListener, id: notification.NewParticipantID(), parent: m.id, scope: sc},
+		{kind: KindInformer, id: notification.NewParticipantID(), parent: m.id, scope: sc}}
+	for i, p := range parts {
+		if err := b.announce(context.Background(), p); err != nil {
+			b.log.Debug("client: announcing a method failed", "scope", sc.String(), "err", err)
+			return parts[:i]
+		}
+	}
+	return parts
+}
+
+// retireAll retires parts, children first.
+func (b *Bus) retireAll(parts []partInfo) {
+	for i := len(parts) - 1; i >= 0; i-- {
+		b.retire(parts[i])
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"net"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -256,5 +258,76 @@ func TestIntrospectionProcessScope(t *testing.T) {
 	sc, err := IntrospectionProcessScope("host.example", "42")
 	if err != nil || sc.String() != "/__rsb/introspection/hosts/host_example/42/" {
 		t.Fatalf("%s %v", sc, err)
+	}
+}
+
+// TestIntrospectionServerMethods: as in rsb-python, a LocalServer's method
+// and a RemoteServer's method (on its first call) are announced with
+// their server as parent, each with a listener and an informer whose
+// parent is the method; closing the servers sends their Byes.
+func TestIntrospectionServerMethods(t *testing.T) {
+	_, addr, log := startServer(t)
+	ctx, cancel := context.WithTimeout(bg(), 10*time.Second)
+	defer cancel()
+	b, err := DialConfig(ctx, "socket://"+addr, Config{Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	srv, err := b.NewLocalServer(mustScope("/intro/srv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddMethod("m", func(context.Context, *Event) (any, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := b.NewRemoteServer(mustScope("/intro/srv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.Call(ctx, "m", nil); err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]*introspection.Hello{}
+	for len(byID) < 8 {
+		f, _ := nextIntrospection(t, log, rsbsocket.HelloWireSchema)
+		h := &introspection.Hello{}
+		if err := proto.Unmarshal(f.Data, h); err != nil {
+			t.Fatal(err)
+		}
+		byID[string(h.GetId())] = h
+	}
+	for _, server := range []struct {
+		id           [16]byte
+		kind, method string
+	}{{srv.ID(), KindLocalServer, KindLocalMethod}, {rs.ID(), KindRemoteServer, KindRemoteMethod}} {
+		if byID[string(server.id[:])].GetKind() != server.kind {
+			t.Fatalf("no %s Hello", server.kind)
+		}
+		var method *introspection.Hello
+		for _, h := range byID {
+			if h.GetKind() == server.method && string(h.GetParent()) == string(server.id[:]) && h.GetScope() == "/intro/srv/m/" {
+				method = h
+			}
+		}
+		if method == nil {
+			t.Fatalf("no %s under the %s", server.method, server.kind)
+		}
+		var kids []string
+		for _, h := range byID {
+			if string(h.GetParent()) == string(method.GetId()) && h.GetScope() == "/intro/srv/m/" {
+				kids = append(kids, h.GetKind())
+			}
+		}
+		if slices.Sort(kids); strings.Join(kids, " ") != "informer listener" {
+			t.Fatalf("%s children %v", server.method, kids)
+		}
+	}
+	srv.Close()
+	rs.Close()
+	byes := 0
+	for byes < 8 {
+		nextIntrospection(t, log, rsbsocket.ByeWireSchema)
+		byes++
 	}
 }

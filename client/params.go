@@ -41,6 +41,10 @@ const (
 	// deadline (RSB's remote servers default to 25 seconds).
 	DefaultCallTimeout = 25 * time.Second
 
+	// maxAnnouncedMethods bounds the methods a RemoteServer announces to
+	// introspection; calls of further methods work, unannounced.
+	maxAnnouncedMethods = 1024
+
 	// maxPendingCalls bounds the calls one RemoteServer waits for at once;
 	// past it Call fails with ErrTooManyCalls instead of growing the table.
 	maxPendingCalls = 65536
@@ -198,6 +202,11 @@ const (
 	KindReader       = "reader"
 	KindLocalServer  = "local-server"
 	KindRemoteServer = "remote-server"
+	// KindLocalMethod and KindRemoteMethod are the methods of servers,
+	// announced with their server as parent, each with a listener and an
+	// informer of its own as children.
+	KindLocalMethod  = "local-method"
+	KindRemoteMethod = "remote-method"
 )
 
 // IntrospectionHostsScope is the root of the processes' echo servers,

@@ -102,6 +102,7 @@ func (s *LocalServer) AddMethod(name string, fn Callback) error {
 		q: s.bus.newQueue(s.o)}
 	s.methods[name] = m
 	m.detach = s.bus.link.attach(m)
+	m.parts = s.bus.announceMethod(s.info, KindLocalMethod, msc)
 	go m.run()
 	return nil
 }
@@ -132,6 +133,7 @@ func (s *LocalServer) close(untrack bool) {
 		for _, m := range methods {
 			m.detach()
 			m.q.close()
+			s.bus.retireAll(m.parts)
 		}
 		s.cancel()
 		s.replier.Close()
@@ -151,6 +153,9 @@ type serverMethod struct {
 	fn     Callback
 	q      *queue
 	detach func()
+	// parts are the method's participants introspection announced
+	// (announceMethod).
+	parts []partInfo
 	// turn is held by whoever serves a request: the method's goroutine,
 	// or a socket link's reader delivering quickly (quick.go).
 	turn quickTurn

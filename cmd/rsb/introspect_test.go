@@ -156,8 +156,14 @@ var normalisers = []struct {
 	{regexp.MustCompile(`Machine version .*?( +│)`), "Machine version X$1"},
 	{regexp.MustCompile(`239\.\d+\.\d+\.\d+:\d+`), "POOL"},
 	{regexp.MustCompile(`--ready-file \S+`), "--ready-file PATH"},
-	{regexp.MustCompile(` +`), " "},
 }
+
+// treePrefix is the tree drawing at the start of a line; spaces are the
+// runs of spaces after it, padding that depends on the replaced values.
+var (
+	treePrefix = regexp.MustCompile(`^[│ ]*(├─|└─)?`)
+	spaces     = regexp.MustCompile(` +`)
+)
 
 // normaliseTree replaces what differs between runs (host name, times,
 // process and participant ids, addresses, machine) by placeholders and
@@ -180,14 +186,15 @@ func normaliseTree(t *testing.T, tree string) string {
 		for _, n := range normalisers {
 			l = n.re.ReplaceAllString(l, n.with)
 		}
-		l = strings.TrimRight(l, " ")
+		prefix := treePrefix.FindString(l)
+		l = prefix + spaces.ReplaceAllString(strings.TrimSpace(l[len(prefix):]), " ")
 		switch {
 		case strings.HasPrefix(l, "├─"):
 			blocks = append(blocks, l)
 		case len(blocks) == 0:
 			head = append(head, l)
 		default:
-			blocks[len(blocks)-1] += "\n" + strings.Replace(l, "│ └─", "│ ├─", 1)
+			blocks[len(blocks)-1] += "\n" + l
 		}
 	}
 	slices.Sort(blocks)
