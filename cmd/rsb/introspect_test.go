@@ -342,7 +342,7 @@ func golden(t *testing.T, name, got string) {
 func TestMonitorRedraw(t *testing.T) {
 	var b strings.Builder
 	ch := introspection.Change{Time: time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC), Kind: introspection.ParticipantAdded,
-		Process: introspection.ProcessRef{HostID: "h", PID: "7"},
+		Process:     introspection.ProcessRef{HostID: "h", PID: "7"},
 		Participant: introspection.Participant{Kind: "listener", ID: "id", Scope: "/a/"}}
 	if err := redraw(&b, introspection.Snapshot{}, []introspection.Change{ch}); err != nil {
 		t.Fatal(err)
