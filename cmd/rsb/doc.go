@@ -3,6 +3,9 @@
 //	rsb send [--method M] [--meta-data K=V]... [--timestamp K=TIME]... [--cause ID:SEQ]... EVENT-SPEC [URI]
 //	rsb logger [--style detailed|compact|payload|json] [--filter SPEC]... [--stop-after N] [URI...]
 //	rsb call [--timeout D] [--no-wait] 'URI/method(ARG)'
+//	rsb introspect [--style object-tree|monitor|json] [--response-timeout D] [--daemons] [URI...]
+//	rsb info [--configuration] [--transports] [--converters] [--participants] [--verbose] [URI]
+//	rsb web [--address A] [--port N] [--response-timeout D] [URI]
 //
 // URIs are written as RSB writes them (socket://host:port/scope, socket:/scope
 // or just /scope); host and port default to the RSB configuration

@@ -45,7 +45,12 @@
 // SIGHUP reloads the certificate, key, client CA and tokens, keeping the
 // old ones when the new fail to load. Each [rsbd.gateway.webhook.NAME]
 // section (keys scope, url, filter, deadletter, validate) is a webhook the
-// gateway starts with; an invalid one is a configuration error. SIGTERM or SIGINT stops accepting clients,
+// gateway starts with; an invalid one is a configuration error. The daemon
+// takes part in RSB introspection through a Bus embedded in the node: it is
+// a process with a listener on /__rsb/rsbd/daemons/ that answers daemon
+// surveys (package introspection) with its peers, listening scopes, traffic
+// and drops; with --web-addr (off by default) it serves the introspection
+// page and API (package introspection/web). SIGTERM or SIGINT stops accepting clients,
 // closes them in order, lets reliable streams finish for a bounded time,
 // leaves the cluster and exits 0; a second signal exits at once with 1.
 // Exit code 2 means bad flags or configuration, 1 a failure to start.
