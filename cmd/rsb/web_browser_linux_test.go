@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -37,7 +38,8 @@ func TestWebInBrowser(t *testing.T) {
 	}
 	var hosts, scopes, tail, daemons string
 	testutil.WaitForMsg(t, 90*time.Second, func() string {
-		return "the page to show the cluster and the event; hosts:\n" + hosts + "\nscopes:\n" + scopes + "\ntail:\n" + tail + "\ndaemons:\n" + daemons
+		return fmt.Sprintf("the page to show the cluster and the event (peers: %v %v); hosts:\n",
+			c.ds[0].Metric("rsbd_peers"), c.ds[1].Metric("rsbd_peers")) + hosts + "\nscopes:\n" + scopes + "\ntail:\n" + tail + "\ndaemons:\n" + daemons
 	}, func() bool {
 		for i := range 5 {
 			inf.Publish(ctx, "frame "+string(rune('0'+i))+" from the bus")
