@@ -132,7 +132,7 @@ func TestGatewayAcrossTwoDaemons(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { scancel(); _ = sse.Wait() }()
-	testutil.WaitFor(t, 10*time.Second, "SSE subscriber at A", func() bool { return a.Metric("rsbd_gateway_subscribers") == 1 })
+	testutil.WaitFor(t, 10*time.Second, "SSE subscriber at A", func() bool { return a.Metric(`rsbd_gateway_subscribers{protocol="cloudevents"}`) == 1 })
 	got := make(chan string, 1)
 	go func() {
 		lines := bufio.NewScanner(out)
@@ -171,8 +171,8 @@ func TestGatewayAcrossTwoDaemons(t *testing.T) {
 	if err != nil || string(status) != "400" {
 		t.Errorf("format=xml: %s %v", status, err)
 	}
-	if v := a.Metric(`rsbd_gateway_rejected_total{reason="out_format"}`); v != 1 {
-		t.Errorf("rsbd_gateway_rejected_total{reason=\"out_format\"} = %v", v)
+	if v := a.Metric(`rsbd_gateway_rejected_total{protocol="cloudevents",reason="out_format"}`); v != 1 {
+		t.Errorf("rsbd_gateway_rejected_total{protocol=\"cloudevents\",reason=\"out_format\"} = %v", v)
 	}
 }
 

@@ -10,6 +10,16 @@
 // refuses a name no package registered, at configuration time, listing the
 // names that are known.
 //
+// Counters are the counters every gateway listener keeps in one shape,
+// whatever its protocol: events published and delivered, drops, refusals
+// and closed connections each by a reason from the listener's fixed set,
+// and the connections and subscriptions open. A listener creates them with
+// NewCounters and feeds them; the daemon exports them as the
+// rsbd_gateway_* families with the protocol as a label. Tokens are the
+// bearer tokens every listener checks the same way: ParseTokens, then
+// Lookup of the token a client presents (in constant time) and the
+// Grant's MayPublish and MaySubscribe for a scope.
+//
 // The adaptors are participants of the bus through package client, never
 // through the node's internals; this package holds no goroutines and does
 // no I/O.

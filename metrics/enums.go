@@ -78,7 +78,7 @@ const (
 	DropNotInterested                       // datagram for a group no local subscriber wants
 	DropScopeMismatch                       // event in a wanted group but no matching local sink
 	DropDecodeError                         // datagram, frame or notification does not decode
-	DropAuthFailed                          // datagram authentication failed
+	DropAuthFailed                          // sealed datagram that fails authentication (forged, corrupted, another label)
 	DropUnknownKey                          // datagram sealed with an unknown key id
 	DropReplay                              // datagram seen before
 	DropUnknownSender                       // sender instance not in the cluster
@@ -92,6 +92,7 @@ const (
 	DropSocketBuffer                        // the kernel's socket receive buffer overflowed
 	DropDatagramTooLarge                    // datagram read above the configured datagram size
 	DropFragmentAfterDrop                   // fragment of an event already dropped (evicted, expired, invalid)
+	DropUnsealed                            // datagram in clear where every datagram must be sealed
 	NumDropReasons
 )
 
@@ -99,9 +100,9 @@ var dropNames = [NumDropReasons]string{
 	"fragment_invalid", "fragment_duplicate", "reassembly_timeout", "reassembly_evicted",
 	"reassembly_limit", "event_too_large", "duplicate", "late", "loss", "reorder_overflow",
 	"stream_limit", "unknown_stream", "not_interested", "scope_mismatch", "decode_error",
-	"auth_failed", "unknown_key", "replay", "unknown_sender", "queue_full", "memory_limit",
+	"auth", "unknown_key", "replay", "unknown_sender", "queue_full", "memory_limit",
 	"slow_client", "frame_too_large", "bad_handshake", "send_error", "closed",
-	"socket_buffer", "datagram_too_large", "fragment_after_drop",
+	"socket_buffer", "datagram_too_large", "fragment_after_drop", "unsealed",
 }
 
 // String returns the label value.

@@ -23,6 +23,7 @@ func (n *Node) registerCollectors() {
 		if n.ep != nil {
 			n.ep.Stats().AddDrops(dc)
 		}
+		n.GuardStats().AddDrops(dc)
 		s := n.eng.Stats().Receivers
 		dc[metrics.DropDuplicate] += s.Duplicates
 		dc[metrics.DropLate] += s.LateDrops

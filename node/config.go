@@ -72,6 +72,16 @@ type Config struct {
 	// (membership.StartJoining; Membership.JoinRetry and JoinRetryMax set
 	// the pace).
 	Join []string
+	// Keys, if any, seal the data plane and the gossip: every datagram is
+	// sealed with the first key (AES-256-GCM) and only datagrams sealed
+	// with one of them, by a cluster member, not replayed, are accepted;
+	// gossip is encrypted with the same keys. Node.SetKeys replaces them
+	// while running. Without keys anyone who can reach the node's ports
+	// can publish and read events.
+	Keys []datagram.Key
+	// ClusterLabel names the cluster: gossip and sealed datagrams of
+	// another label are refused. At most 255 bytes.
+	ClusterLabel string
 	// Unicast turns multicast off: datagrams go to each interested peer.
 	Unicast bool
 	// Interface is the multicast interface; empty means loopback.
@@ -203,6 +213,18 @@ func (c Config) Validate() error {
 	}
 	if c.MaxDatagram < 512 || c.MaxDatagram > datagram.MaxDatagramSize {
 		errs = append(errs, fmt.Errorf("max datagram %d outside 512..%d", c.MaxDatagram, datagram.MaxDatagramSize))
+	}
+	if len(c.ClusterLabel) > datagram.MaxLabelSize {
+		errs = append(errs, fmt.Errorf("cluster label longer than %d bytes", datagram.MaxLabelSize))
+	}
+	if len(c.Keys) > 0 {
+		if _, err := datagram.NewSealer(c.ClusterLabel, c.Keys); err != nil {
+			errs = append(errs, err)
+		}
+		if c.MaxDatagram < 512+datagram.SealOverhead {
+			errs = append(errs, fmt.Errorf("max datagram %d below %d with keys (the seal takes %d bytes)",
+				c.MaxDatagram, 512+datagram.SealOverhead, datagram.SealOverhead))
+		}
 	}
 	if c.PublishQueue < 0 || c.PublishQueueBytes < 0 || c.ReceiveQueue < 0 || c.ReceiveQueueBytes < 0 || c.MaxSenders < 0 {
 		errs = append(errs, errors.New("queue and sender bounds must not be negative"))

@@ -41,4 +41,10 @@
 // (a connection that announced no listener wants everything, i.e. the root
 // scope), tells peers the groups of those scopes through memberlist and
 // joins their multicast addresses.
+//
+// Sealing: with Config.Keys the node wraps its Conn and Handler in a
+// transport.Guard (every datagram sealed, only authentic, unreplayed
+// datagrams of members accepted; the member lookup is the membership's
+// Sender) and gives memberlist the same keys and the cluster label;
+// SetKeys rotates both while running.
 package node

@@ -4,6 +4,7 @@ import (
 	"github.com/rsbd/rsbd/fragmentation"
 	"github.com/rsbd/rsbd/group"
 	"github.com/rsbd/rsbd/node/engine"
+	"github.com/rsbd/rsbd/transport/datagram"
 )
 
 // newEngine makes the node's stream engine: its limits from the node's
@@ -20,6 +21,9 @@ func (n *Node) newEngine() (*engine.Engine, error) {
 		PublishQueueBytes: n.cfg.PublishQueueBytes,
 		ReceiveQueue:      n.cfg.ReceiveQueue,
 		ReceiveQueueBytes: n.cfg.ReceiveQueueBytes,
+	}
+	if n.guard != nil {
+		cfg.MaxDatagram -= datagram.SealOverhead // the seal fits in the datagram size
 	}
 	cfg.Assembly.Alloc = n.reasm.Get
 	cfg.Assembly.Room = fragmentation.Room{Head: reasmHead, Tail: reasmTail}

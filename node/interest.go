@@ -208,6 +208,9 @@ func (n *Node) memberLoop() {
 				inst := ev.Member.Instance
 				n.log.Info("peer gone", "name", ev.Member.Name, "kind", ev.Kind.String())
 				n.eng.Forget(inst)
+				if n.guard != nil {
+					n.guard.Forget(ev.Member.Name, inst)
+				}
 			}
 		}
 	}

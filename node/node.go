@@ -49,6 +49,7 @@ type Node struct {
 	reasm    fragmentation.ReassemblyPool // reassembly buffers back from borrowed deliveries
 	slabs    fragmentation.RecordSlabs    // the records of small events published here
 	ep       *transport.Endpoint
+	guard    *transport.Guard // nil without keys
 	mem      *membership.Membership
 	sock     *rsbsocket.Server
 	sockLn   net.Listener // TCP; nil when SocketAddr is "off"
@@ -153,19 +154,23 @@ func (n *Node) openTransport() error {
 	if tc.Logger == nil {
 		tc.Logger = n.log
 	}
+	if err := n.newGuard(); err != nil {
+		return err
+	}
+	h := n.guardHandler(n.onPackets)
 	if n.cfg.NewConn == nil {
-		ep, err := transport.Open(tc, n.onPackets)
+		ep, err := transport.Open(tc, h)
 		if err != nil {
 			return fmt.Errorf("node: transport: %w", err)
 		}
-		n.ep, n.conn = ep, ep
+		n.ep, n.conn = ep, n.guardConn(ep)
 		return nil
 	}
-	c, err := n.cfg.NewConn(tc, n.onPackets)
+	c, err := n.cfg.NewConn(tc, h)
 	if err != nil {
 		return fmt.Errorf("node: transport: %w", err)
 	}
-	n.conn = c
+	n.conn = n.guardConn(c)
 	n.ep, _ = c.(*transport.Endpoint)
 	return nil
 }
@@ -206,6 +211,7 @@ func (n *Node) openMembership() error {
 	}
 	mc.Local = mc.Local || n.cfg.LocalProfile
 	mc.Group = n.cfg.Group
+	n.sealMembership(&mc)
 	if mc.Logger == nil {
 		mc.Logger = n.log
 	}
@@ -214,6 +220,9 @@ func (n *Node) openMembership() error {
 		return fmt.Errorf("node: membership: %w", err)
 	}
 	n.interest = n.mem.Interest
+	if n.guard != nil {
+		n.guard.SetSenders(n.mem.Sender)
+	}
 	return nil
 }
 

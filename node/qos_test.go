@@ -79,8 +79,16 @@ func warmUp(t *testing.T, a *Node, got *collector) int {
 // publishSeq publishes an event on /q/ whose payload is its sequence number.
 func publishSeq(t *testing.T, n *Node, seq uint32) {
 	t.Helper()
+	publishSeqData(t, n, seq, nil)
+}
+
+// publishSeqData publishes an event on /q/ whose payload is its sequence
+// number followed by extra, padded to 200 bytes.
+func publishSeqData(t *testing.T, n *Node, seq uint32, extra []byte) {
+	t.Helper()
 	data := binary.BigEndian.AppendUint32(make([]byte, 0, 200), seq)
-	data = data[:200]
+	data = append(data, extra...)
+	data = data[:max(200, len(data))]
 	ev := &notification.Event{Scope: scope.MustParse("/q/"), WireSchema: "bytes", Data: data,
 		ID: notification.EventID{SenderID: [16]byte{9}, SequenceNumber: seq}}
 	if err := n.Publish(context.Background(), ev); err != nil {

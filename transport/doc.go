@@ -20,6 +20,14 @@
 // the granted sizes logged and reported in Stats, with every drop counted
 // by reason, including the kernel's receive buffer overflows.
 //
+// A Guard seals the data plane around any Conn and Handler: what the
+// wrapped Conn sends is sealed (datagram.Sealer, with this run's epoch and
+// a counter), and the wrapped Handler sees only datagrams that are sealed
+// with a key of the ring, authentic, from an instance a cluster member
+// runs, and not replayed (datagram.Replay); the others are dropped and
+// counted by reason in GuardStats. Its keyring can be replaced while
+// running.
+//
 // The fault-injecting in-memory network in internal/faultnet implements
 // the same Conn for tests.
 package transport

@@ -117,33 +117,42 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 		log.Error("cannot start", "err", err)
 		return exitFailure
 	}
+	defer watchKeys(nd, s.keyFile, log)()
 	var gw *gateway
 	if s.gatewayAddr != "" {
-		if gw, err = startGateway(nd, s.gatewayAddr, s.gatewaySec, s.gatewayHooks, log, reg); err != nil {
+		if gw, err = startGateway(nd, s.gatewayAddr, s.gatewaySec, s.gatewayHooks, s.gatewayAgents, log, reg); err != nil {
 			log.Error("cannot serve the gateway", "addr", s.gatewayAddr, "err", err)
 			nd.Close()
+			return exitFailure
+		}
+	}
+	var mm *meshListener
+	if s.meshAddr != "" {
+		if mm, err = startMeshListener(nd, s.meshAddr, s.gatewaySec, log, reg); err != nil {
+			log.Error("cannot serve the meshmessage listener", "addr", s.meshAddr, "err", err)
+			closeAll(nd, nil, gw, log)
 			return exitFailure
 		}
 	}
 	view, err := startDaemonView(nd, s.webAddr, log)
 	if err != nil {
 		log.Error("cannot start the daemon's introspection", "web", s.webAddr, "err", err)
-		closeAll(nd, nil, gw, log)
+		closeAll(nd, nil, gw, log, mm)
 		return exitFailure
 	}
 	// From here on closeAll closes the daemon's introspection first.
-	closeAll := func(nd *node.Node, ms *metrics.Server, gw *gateway, log *slog.Logger) error {
+	closeAll := func(nd *node.Node, ms *metrics.Server, gw *gateway, log *slog.Logger, mm ...*meshListener) error {
 		ctx, cancel := context.WithTimeout(context.Background(), webCloseTimeout)
 		view.close(ctx)
 		cancel()
-		return closeAll(nd, ms, gw, log)
+		return closeAll(nd, ms, gw, log, mm...)
 	}
 	var stopping atomic.Bool
 	ready := func() error {
 		if stopping.Load() {
 			return errShuttingDown
 		}
-		if err := gw.ready(); err != nil {
+		if err := errors.Join(gw.ready(), mm.ready()); err != nil {
 			return err
 		}
 		return nd.Ready()
@@ -153,16 +162,19 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 		ms = metrics.NewServer(metrics.NewHandler(reg, ready), log)
 		if err := ms.Start(s.metricsAddr); err != nil {
 			log.Error("cannot serve metrics", "addr", s.metricsAddr, "err", err)
-			closeAll(nd, nil, gw, log)
+			closeAll(nd, nil, gw, log, mm)
 			return exitFailure
 		}
 	}
 	info := readyInfoOf(nd, ms, gw)
+	if mm != nil {
+		info.MeshMessage = mm.Addr().String()
+	}
 	info.Web = view.webAddr()
 	if s.readyFile != "" {
 		if err := writeReadyFile(s.readyFile, info); err != nil {
 			log.Error("cannot write ready file", "path", s.readyFile, "err", err)
-			closeAll(nd, ms, gw, log)
+			closeAll(nd, ms, gw, log, mm)
 			return exitFailure
 		}
 		defer os.Remove(s.readyFile)
@@ -172,7 +184,7 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 	sig := <-signals
 	log.Info("shutting down", "signal", sig.String())
 	stopping.Store(true)
-	return shutdown(log, func() error { return closeAll(nd, ms, gw, log) }, signals, shutdownTimeout)
+	return shutdown(log, func() error { return closeAll(nd, ms, gw, log, mm) }, signals, shutdownTimeout)
 }
 
 // startGCFloor puts the heap floor of --gc-floor in force, unless it is
@@ -200,10 +212,18 @@ func startGCFloor(floorMiB int, log *slog.Logger) func() {
 	return stop
 }
 
-// closeAll closes the gateway (nil: none), the node (socket clients,
-// reliable flush, leaving the cluster), then the HTTP endpoints, so /readyz
+// closeAll closes the gateway listeners (nil: none; a meshmessage one
+// says SERVER_GOODBYE to its clients), the node (socket clients, reliable
+// flush, leaving the cluster), then the HTTP endpoints, so /readyz
 // answers 503 meanwhile.
-func closeAll(nd *node.Node, ms *metrics.Server, gw *gateway, log *slog.Logger) error {
+func closeAll(nd *node.Node, ms *metrics.Server, gw *gateway, log *slog.Logger, mm ...*meshListener) error {
+	for _, m := range mm {
+		ctx, cancel := context.WithTimeout(context.Background(), gatewayCloseTimeout)
+		if err := m.close(ctx); err != nil {
+			log.Warn("meshmessage listener closed with errors", "err", err)
+		}
+		cancel()
+	}
 	if gw != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), gatewayCloseTimeout)
 		if err := gw.close(ctx); err != nil {
@@ -259,6 +279,8 @@ type readyInfo struct {
 	Metrics    string `json:"metrics,omitempty"`
 	// Gateway is the CloudEvents gateway's HTTP address, if it serves.
 	Gateway string `json:"gateway,omitempty"`
+	// MeshMessage is the meshmessage listener's TCP address, if it serves.
+	MeshMessage string `json:"meshmessage,omitempty"`
 	// Web is the introspection page's HTTP address, if it serves.
 	Web string `json:"web,omitempty"`
 }

@@ -43,10 +43,16 @@
 // it over HTTPS (--gateway-client-ca also requires client certificates),
 // --gateway-token-file requires bearer tokens limited to scope prefixes;
 // SIGHUP reloads the certificate, key, client CA and tokens, keeping the
-// old ones when the new fail to load. Each [rsbd.gateway.webhook.NAME]
+// old ones when the new fail to load. --key-file seals the data plane and
+// the gossip with the keys of a file of mode 600 or stricter (keys.go),
+// also reloaded on SIGHUP; without it the daemon warns once at start that
+// the data plane is open. Each [rsbd.gateway.webhook.NAME]
 // section (keys scope, url, filter, deadletter, validate) is a webhook the
-// gateway starts with; an invalid one is a configuration error. The daemon
-// takes part in RSB introspection through a Bus embedded in the node: it is
+// gateway starts with; an invalid one is a configuration error. With
+// --gateway-meshmessage (off by default) the daemon serves EventMesh TCP
+// clients (package mesh/meshmessage) on its own TCP address, with the
+// gateway's TLS and token file, and says SERVER_GOODBYE to each on
+// shutdown. The daemon takes part in RSB introspection through a Bus embedded in the node: it is
 // a process with a listener on /__rsb/rsbd/daemons/ that answers daemon
 // surveys (package introspection) with its peers, listening scopes, traffic
 // and drops; with --web-addr (off by default) it serves the introspection

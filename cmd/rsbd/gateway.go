@@ -31,12 +31,15 @@ type gateway struct {
 	stopHUP func()
 	// failed holds the error that ended the HTTP server, if one did.
 	failed atomic.Pointer[error]
+	// closeAgents closes the A2A and streamed-call handlers
+	// (gatewayagents.go).
+	closeAgents func() error
 }
 
 // startGateway serves the CloudEvents gateway on addr, with the TLS and
 // tokens of sec and the webhooks of hooks, and registers its metrics with
 // reg.
-func startGateway(nd *node.Node, addr string, sec gatewaySecurity, hooks []namedWebhook, log *slog.Logger, reg prometheus.Registerer) (*gateway, error) {
+func startGateway(nd *node.Node, addr string, sec gatewaySecurity, hooks []namedWebhook, agents gatewayAgents, log *slog.Logger, reg prometheus.Registerer) (*gateway, error) {
 	bus, err := client.EmbeddedConfig(nd, client.Config{Logger: log})
 	if err != nil {
 		return nil, err
@@ -71,13 +74,20 @@ func startGateway(nd *node.Node, addr string, sec gatewaySecurity, hooks []named
 			ln.Close()
 		}
 	}
+	var handler http.Handler
+	var closeAgents func() error
+	if err == nil {
+		if handler, closeAgents, err = mountAgents(bus, gw, agents, log, reg); err != nil {
+			ln.Close()
+		}
+	}
 	if err != nil {
 		_ = gw.Close()
 		_ = bus.Close()
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	g := &gateway{bus: bus, gw: gw, ln: ln, stopHUP: secrets.watchHUP(),
-		srv: &http.Server{Handler: gw, ReadHeaderTimeout: gatewayHeaderTimeout, TLSConfig: tc, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}}
+	g := &gateway{bus: bus, gw: gw, ln: ln, stopHUP: secrets.watchHUP(), closeAgents: closeAgents,
+		srv: &http.Server{Handler: handler, ReadHeaderTimeout: gatewayHeaderTimeout, TLSConfig: tc, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}}
 	go func() {
 		serve := g.srv.Serve
 		if tc != nil {
@@ -110,42 +120,38 @@ func (g *gateway) Addr() net.Addr { return g.ln.Addr() }
 // requests in progress until ctx ends) and closes the gateway's Bus.
 func (g *gateway) close(ctx context.Context) error {
 	g.stopHUP()
-	err := g.gw.Close()
+	err := errors.Join(g.closeAgents(), g.gw.Close())
 	err = errors.Join(err, g.srv.Shutdown(ctx))
 	return errors.Join(err, g.bus.Close())
 }
 
-// gatewayCollector exports the gateway's counters as rsbd_gateway_*
-// metrics, every label from a fixed set.
+// gatewayCollector exports the CloudEvents gateway's counters: the shared
+// rsbd_gateway_* families (meshCollector) and its webhooks ended, each
+// labelled protocol="cloudevents".
 func gatewayCollector(gw *cloudevents.Gateway) prometheus.Collector {
 	type st = cloudevents.Stats
-	ms := []metrics.SnapshotMetric[st]{
-		{Name: "rsbd_gateway_published_events_total", Help: "Events the gateway published to the bus.",
-			Type: prometheus.CounterValue, Value: func(s st) float64 { return float64(s.Published) }},
-		{Name: "rsbd_gateway_delivered_events_total", Help: "Events the gateway wrote to SSE and WebSocket subscribers.",
-			Type: prometheus.CounterValue, Value: func(s st) float64 { return float64(s.Delivered) }},
-		{Name: "rsbd_gateway_subscribers", Help: "SSE and WebSocket subscriptions open.",
-			Type: prometheus.GaugeValue, Value: func(s st) float64 { return float64(s.Subscribers) }},
-	}
-	for reason, value := range map[string]func(st) float64{
-		"queue_full":   func(s st) float64 { return float64(s.Dropped) },
-		"unmappable":   func(s st) float64 { return float64(s.Unmappable) },
-		"expired":      func(s st) float64 { return float64(s.Expired) },
-		"poll_expired": func(s st) float64 { return float64(s.PollExpired) },
-	} {
-		ms = append(ms, metrics.SnapshotMetric[st]{Name: "rsbd_gateway_dropped_events_total",
-			Help: "Events the gateway did not deliver or publish, by reason.", Type: prometheus.CounterValue,
-			Labels: prometheus.Labels{"reason": reason}, Value: value})
-	}
-	for _, reason := range cloudevents.RejectReasons() {
-		ms = append(ms, metrics.SnapshotMetric[st]{Name: "rsbd_gateway_rejected_total",
-			Help: "Requests and WebSocket messages the gateway refused, by reason.", Type: prometheus.CounterValue,
-			Labels: prometheus.Labels{"reason": reason}, Value: func(s st) float64 { return float64(s.Rejected[reason]) }})
-	}
+	var ms []metrics.SnapshotMetric[st]
 	for _, reason := range cloudevents.WebhookEndReasons() {
 		ms = append(ms, metrics.SnapshotMetric[st]{Name: "rsbd_gateway_webhooks_ended_total",
 			Help: "Webhooks their target ended (410, or a refused or unanswered validation handshake), by reason.", Type: prometheus.CounterValue,
-			Labels: prometheus.Labels{"reason": reason}, Value: func(s st) float64 { return float64(s.WebhooksEnded[reason]) }})
+			Labels: prometheus.Labels{"protocol": cloudevents.Protocol, "reason": reason}, Value: func(s st) float64 { return float64(s.WebhooksEnded[reason]) }})
 	}
-	return metrics.NewSnapshotCollector(gw.Stats, ms...)
+	return collectors{meshCollector(gw.Counters()), metrics.NewSnapshotCollector(gw.Stats, ms...)}
+}
+
+// collectors is one collector made of several.
+type collectors []prometheus.Collector
+
+// Describe implements prometheus.Collector.
+func (cs collectors) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range cs {
+		c.Describe(ch)
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (cs collectors) Collect(ch chan<- prometheus.Metric) {
+	for _, c := range cs {
+		c.Collect(ch)
+	}
 }

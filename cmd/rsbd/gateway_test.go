@@ -92,8 +92,8 @@ func TestGatewayServes(t *testing.T) {
 	}
 	text, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, want := range []string{"rsbd_gateway_published_events_total ", "rsbd_gateway_subscribers 1",
-		`rsbd_gateway_rejected_total{reason="malformed"} 0`, `rsbd_gateway_dropped_events_total{reason="queue_full"} 0`} {
+	for _, want := range []string{`rsbd_gateway_published_events_total{protocol="cloudevents"} `, `rsbd_gateway_subscribers{protocol="cloudevents"} 1`,
+		`rsbd_gateway_rejected_total{protocol="cloudevents",reason="malformed"} 0`, `rsbd_gateway_dropped_events_total{protocol="cloudevents",reason="queue_full"} 0`} {
 		if !strings.Contains(string(text), want) {
 			t.Errorf("/metrics lacks %q", want)
 		}

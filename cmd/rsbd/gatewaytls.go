@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/rsbd/rsbd/mesh"
 	"github.com/rsbd/rsbd/mesh/cloudevents"
 )
 
@@ -79,15 +80,21 @@ func (r *reader) gatewaySecurity() gatewaySecurity {
 // loaded from their files; reload loads them again (on SIGHUP).
 type gatewaySecrets struct {
 	sec      gatewaySecurity
-	gw       *cloudevents.Gateway
+	gw       tokenSetter
 	log      *slog.Logger
 	cert     atomic.Pointer[tls.Certificate]
 	clientCA atomic.Pointer[x509.CertPool]
 }
 
+// tokenSetter is a gateway listener taking the tokens of the token file:
+// the CloudEvents gateway, the meshmessage listener.
+type tokenSetter interface {
+	SetTokens(tokens []mesh.Token) error
+}
+
 // loadSecrets loads the certificate, the client CA and the tokens sec
-// names into gw; an error means the gateway cannot start.
-func loadSecrets(sec gatewaySecurity, gw *cloudevents.Gateway, log *slog.Logger) (*gatewaySecrets, error) {
+// names into gw; an error means the listener cannot start.
+func loadSecrets(sec gatewaySecurity, gw tokenSetter, log *slog.Logger) (*gatewaySecrets, error) {
 	s := &gatewaySecrets{sec: sec, gw: gw, log: log}
 	if err := errors.Join(s.loadCert(), s.loadClientCA(), s.loadTokens()); err != nil {
 		return nil, err

@@ -91,7 +91,7 @@ func TestGatewayTLSCurl(t *testing.T) {
 	}
 	defer func() { _ = sse.Process.Kill(); _ = sse.Wait() }()
 	testutil.WaitFor(t, curlTimeout, "the SSE subscriber", func() bool {
-		return strings.Contains(metricsText(t, d), "rsbd_gateway_subscribers 1")
+		return strings.Contains(metricsText(t, d), `rsbd_gateway_subscribers{protocol="cloudevents"} 1`)
 	})
 
 	for _, c := range []struct {
@@ -122,7 +122,7 @@ func TestGatewayTLSCurl(t *testing.T) {
 		break
 	}
 	m := metricsText(t, d)
-	for _, want := range []string{`rsbd_gateway_rejected_total{reason="forbidden"} 2`, `rsbd_gateway_rejected_total{reason="unauthorized"} 1`} {
+	for _, want := range []string{`rsbd_gateway_rejected_total{protocol="cloudevents",reason="forbidden"} 2`, `rsbd_gateway_rejected_total{protocol="cloudevents",reason="unauthorized"} 1`} {
 		if !strings.Contains(m, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}

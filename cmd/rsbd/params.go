@@ -37,6 +37,10 @@ const (
 	// must not have: like an ssh key, its secrets are for its owner alone.
 	tokenFileForbiddenMode = 0o077
 
+	// keyFileForbiddenMode are the permission bits a key file (--key-file)
+	// must not have: its keys are for its owner alone.
+	keyFileForbiddenMode = 0o077
+
 	// cpuLatencyDevice is the kernel's PM QoS interface for the CPU wake-up
 	// latency: a request lasts while its file stays open.
 	cpuLatencyDevice = "/dev/cpu_dma_latency"

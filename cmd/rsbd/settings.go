@@ -30,11 +30,16 @@ type settings struct {
 	gatewaySec  gatewaySecurity
 	// gatewayHooks are the webhooks the gateway starts with.
 	gatewayHooks []namedWebhook
+	meshAddr     string // empty: no meshmessage listener
 	readyFile    string // empty: no ready file
+	keyFile      string // empty: the data plane is open
 	cpuLatency   int    // µs of the PM QoS request to hold; -1: none
 	gcFloorMiB   int    // heap floor; 0: none (Go's own policy)
 	logLevel     slog.Level
 	logFormat    string // logAuto, logText or logJSON
+
+	// gatewayAgents says whether the gateway serves A2A and streamed calls.
+	gatewayAgents gatewayAgents
 }
 
 // loadConfig builds the configuration tree: the built-in defaults of every
@@ -124,7 +129,10 @@ func parseSettings(c *config.Config) (settings, error) {
 	s.webAddr = r.hostPort(keyWebAddr, true)
 	s.gatewaySec = r.gatewaySecurity()
 	s.gatewayHooks = r.gatewayWebhooks(s.gatewayAddr)
+	s.meshAddr = r.hostPort(keyGatewayMeshMessage, true)
+	s.gatewayAgents = r.gatewayAgents()
 	s.readyFile = c.String(keyReadyFile, "")
+	s.keyFile = c.String(keyKeyFile, "")
 	s.cpuLatency = r.cpuLatency()
 	s.gcFloorMiB = r.gcFloor()
 	if err := s.logLevel.UnmarshalText([]byte(c.String(keyLogLevel, "info"))); err != nil {
@@ -173,6 +181,7 @@ func (r *reader) nodeConfig() node.Config {
 		nc.Transport.SpinWait = -1 // 0 on the command line: never poll
 	}
 	r.qos(&nc)
+	r.keys(&nc)
 	rc := &nc.Streams.Receivers.Receiver
 	rc.NackTries = r.intRange(keyNackTries, 1, qos.MaxNackTries)
 	if rc.GiveUpAfter = r.duration(keyNackGiveUp, qos.DefaultGiveUpAfter); rc.GiveUpAfter <= 0 {

@@ -52,6 +52,11 @@ type Config struct {
 	Local bool
 	// SecretKey (16, 24 or 32 bytes) turns on AES-GCM encryption of gossip.
 	SecretKey []byte
+	// Keys (16, 24 or 32 bytes each), if any, are the gossip keyring
+	// instead of SecretKey: the first encrypts, all decrypt, and
+	// Membership.SetKeys replaces them while running. Unencrypted gossip
+	// is then refused in both directions.
+	Keys [][]byte
 	// Label, if set, is prefixed to every gossip packet and stream; nodes with
 	// different labels ignore each other. At most 255 bytes.
 	Label string
@@ -148,6 +153,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: AdvertisePort %d", ErrConfig, c.AdvertisePort)
 	case len(c.SecretKey) != 0 && len(c.SecretKey) != 16 && len(c.SecretKey) != 24 && len(c.SecretKey) != 32:
 		return fmt.Errorf("%w: SecretKey must be 16, 24 or 32 bytes, not %d", ErrConfig, len(c.SecretKey))
+	case len(c.Keys) != 0 && len(c.SecretKey) != 0:
+		return fmt.Errorf("%w: both SecretKey and Keys", ErrConfig)
 	case len(c.Label) > maxLabelLen:
 		return fmt.Errorf("%w: Label longer than %d bytes", ErrConfig, maxLabelLen)
 	case c.ProbeInterval < 0 || c.GossipInterval < 0 || c.PushPullInterval < 0 || c.DeadNodeReclaimTime < 0 ||

@@ -42,6 +42,12 @@
 // gets and confirms. The push loop leaves out the members PushLocal is
 // sending a state to.
 //
+// With Config.Keys, memberlist encrypts all gossip with that keyring and
+// refuses unencrypted gossip; SetKeys rotates the keys while running.
+// Sender names the member running a data-plane instance, from an index
+// rebuilt when members change: the data plane's check that a datagram
+// comes from the cluster.
+//
 // Interest returns the table read-only; it is what the publish path asks
 // whether any peer wants a group and, in unicast mode, which peers.
 //

@@ -102,6 +102,7 @@ func (m *Membership) onAlive(n *memberlist.Node) {
 	}
 	m.members[n.Name] = cur
 	m.numMembers.Store(int64(len(m.members)))
+	m.indexSendersLocked()
 	if st, ok := m.pending[n.Name]; ok && st.Instance == cur.Instance {
 		delete(m.pending, n.Name)
 		m.updateLocked(n.Name, st)
@@ -122,6 +123,7 @@ func (m *Membership) onGone(n *memberlist.Node) {
 	delete(m.members, n.Name)
 	delete(m.pending, n.Name)
 	m.numMembers.Store(int64(len(m.members)))
+	m.indexSendersLocked()
 	if old != nil {
 		m.interest.RemovePeer(n.Name)
 	}

@@ -70,6 +70,8 @@ type Membership struct {
 
 	mu         sync.Mutex // guards members and pending; taken before the Interest lock
 	members    map[string]*member
+	senders    atomic.Pointer[map[datagram.InstanceID]string] // instance -> name, rebuilt from members
+	keyring    *memberlist.Keyring                            // nil without keys
 	pending    map[string]group.PeerState
 	numMembers atomic.Int64
 
@@ -138,6 +140,13 @@ func New(cfg Config, local LocalState) (*Membership, error) {
 	mc := cfg.memberlistConfig()
 	mc.Delegate = (*delegate)(m)
 	mc.Events = (*eventDelegate)(m)
+	if m.keyring, err = newKeyring(cfg.Keys); err != nil {
+		return nil, err
+	}
+	if m.keyring != nil {
+		mc.Keyring = m.keyring
+		mc.GossipVerifyIncoming, mc.GossipVerifyOutgoing = true, true
+	}
 	mc.Conflict = (*eventDelegate)(m)
 	m.queue = &memberlist.TransmitLimitedQueue{
 		NumNodes:       func() int { return int(m.numMembers.Load()) + 1 },

@@ -30,6 +30,9 @@ type ReadyInfo struct {
 	// Gateway is the CloudEvents gateway's HTTP host:port; "" when it is
 	// off.
 	Gateway string `json:"gateway,omitempty"`
+	// MeshMessage is the meshmessage listener's TCP host:port; "" when it
+	// is off.
+	MeshMessage string `json:"meshmessage,omitempty"`
 	// Web is the introspection page's host:port (--web-addr); "" when it
 	// is off.
 	Web string `json:"web,omitempty"`

@@ -2,13 +2,12 @@ package cloudevents
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
+	"github.com/rsbd/rsbd/mesh"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -22,96 +21,20 @@ var (
 	ErrForbidden = errors.New("cloudevents: scope not allowed for this token")
 )
 
-// Token is a bearer token and the scopes it may use. A token may publish
-// on a scope within one of its Publish prefixes, and subscribe to a scope
-// within one of its Subscribe prefixes: a subscription must lie within an
-// allowed prefix as a whole, so a token limited to /robot/arm/ may not
-// subscribe to /robot/ even though some of /robot/'s events would be
-// allowed.
-type Token struct {
-	// Value is the token as clients send it; not empty, no white space.
-	Value string
-	// Publish lists the scopes under which the token may publish.
-	Publish []string
-	// Subscribe lists the scopes under which the token may subscribe.
-	Subscribe []string
-}
+// Token is a bearer token and the scopes it may use (see mesh.Token),
+// shared by every gateway listener.
+type Token = mesh.Token
 
-// grant is a token as the gateway checks it: its digest and its prefixes
-// parsed.
-type grant struct {
-	digest   [sha256.Size]byte
-	pub, sub []scope.Scope
-}
+// grant is a token as the gateway checks it; nil: no tokens configured.
+type grant = mesh.Grant
 
-// tokenSet is the gateway's tokens; empty means no authentication.
-type tokenSet []grant
-
-// parseTokens checks tokens and returns them as grants.
-func parseTokens(tokens []Token) (tokenSet, error) {
-	out := make(tokenSet, 0, len(tokens))
-	seen := map[[sha256.Size]byte]bool{}
-	for i, t := range tokens {
-		if t.Value == "" || strings.ContainsFunc(t.Value, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
-			return nil, fmt.Errorf("%w: token %d is empty or has white space or control characters", ErrConfig, i)
-		}
-		g := grant{digest: sha256.Sum256([]byte(t.Value))}
-		if seen[g.digest] {
-			return nil, fmt.Errorf("%w: token %d is configured twice", ErrConfig, i)
-		}
-		seen[g.digest] = true
-		var err error
-		if g.pub, err = parsePrefixes(t.Publish); err == nil {
-			g.sub, err = parsePrefixes(t.Subscribe)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: token %d: %v", ErrConfig, i, err)
-		}
-		out = append(out, g)
+// parseTokens checks tokens and returns them as a set.
+func parseTokens(tokens []Token) (*mesh.Tokens, error) {
+	ts, err := mesh.ParseTokens(tokens)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	return out, nil
-}
-
-// parsePrefixes parses scope prefixes.
-func parsePrefixes(ps []string) ([]scope.Scope, error) {
-	out := make([]scope.Scope, 0, len(ps))
-	for _, p := range ps {
-		sc, err := scope.Parse(p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sc)
-	}
-	return out, nil
-}
-
-// lookup returns the grant of the token presented, nil for none. Every
-// token's digest is compared, in constant time and without stopping at a
-// match, so the time taken tells nothing about which token, or how much
-// of one, matched; comparing digests makes every comparison the same
-// length whatever the lengths of the tokens.
-func (ts tokenSet) lookup(presented string) *grant {
-	d := sha256.Sum256([]byte(presented))
-	found := -1
-	for i := range ts {
-		if subtle.ConstantTimeCompare(d[:], ts[i].digest[:]) == 1 {
-			found = i
-		}
-	}
-	if found < 0 {
-		return nil
-	}
-	return &ts[found]
-}
-
-// within reports whether sc lies within one of prefixes.
-func within(sc scope.Scope, prefixes []scope.Scope) bool {
-	for _, p := range prefixes {
-		if p.Contains(sc) {
-			return true
-		}
-	}
-	return false
+	return ts, nil
 }
 
 // SetTokens replaces the gateway's tokens, for requests from then on; an
@@ -122,7 +45,7 @@ func (g *Gateway) SetTokens(tokens []Token) error {
 	if err != nil {
 		return err
 	}
-	g.tokens.Store(&ts)
+	g.tokens.Store(ts)
 	return nil
 }
 
@@ -149,24 +72,24 @@ func presentedToken(r *http.Request) (string, bool) {
 // on sc; it replies and counts a refusal and returns nil, or returns the
 // request to serve (carrying the grant for the messages of a WebSocket).
 func (g *Gateway) authorize(w http.ResponseWriter, r *http.Request, sc scope.Scope) *http.Request {
-	ts := *g.tokens.Load()
-	if len(ts) == 0 {
+	ts := g.tokens.Load()
+	if !ts.Required() {
 		return r
 	}
 	var gr *grant
 	if tok, ok := presentedToken(r); ok {
-		gr = ts.lookup(tok)
+		gr = ts.Lookup(tok)
 	}
 	if gr == nil {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="rsbd"`)
 		g.fail(w, http.StatusUnauthorized, reasonNoToken, ErrUnauthorized.Error())
 		return nil
 	}
-	allowed := gr.sub
+	allowed := gr.MaySubscribe(sc)
 	if r.Method == http.MethodPost {
-		allowed = gr.pub
+		allowed = gr.MayPublish(sc)
 	}
-	if !within(sc, allowed) {
+	if !allowed {
 		g.fail(w, http.StatusForbidden, reasonForbidden, fmt.Sprintf("%v: %s", ErrForbidden, sc))
 		return nil
 	}
@@ -182,13 +105,13 @@ func (g *Gateway) authorize(w http.ResponseWriter, r *http.Request, sc scope.Sco
 // subscribes on its scope and publishes on its dead-letter scope, so
 // createWebhook checks those against the grant's prefixes (webhookAllowed).
 func (g *Gateway) adminGrant(w http.ResponseWriter, r *http.Request) (*grant, bool) {
-	ts := *g.tokens.Load()
-	if len(ts) == 0 {
+	ts := g.tokens.Load()
+	if !ts.Required() {
 		return nil, true
 	}
 	var gr *grant
 	if tok, ok := presentedToken(r); ok {
-		gr = ts.lookup(tok)
+		gr = ts.Lookup(tok)
 	}
 	if gr == nil {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="rsbd"`)
@@ -203,10 +126,7 @@ func (g *Gateway) adminGrant(w http.ResponseWriter, r *http.Request) (*grant, bo
 // (the zero scope: none): it subscribes on the one and publishes on the
 // other.
 func webhookAllowed(gr *grant, sc, deadLetter scope.Scope, hasDeadLetter bool) bool {
-	if gr == nil {
-		return true
-	}
-	return within(sc, gr.sub) && (!hasDeadLetter || within(deadLetter, gr.pub))
+	return gr.MaySubscribe(sc) && (!hasDeadLetter || gr.MayPublish(deadLetter))
 }
 
 // grantKey is the context key of a subscription's grant.
@@ -216,7 +136,7 @@ type grantKey struct{}
 // not publish there; requests without a grant in ctx were checked before.
 func checkPublish(ctx context.Context, sc scope.Scope) error {
 	gr, _ := ctx.Value(grantKey{}).(*grant)
-	if gr == nil || within(sc, gr.pub) {
+	if gr.MayPublish(sc) {
 		return nil
 	}
 	return fmt.Errorf("%w: %s", ErrForbidden, sc)

@@ -171,23 +171,3 @@ func TestTokenWebSocketQuery(t *testing.T) {
 		t.Errorf("POST with query token: %d", resp.StatusCode)
 	}
 }
-
-// lookup finds a token among tokens of other lengths by its digest, and
-// neither a prefix nor an extension of a token.
-func TestTokenLookup(t *testing.T) {
-	ts, err := parseTokens([]Token{{Value: "short"}, {Value: strings.Repeat("long", 64), Publish: []string{"/l/"}}, {Value: "mid-length"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if gr := ts.lookup(strings.Repeat("long", 64)); gr != &ts[1] || len(gr.pub) != 1 {
-		t.Errorf("long token: %v", gr)
-	}
-	if gr := ts.lookup("short"); gr != &ts[0] {
-		t.Errorf("short token: %v", gr)
-	}
-	for _, bad := range []string{"", "shor", "shortt", "mid-length ", strings.Repeat("long", 63)} {
-		if gr := ts.lookup(bad); gr != nil {
-			t.Errorf("%q matched", bad)
-		}
-	}
-}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rsbd/rsbd/client"
+	"github.com/rsbd/rsbd/mesh"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -27,7 +28,7 @@ type Gateway struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	// tokens are the bearer tokens requests need; none: no check.
-	tokens atomic.Pointer[tokenSet]
+	tokens atomic.Pointer[mesh.Tokens]
 	// subs counts the subscriptions being served, for Close to wait on.
 	subs sync.WaitGroup
 	st   counters
@@ -50,6 +51,7 @@ func New(bus *client.Bus, cfg Config) (*Gateway, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &Gateway{bus: bus, cfg: cfg, log: cfg.Logger, inf: inf, ctx: ctx, cancel: cancel}
+	g.st.m = newMeshCounters()
 	if err := g.SetTokens(cfg.Tokens); err != nil {
 		cancel()
 		_ = inf.Close()
@@ -110,7 +112,7 @@ func isUpgrade(r *http.Request) bool {
 
 // fail replies status with a JSON error message and counts the refusal.
 func (g *Gateway) fail(w http.ResponseWriter, status int, why reason, msg string) {
-	g.st.rejected[why].Add(1)
+	g.reject(why)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	b, _ := json.Marshal(struct {
@@ -167,18 +169,41 @@ func RejectReasons() []string {
 	return out
 }
 
-// counters are the gateway's statistics.
+// Drop reasons of the gateway's mesh.Counters.
+const (
+	dropQueueFull   = "queue_full"   // a subscriber's queue was full
+	dropUnmappable  = "unmappable"   // no CloudEvent can carry the event
+	dropExpired     = "expired"      // past its time to live
+	dropPollExpired = "poll_expired" // held by a long-poll cursor that expired
+)
+
+// counters are the gateway's statistics: the shared ones of every
+// listener in m, the gateway's own beside them.
 type counters struct {
-	published, delivered, dropped, unmappable, expired, subscribers atomic.Int64
-	pollExpired                                                     atomic.Int64
-	// listening counts the subscriptions whose handler is in place: a
-	// subscription counts in subscribers (the bound) from its request on,
-	// and in listening only once an event published then reaches it.
-	listening atomic.Int64
-	rejected  [numReasons]atomic.Int64
+	m *mesh.Counters
+	// subscribers counts the subscriptions from their request on, for the
+	// MaxSubscribers bound; m counts them only once their handler is in
+	// place, so that an event published then reaches them.
+	subscribers atomic.Int64
 	// webhooksEnded counts the webhooks their target ended, by reason.
 	webhooksEnded [numEndReasons]atomic.Int64
 }
+
+// newMeshCounters returns zeroed shared counters with the gateway's
+// reason sets.
+func newMeshCounters() *mesh.Counters {
+	return mesh.NewCounters(Protocol, mesh.Reasons{
+		Dropped:  []string{dropQueueFull, dropUnmappable, dropExpired, dropPollExpired},
+		Rejected: RejectReasons(),
+	})
+}
+
+// reject counts a refusal for why.
+func (g *Gateway) reject(why reason) { g.st.m.Reject(why.String()) }
+
+// Counters returns the gateway's counters in the shape every listener
+// shares, for the daemon's rsbd_gateway_* metrics.
+func (g *Gateway) Counters() *mesh.Counters { return g.st.m }
 
 // Stats counts what a Gateway did.
 type Stats struct {
@@ -214,11 +239,11 @@ type Stats struct {
 
 // Stats returns the gateway's counters.
 func (g *Gateway) Stats() Stats {
+	m := g.st.m.Stats()
 	s := Stats{
-		Published: g.st.published.Load(), Subscribers: g.st.listening.Load(),
-		Delivered: g.st.delivered.Load(), Dropped: g.st.dropped.Load(),
-		Unmappable: g.st.unmappable.Load(), Expired: g.st.expired.Load(),
-		PollExpired: g.st.pollExpired.Load(), Rejected: make(map[string]int64),
+		Published: m.Published, Subscribers: m.Subscribers, Delivered: m.Delivered,
+		Dropped: m.Dropped[dropQueueFull], Unmappable: m.Dropped[dropUnmappable], Expired: m.Dropped[dropExpired],
+		PollExpired: m.Dropped[dropPollExpired], Rejected: make(map[string]int64),
 		WebhooksEnded: make(map[string]int64),
 	}
 	for r := range numEndReasons {
@@ -226,9 +251,9 @@ func (g *Gateway) Stats() Stats {
 			s.WebhooksEnded[r.String()] = n
 		}
 	}
-	for r := range numReasons {
-		if n := g.st.rejected[r].Load(); n > 0 {
-			s.Rejected[r.String()] = n
+	for r, n := range m.Rejected {
+		if n > 0 {
+			s.Rejected[r] = n
 		}
 	}
 	return s

@@ -177,7 +177,7 @@ func (g *Gateway) retirePoller(p *poller) {
 	if p.pending != nil {
 		n++
 	}
-	g.st.pollExpired.Add(n)
+	g.st.m.AddDropped(dropPollExpired, n)
 }
 
 // pollBatch waits up to wait for p's first event and returns the JSON
@@ -196,7 +196,7 @@ func (g *Gateway) pollBatch(ctx context.Context, p *poller, wait time.Duration) 
 		}
 		batch = append(batch, o.json...)
 		n++
-		g.st.delivered.Add(1)
+		g.st.m.AddDelivered(1)
 		return true
 	}
 	if o := p.pending; o != nil {

@@ -200,14 +200,14 @@ func (g *Gateway) publishEvents(ctx context.Context, events []*cloudevent.Event,
 	ids := make([]accepted, len(evs))
 	for i, ev := range evs {
 		if ev == nil {
-			g.st.expired.Add(1)
+			g.st.m.AddDropped(dropExpired, 1)
 			ids[i] = accepted{ID: events[i].ID, Expired: true}
 			continue
 		}
 		if err := g.inf.PublishEvent(ctx, ev); err != nil {
 			return nil, fmt.Errorf("publishing event %d: %w", i, err)
 		}
-		g.st.published.Add(1)
+		g.st.m.AddPublished(1)
 		ids[i] = accepted{ID: events[i].ID, RSBID: ev.ID.String()}
 	}
 	return ids, nil

@@ -81,11 +81,11 @@ func (g *Gateway) subscribe(sc scope.Scope, flt filter.Filter, f format) (*subsc
 	l.AddHandler(func(ev *client.Event) error {
 		ce, err := cloudevent.FromRSB(&ev.Event)
 		if err != nil {
-			g.st.unmappable.Add(1)
+			g.st.m.AddDropped(dropUnmappable, 1)
 			return nil
 		}
 		if expired, err := frame.EventExpired(ce, time.Now()); expired || err != nil {
-			g.st.expired.Add(1)
+			g.st.m.AddDropped(dropExpired, 1)
 			return nil
 		}
 		if !flt.Match(ce) {
@@ -93,24 +93,24 @@ func (g *Gateway) subscribe(sc scope.Scope, flt filter.Filter, f format) (*subsc
 		}
 		o, err := f.outgoing(ce)
 		if err != nil {
-			g.st.unmappable.Add(1)
+			g.st.m.AddDropped(dropUnmappable, 1)
 			return nil
 		}
 		if !s.offer(o, g.cfg.QueueBytes) {
-			g.st.dropped.Add(1)
+			g.st.m.AddDropped(dropQueueFull, 1)
 		}
 		return nil
 	})
 	s.l = l
 	g.subs.Add(1)
-	g.st.listening.Add(1)
+	g.st.m.AddSubscribers(1)
 	return s, nil
 }
 
 // close ends the subscription.
 func (g *Gateway) closeSubscription(s *subscription) {
 	_ = s.l.Close()
-	g.st.listening.Add(-1)
+	g.st.m.AddSubscribers(-1)
 	g.st.subscribers.Add(-1)
 	g.subs.Done()
 }
@@ -157,7 +157,7 @@ func (g *Gateway) serveSSE(w http.ResponseWriter, r *http.Request, sc scope.Scop
 			buf = append(buf, ":\n\n"...)
 		case o := <-s.q:
 			buf = f.appendSSE(buf, s.take(o))
-			g.st.delivered.Add(1)
+			g.st.m.AddDelivered(1)
 		}
 	}
 }

@@ -24,12 +24,12 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request, sc scop
 		OriginPatterns: g.cfg.OriginPatterns,
 	})
 	if err != nil {
-		g.st.rejected[reasonMalformed].Add(1)
+		g.reject(reasonMalformed)
 		return // Accept replied
 	}
 	defer c.CloseNow()
 	if c.Subprotocol() != Subprotocol {
-		g.st.rejected[reasonSubprotocol].Add(1)
+		g.reject(reasonSubprotocol)
 		_ = c.Close(websocket.StatusPolicyViolation, "subprotocol "+Subprotocol+" required")
 		return
 	}
@@ -37,7 +37,7 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request, sc scop
 	s, err := g.subscribe(sc, flt, f)
 	if err != nil {
 		_, why := classify(err)
-		g.st.rejected[why].Add(1)
+		g.reject(why)
 		_ = c.Close(websocket.StatusTryAgainLater, err.Error())
 		return
 	}
@@ -64,7 +64,7 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request, sc scop
 			if err != nil {
 				return
 			}
-			g.st.delivered.Add(1)
+			g.st.m.AddDelivered(1)
 		}
 	}
 }
@@ -85,7 +85,7 @@ func (g *Gateway) readWebSocket(ctx context.Context, cancel context.CancelFunc, 
 			return
 		}
 		if typ != websocket.MessageText {
-			g.st.rejected[reasonMalformed].Add(1)
+			g.reject(reasonMalformed)
 			continue
 		}
 		e, err := cloudevent.Unmarshal(msg)
@@ -94,7 +94,7 @@ func (g *Gateway) readWebSocket(ctx context.Context, cancel context.CancelFunc, 
 		}
 		if err != nil {
 			_, why := classify(err)
-			g.st.rejected[why].Add(1)
+			g.reject(why)
 			g.log.Debug("cloudevents: websocket message refused", "err", err)
 		}
 	}

@@ -51,3 +51,16 @@ const (
 	// ProtocolMeshMessage: the body is an EventMeshMessage in JSON.
 	ProtocolMeshMessage = "eventmeshmessage"
 )
+
+// Result codes of a response's header, the reference's OPStatus.
+const (
+	// CodeSuccess: the request succeeded.
+	CodeSuccess = 0
+	// CodeFail: the request failed; desc says why.
+	CodeFail = 1
+	// CodeACLFail: the client's token is missing or unknown, or does not
+	// allow the topic.
+	CodeACLFail = 2
+	// CodeOverload: the listener is at a bound; the client may retry.
+	CodeOverload = 3
+)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/rsbd/rsbd/mesh"
 )
 
 // ErrConfig: a Config field is out of range.
@@ -23,6 +25,16 @@ type Config struct {
 	WriteTimeout time.Duration
 	// MaxClients bounds the clients served at once; 0: DefaultMaxClients.
 	MaxClients int
+	// RequestTimeout bounds a request whose message sets no time to live;
+	// 0: DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// MaxRequests bounds each client's requests in flight per direction;
+	// 0: DefaultMaxRequests.
+	MaxRequests int
+	// Tokens, when not empty, are the bearer tokens clients must present
+	// in HELLO (UserAgent token, or password), each limited to scope
+	// prefixes; Server.SetTokens replaces them.
+	Tokens []mesh.Token
 	// Logger receives the listener's logs; nil: slog.Default().
 	Logger *slog.Logger
 }
@@ -41,6 +53,13 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: WriteTimeout %v", ErrConfig, c.WriteTimeout)
 	case c.MaxClients < 0:
 		return fmt.Errorf("%w: MaxClients %d", ErrConfig, c.MaxClients)
+	case c.RequestTimeout < 0 || c.RequestTimeout > MaxRequestTimeout:
+		return fmt.Errorf("%w: RequestTimeout %v outside 0..%v", ErrConfig, c.RequestTimeout, MaxRequestTimeout)
+	case c.MaxRequests < 0:
+		return fmt.Errorf("%w: MaxRequests %d", ErrConfig, c.MaxRequests)
+	}
+	if _, err := mesh.ParseTokens(c.Tokens); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return nil
 }
@@ -58,6 +77,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxClients == 0 {
 		c.MaxClients = DefaultMaxClients
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = DefaultRequestTimeout
+	}
+	if c.MaxRequests == 0 {
+		c.MaxRequests = DefaultMaxRequests
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -1,10 +1,9 @@
 package meshmessage
 
 import (
+	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"os"
@@ -13,77 +12,99 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/client"
-	"github.com/rsbd/rsbd/mesh/frame"
-	"github.com/rsbd/rsbd/notification"
-	"github.com/rsbd/rsbd/scope"
+	"github.com/rsbd/rsbd/mesh"
 )
 
-// ModeBroadcasting is the subscription mode whose events a client gets as
-// BROADCAST_MESSAGE_TO_CLIENT; other modes get ASYNC_MESSAGE_TO_CLIENT.
-const ModeBroadcasting = "BROADCASTING"
-
-// Subscription is the body of SUBSCRIBE_REQUEST and UNSUBSCRIBE_REQUEST.
-type Subscription struct {
-	// Topics are the subscribed topics, each an RSB scope.
-	Topics []SubscriptionItem `json:"topicList"`
-}
-
-// SubscriptionItem is one topic of a Subscription.
-type SubscriptionItem struct {
-	// Topic names the scope; its sub-scopes are included.
-	Topic string `json:"topic"`
-	// Mode is CLUSTERING or BROADCASTING.
-	Mode string `json:"mode,omitempty"`
-	// Type is SYNC or ASYNC.
-	Type string `json:"type,omitempty"`
-}
-
 // conn is one client: a reader goroutine handling its Packages and a
-// writer goroutine draining its bounded queue.
+// writer goroutine draining its bounded queue. Requests to the server run
+// on goroutines of their own, at most MaxRequests at once.
 type conn struct {
 	s  *Server
 	nc net.Conn
+	// ctx ends when the connection ends or the Server closes, and with it
+	// the connection's requests in flight.
+	ctx    context.Context
+	cancel context.CancelFunc
 	// out is the send queue; done closes when the connection ends.
 	out  chan *Package
 	done chan struct{}
 	once sync.Once
 	// listening is set by LISTEN_REQUEST: events flow only after it.
 	listening atomic.Bool
-	mu        sync.Mutex
-	subs      map[string]*client.Listener
+	// greeted is set by a successful HELLO; grant is the token's grant
+	// then (nil: no tokens required).
+	greeted atomic.Bool
+	grant   atomic.Pointer[mesh.Grant]
+	// calls bounds the REQUEST_TO_SERVER calls in flight.
+	calls chan struct{}
+	// seq numbers the REQUEST_TO_CLIENT Packages.
+	seq atomic.Uint64
+
+	mu sync.Mutex
+	// subs are the listeners of the ASYNC and BROADCAST subscriptions,
+	// servers the RSB servers of the SYNC ones, by topic.
+	subs    map[string]*client.Listener
+	servers map[string]*client.LocalServer
+	// pending are the REQUEST_TO_CLIENT waiting for their response, by
+	// seq.
+	pending map[string]chan *Package
 }
 
 // newConn returns the state of a new connection.
 func newConn(s *Server, nc net.Conn) *conn {
-	return &conn{s: s, nc: nc, out: make(chan *Package, s.cfg.QueueLen),
-		done: make(chan struct{}), subs: make(map[string]*client.Listener)}
+	c := &conn{s: s, nc: nc, out: make(chan *Package, s.cfg.QueueLen),
+		done: make(chan struct{}), calls: make(chan struct{}, s.cfg.MaxRequests),
+		subs: make(map[string]*client.Listener), servers: make(map[string]*client.LocalServer),
+		pending: make(map[string]chan *Package)}
+	c.ctx, c.cancel = context.WithCancel(s.ctx)
+	return c
 }
 
-// end closes the connection and its subscriptions, once.
-func (c *conn) end() {
+// end closes the connection and its subscriptions, once, counting why
+// the listener closed it (reason "": the client went).
+func (c *conn) end(reason string) {
 	c.once.Do(func() {
+		if reason != "" {
+			c.s.st.Closed(reason)
+		}
 		close(c.done)
+		c.cancel()
 		_ = c.nc.Close()
 		c.mu.Lock()
-		for k, l := range c.subs {
-			_ = l.Close()
-			delete(c.subs, k)
-		}
+		subs, servers := c.subs, c.servers
+		c.subs, c.servers = nil, nil
 		c.mu.Unlock()
+		for _, l := range subs {
+			_ = l.Close()
+		}
+		c.s.st.AddSubscribers(-int64(len(subs)))
+		for _, srv := range servers {
+			_ = srv.Close()
+		}
 		c.s.drop(c)
 	})
+}
+
+// ended reports whether the connection has ended.
+func (c *conn) ended() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // goodbye sends SERVER_GOODBYE_REQUEST ahead of anything queued and ends
 // the connection.
 func (c *conn) goodbye() {
 	c.writeNow(&Package{Header: Header{Command: ServerGoodbyeRequest}})
-	c.end()
+	c.end(CloseShutdown)
 }
 
 // writeNow writes p at once, ahead of the queue, for the last Package of
-// a connection. A net.Conn writes each call whole, so it never splits a
-// Package the writer goroutine is writing.
+// a connection. A net.Conn (and a tls.Conn) writes each call whole, so it
+// never splits a Package the writer goroutine is writing.
 func (c *conn) writeNow(p *Package) {
 	if b, err := Marshal(p); err == nil {
 		_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
@@ -93,10 +114,8 @@ func (c *conn) writeNow(p *Package) {
 
 // send queues p; false if the queue is full or the connection ended.
 func (c *conn) send(p *Package) bool {
-	select {
-	case <-c.done:
+	if c.ended() {
 		return false
-	default:
 	}
 	select {
 	case c.out <- p:
@@ -106,19 +125,20 @@ func (c *conn) send(p *Package) bool {
 	}
 }
 
-// reply queues a response to req.
+// reply queues a response to req: code 0, or the code and description
+// of err (see failure).
 func (c *conn) reply(req *Package, cmd Command, err error) {
 	h := Header{Command: cmd, Seq: req.Header.Seq}
 	if err != nil {
-		h.Code, h.Desc = 1, err.Error()
+		h.Code, h.Desc = failure(err)
 	}
 	c.send(&Package{Header: h})
 }
 
-// writeLoop writes the queued Packages until the connection ends.
+// writeLoop writes the queued Packages until the connection ends; a write
+// past WriteTimeout closes the connection as a slow consumer.
 func (c *conn) writeLoop() {
 	defer c.s.wg.Done()
-	defer c.end()
 	for {
 		select {
 		case <-c.done:
@@ -126,11 +146,17 @@ func (c *conn) writeLoop() {
 		case p := <-c.out:
 			b, err := Marshal(p)
 			if err != nil {
-				c.s.st.unmappable.Add(1)
+				c.s.st.AddDropped(DropUnmappable, 1)
 				continue
 			}
 			_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
 			if _, err := c.nc.Write(b); err != nil {
+				reason := ""
+				if errors.Is(err, os.ErrDeadlineExceeded) {
+					reason = CloseSlow
+					c.s.log.Info("meshmessage: closing a slow client", "remote", c.nc.RemoteAddr())
+				}
+				c.end(reason)
 				return
 			}
 		}
@@ -141,25 +167,14 @@ func (c *conn) writeLoop() {
 // past the heartbeat timeout or sends one that does not decode.
 func (c *conn) readLoop() {
 	defer c.s.wg.Done()
-	defer c.end()
+	// The buffer lets one read system call take a Package's prefix and
+	// the rest, or several small Packages.
+	r := bufio.NewReaderSize(c.nc, readBuffer)
 	for {
 		_ = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.HeartbeatTimeout))
-		p, err := Read(c.nc)
-		switch {
-		case err == nil:
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			c.s.st.timedOut.Add(1)
-			c.s.log.Info("meshmessage: client silent past the heartbeat timeout", "remote", c.nc.RemoteAddr())
-			return
-		case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
-			return
-		default:
-			select {
-			case <-c.done:
-			default:
-				c.s.st.badPackages.Add(1)
-				c.s.log.Info("meshmessage: closing a client", "remote", c.nc.RemoteAddr(), "err", err)
-			}
+		p, err := Read(r)
+		if err != nil {
+			c.end(c.readFailed(err))
 			return
 		}
 		if !c.handle(p) {
@@ -168,125 +183,39 @@ func (c *conn) readLoop() {
 	}
 }
 
-// handle acts on one Package; false ends the reading.
-func (c *conn) handle(p *Package) bool {
-	switch p.Header.Command {
-	case HelloRequest:
-		c.reply(p, HelloResponse, nil)
-	case HeartbeatRequest:
-		c.reply(p, HeartbeatResponse, nil)
-	case SubscribeRequest:
-		c.reply(p, SubscribeResponse, c.subscribe(p.Body))
-	case UnsubscribeRequest:
-		c.reply(p, UnsubscribeResponse, c.unsubscribe(p.Body))
-	case ListenRequest:
-		c.listening.Store(true)
-		c.reply(p, ListenResponse, nil)
-	case AsyncMessageToServer, BroadcastMessageToServer:
-		err := c.s.publish(context.Background(), p)
-		if err != nil {
-			c.s.st.rejected.Add(1)
-		} else {
-			c.s.st.published.Add(1)
-		}
-		ack := AsyncMessageToServerAck
-		if p.Header.Command == BroadcastMessageToServer {
-			ack = BroadcastMessageToServerAck
-		}
-		c.reply(p, ack, err)
-	case ClientGoodbyeRequest:
-		c.writeNow(&Package{Header: Header{Command: ClientGoodbyeResponse, Seq: p.Header.Seq}})
-		return false
-	case AsyncMessageToClientAck, BroadcastMessageToClientAck, ServerGoodbyeResponse, HeartbeatResponse:
-		// Acknowledgements need no answer.
-	default:
-		c.s.log.Debug("meshmessage: command not served", "cmd", p.Header.Command)
+// readFailed counts and logs why reading a Package failed and returns the
+// reason to close the connection for ("" when the client went).
+func (c *conn) readFailed(err error) string {
+	switch {
+	case c.ended():
+		return ""
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		c.s.log.Info("meshmessage: client silent past the heartbeat timeout", "remote", c.nc.RemoteAddr())
+		return CloseHeartbeat
+	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+		return ""
 	}
-	return true
+	reason := decodeReason(err)
+	if reason == "" {
+		c.s.log.Debug("meshmessage: reading from a client failed", "remote", c.nc.RemoteAddr(), "err", err)
+		return "" // a connection error: reset, or a failed TLS handshake
+	}
+	c.s.st.Reject(reason)
+	c.s.log.Info("meshmessage: closing a client for a bad Package", "remote", c.nc.RemoteAddr(), "err", err)
+	return CloseBadPackage
 }
 
-// parseSubscription decodes a Subscription body.
-func parseSubscription(body []byte) (*Subscription, error) {
-	var sub Subscription
-	if err := json.Unmarshal(body, &sub); err != nil {
-		return nil, fmt.Errorf("%w: subscription: %w", ErrBadMessage, err)
-	}
-	return &sub, nil
-}
-
-// subscribe opens a listener per new topic of the body.
-func (c *conn) subscribe(body []byte) error {
-	sub, err := parseSubscription(body)
-	if err != nil {
-		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	select {
-	case <-c.done:
-		return ErrClosed // end has closed the listeners; open none after it
-	default:
-	}
-	for _, it := range sub.Topics {
-		if _, ok := c.subs[it.Topic]; ok {
-			continue
-		}
-		sc, err := scope.Parse(it.Topic)
-		if err != nil {
-			return err
-		}
-		cmd := AsyncMessageToClient
-		if it.Mode == ModeBroadcasting {
-			cmd = BroadcastMessageToClient
-		}
-		public := func(ev *notification.Event) bool { return sc.IsReserved() || !ev.Scope.IsReserved() }
-		l, err := c.s.bus.NewListener(sc, client.WithFilter(public))
-		if err != nil {
-			return err
-		}
-		l.AddHandler(func(ev *client.Event) error {
-			c.deliver(ev, cmd)
-			return nil
-		})
-		c.subs[it.Topic] = l
-	}
-	return nil
-}
-
-// unsubscribe closes the listeners of the body's topics.
-func (c *conn) unsubscribe(body []byte) error {
-	sub, err := parseSubscription(body)
-	if err != nil {
-		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, it := range sub.Topics {
-		if l, ok := c.subs[it.Topic]; ok {
-			_ = l.Close()
-			delete(c.subs, it.Topic)
+// decodeReason returns the refusal reason of a codec error, "" for an
+// error of the connection.
+func decodeReason(err error) string {
+	for _, r := range []struct {
+		err    error
+		reason string
+	}{{ErrBadMagic, RejectBadMagic}, {ErrBadVersion, RejectBadVersion}, {ErrTooLarge, RejectTooLarge},
+		{ErrTruncated, RejectTruncated}, {ErrBadLength, RejectBadLength}, {ErrBadHeader, RejectBadHeader}} {
+		if errors.Is(err, r.err) {
+			return r.reason
 		}
 	}
-	return nil
-}
-
-// deliver queues an event for the client once it listens.
-func (c *conn) deliver(ev *client.Event, cmd Command) {
-	if !c.listening.Load() {
-		return
-	}
-	f, err := frame.FromRSB(&ev.Event)
-	var p *Package
-	if err == nil {
-		p, err = FramePackage(f, cmd, "")
-	}
-	if err != nil {
-		c.s.st.unmappable.Add(1)
-		return
-	}
-	if c.send(p) {
-		c.s.st.delivered.Add(1)
-	} else {
-		c.s.st.dropped.Add(1)
-	}
+	return ""
 }

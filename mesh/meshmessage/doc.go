@@ -31,16 +31,47 @@
 // of the subject like any other protocol's event.
 //
 // A Server serves the protocol on a client.Bus, on listeners given to
-// Serve: HELLO, HEARTBEAT, SUBSCRIBE and UNSUBSCRIBE (a Subscription body,
-// each topic a scope and its sub-scopes), LISTEN, after which the events
-// on the subscribed scopes reach the client as ASYNC_MESSAGE_TO_CLIENT, or
+// Serve (a tls.Listener for TLS): HELLO, HEARTBEAT, SUBSCRIBE and
+// UNSUBSCRIBE (a Subscription body, each topic a scope and its
+// sub-scopes), LISTEN, after which the events on the subscribed scopes
+// reach the client as ASYNC_MESSAGE_TO_CLIENT, or
 // BROADCAST_MESSAGE_TO_CLIENT for a BROADCASTING subscription;
 // ASYNC_MESSAGE_TO_SERVER and BROADCAST_MESSAGE_TO_SERVER are published on
-// their topic's scope and acknowledged (code 1 and the error as desc when
-// refused); CLIENT_GOODBYE is answered and the connection closed, and
-// Close says SERVER_GOODBYE to every client. A client silent for the
-// heartbeat timeout, or sending a Package that does not decode, is
-// closed. Each client has a bounded send queue: an event that finds it
-// full is dropped and counted (Stats), so a slow client never holds up
-// the bus. REQUEST/RESPONSE commands are not served yet.
+// their topic's scope and acknowledged; CLIENT_GOODBYE is answered and the
+// connection closed, and Close says SERVER_GOODBYE to every client.
+//
+// Requests are RSB calls. A topic names a method: /robot/arm/move/ is the
+// method move of the RSB server on /robot/arm/. REQUEST_TO_SERVER calls it
+// (client.RemoteServer) with the message's body as a string argument, and
+// the reply comes back as RESPONSE_TO_CLIENT with the request's seq, its
+// topic the method's scope and its body the reply's data. A SUBSCRIBE item
+// of type SYNC makes the client the server of its topic's method
+// (client.LocalServer): each call reaches it as REQUEST_TO_CLIENT, with a
+// fresh seq that the message's emcorrelationid property repeats, and its
+// RESPONSE_TO_SERVER (matched by seq, or by emcorrelationid) is the
+// reply, its body a string. A request waits at most the message's ttl
+// property (EventMesh clients set it, in milliseconds; else emttl) or
+// Config.RequestTimeout, capped at MaxRequestTimeout; each client has at
+// most MaxRequests requests in flight each way.
+//
+// Every response carries the reference's result code: 0 success, 1 a
+// failure with desc saying why (a body that is not the command's JSON, a
+// topic that is no scope, an error reply, no answer in time), 2 a token's
+// refusal, 3 a bound reached. With Config.Tokens, HELLO's UserAgent must
+// carry a known token, in its token field or, for clients without one, in
+// password; a HELLO without one, or any command but HEARTBEAT before
+// HELLO, gets code 2 and the connection is closed, as the reference closes
+// a session whose HELLO fails. The token's scope prefixes (mesh.Token)
+// bound what the client may publish, request, subscribe to and serve.
+//
+// Bad input closes only its own connection, without a reply, as the
+// reference's decoder does: a bad magic or version, a Package over
+// MaxPackage, lengths that contradict each other, a header that is not
+// JSON or has no command, or a connection that ends inside a Package. A
+// client silent for the heartbeat timeout is closed, and so is one that
+// takes longer than WriteTimeout to take a write (a slow consumer). Each
+// client has a bounded send queue: an event that finds it full is dropped
+// and counted, so a slow client never holds up the bus. Every drop,
+// refusal and close is counted by reason in the Server's mesh.Counters,
+// the daemon's rsbd_gateway_* metrics with protocol="meshmessage".
 package meshmessage

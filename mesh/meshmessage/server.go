@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rsbd/rsbd/client"
+	"github.com/rsbd/rsbd/mesh"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -20,46 +21,84 @@ const TextSchema = "utf-8-string"
 // ErrClosed: the Server is closed.
 var ErrClosed = errors.New("meshmessage: server closed")
 
-// Stats are a Server's counters since New.
-type Stats struct {
-	// Clients is the number of clients connected now.
-	Clients int64
-	// Refused counts connections refused past MaxClients.
-	Refused uint64
-	// Published counts messages published on the bus.
-	Published uint64
-	// Rejected counts messages not published: not mappable to an event.
-	Rejected uint64
-	// Delivered counts events queued to clients.
-	Delivered uint64
-	// Dropped counts events not queued: the client's queue was full.
-	Dropped uint64
-	// Unmappable counts events no EventMeshMessage can carry.
-	Unmappable uint64
-	// BadPackages counts connections closed for a Package that did not
-	// decode.
-	BadPackages uint64
-	// TimedOut counts clients closed for missing heartbeats.
-	TimedOut uint64
-}
+// Reasons the Server counts drops, refusals and closed connections by
+// (mesh.Counters).
+const (
+	// DropQueueFull: an event found its client's send queue full.
+	DropQueueFull = "queue_full"
+	// DropUnmappable: no EventMeshMessage can carry an event.
+	DropUnmappable = "unmappable"
+	// DropNoResponse: a client did not answer a REQUEST_TO_CLIENT in time.
+	DropNoResponse = "no_response"
 
-// counters are the live Stats.
-type counters struct {
-	clients                                    atomic.Int64
-	refused, published, rejected, delivered    atomic.Uint64
-	dropped, unmappable, badPackages, timedOut atomic.Uint64
+	// RejectBadMagic .. RejectBadHeader: a Package did not decode; its
+	// connection is closed (CloseBadPackage).
+	RejectBadMagic   = "bad_magic"
+	RejectBadVersion = "bad_version"
+	RejectTooLarge   = "too_large"
+	RejectTruncated  = "truncated"
+	RejectBadLength  = "bad_length"
+	RejectBadHeader  = "bad_header"
+	// RejectMalformed: a body is not the command's JSON, or its message
+	// is no valid event or its topic no scope.
+	RejectMalformed = "malformed"
+	// RejectBus: the bus refused to publish a message.
+	RejectBus = "bus"
+	// RejectUnauthorized: no token, or an unknown one, in HELLO, or a
+	// command before HELLO while tokens are required.
+	RejectUnauthorized = "unauthorized"
+	// RejectForbidden: a token used outside its scope prefixes.
+	RejectForbidden = "forbidden"
+	// RejectClients: a connection past MaxClients.
+	RejectClients = "clients"
+	// RejectRequests: a request past MaxRequests.
+	RejectRequests = "requests"
+	// RejectUnknownResponse: a RESPONSE_TO_SERVER answering no request
+	// waiting.
+	RejectUnknownResponse = "unknown_response"
+	// RejectCommand: a command the listener does not serve.
+	RejectCommand = "command"
+
+	// CloseGoodbye: the client said CLIENT_GOODBYE.
+	CloseGoodbye = "goodbye"
+	// CloseHeartbeat: the client was silent past the heartbeat timeout.
+	CloseHeartbeat = "heartbeat"
+	// CloseBadPackage: the client sent a Package that did not decode.
+	CloseBadPackage = "bad_package"
+	// CloseSlow: a write to the client took longer than WriteTimeout.
+	CloseSlow = "slow"
+	// CloseUnauthorized: the client's HELLO had no valid token, or it
+	// sent another command first while tokens are required.
+	CloseUnauthorized = "unauthorized"
+	// CloseShutdown: the Server closed.
+	CloseShutdown = "shutdown"
+)
+
+// reasons are the Server's reason sets.
+var reasons = mesh.Reasons{
+	Dropped: []string{DropQueueFull, DropUnmappable, DropNoResponse},
+	Rejected: []string{RejectBadMagic, RejectBadVersion, RejectTooLarge, RejectTruncated, RejectBadLength,
+		RejectBadHeader, RejectMalformed, RejectBus, RejectUnauthorized, RejectForbidden, RejectClients,
+		RejectRequests, RejectUnknownResponse, RejectCommand},
+	Closed: []string{CloseGoodbye, CloseHeartbeat, CloseBadPackage, CloseSlow, CloseUnauthorized, CloseShutdown},
 }
 
 // Server serves the legacy EventMesh TCP protocol on a bus: each client's
 // messages are published on the scope their topic names, and the events
-// on the scopes it subscribed to are sent to it. It is safe for
-// concurrent use.
+// on the scopes it subscribed to are sent to it; requests either way are
+// RSB calls. It is safe for concurrent use.
 type Server struct {
-	bus *client.Bus
-	cfg Config
-	log *slog.Logger
-	inf *client.Informer
-	st  counters
+	bus    *client.Bus
+	cfg    Config
+	log    *slog.Logger
+	inf    *client.Informer
+	st     *mesh.Counters
+	tokens atomic.Pointer[mesh.Tokens]
+	// ctx ends with Close, and with it every call in flight.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// remotes are the RSB remote servers of the scopes clients call.
+	remotes remotes
 
 	mu     sync.Mutex
 	closed bool
@@ -79,12 +118,35 @@ func New(bus *client.Bus, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("meshmessage: informer: %w", err)
 	}
-	return &Server{bus: bus, cfg: cfg, log: cfg.Logger, inf: inf,
-		lns: make(map[net.Listener]struct{}), conns: make(map[*conn]struct{})}, nil
+	s := &Server{bus: bus, cfg: cfg, log: cfg.Logger, inf: inf, st: mesh.NewCounters(Protocol, reasons),
+		remotes: remotes{bus: bus, m: make(map[string]*client.RemoteServer)},
+		lns:     make(map[net.Listener]struct{}), conns: make(map[*conn]struct{})}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if err := s.SetTokens(cfg.Tokens); err != nil {
+		s.cancel()
+		_ = inf.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// SetTokens replaces the tokens clients must present in HELLO, for the
+// clients that say HELLO from then on; an empty list turns the check off.
+// Clients already served keep their grant. An invalid list changes
+// nothing.
+func (s *Server) SetTokens(tokens []mesh.Token) error {
+	ts, err := mesh.ParseTokens(tokens)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	s.tokens.Store(ts)
+	return nil
 }
 
 // Serve accepts clients on ln until ln fails or the Server closes; it
-// returns ErrClosed after Close. Serve closes ln.
+// returns ErrClosed after Close. Serve closes ln. For TLS, ln is a
+// tls.Listener: the handshake happens on the client's first read, within
+// the heartbeat timeout.
 func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	if s.closed {
@@ -120,13 +182,13 @@ func (s *Server) start(nc net.Conn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || len(s.conns) >= s.cfg.MaxClients {
-		s.st.refused.Add(1)
+		s.st.Reject(RejectClients)
 		_ = nc.Close()
 		return
 	}
 	c := newConn(s, nc)
 	s.conns[c] = struct{}{}
-	s.st.clients.Add(1)
+	s.st.AddConnections(1)
 	s.wg.Add(2)
 	go c.readLoop()
 	go c.writeLoop()
@@ -137,13 +199,14 @@ func (s *Server) drop(c *conn) {
 	s.mu.Lock()
 	if _, ok := s.conns[c]; ok {
 		delete(s.conns, c)
-		s.st.clients.Add(-1)
+		s.st.AddConnections(-1)
 	}
 	s.mu.Unlock()
 }
 
 // Close stops accepting, says SERVER_GOODBYE to every client, closes
-// their connections and waits for their goroutines.
+// their connections, ends the calls in flight and waits for the
+// goroutines. It is idempotent.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -162,30 +225,32 @@ func (s *Server) Close() error {
 	for _, c := range conns {
 		c.goodbye()
 	}
+	s.cancel()
 	s.wg.Wait()
+	s.remotes.close()
 	return s.inf.Close()
 }
 
-// Stats returns the Server's counters.
-func (s *Server) Stats() Stats {
-	return Stats{
-		Clients: s.st.clients.Load(), Refused: s.st.refused.Load(),
-		Published: s.st.published.Load(), Rejected: s.st.rejected.Load(),
-		Delivered: s.st.delivered.Load(), Dropped: s.st.dropped.Load(),
-		Unmappable: s.st.unmappable.Load(), BadPackages: s.st.badPackages.Load(),
-		TimedOut: s.st.timedOut.Load(),
-	}
-}
+// Counters returns the Server's counters in the shape every gateway
+// listener shares, for the daemon's rsbd_gateway_* metrics.
+func (s *Server) Counters() *mesh.Counters { return s.st }
 
-// publish publishes the message a Package carries on its topic's scope.
-func (s *Server) publish(ctx context.Context, p *Package) error {
+// Stats returns a snapshot of the Server's counters.
+func (s *Server) Stats() mesh.Stats { return s.st.Stats() }
+
+// publish publishes the message a Package carries on its topic's scope,
+// if the client's grant allows it.
+func (s *Server) publish(ctx context.Context, p *Package, gr *mesh.Grant) error {
 	f, err := PackageFrame(p)
 	if err != nil {
 		return err
 	}
 	ev, err := f.RSB()
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrBadMessage, err)
+	}
+	if !gr.MayPublish(ev.Scope) {
+		return fmt.Errorf("%w: %s", ErrForbidden, ev.Scope)
 	}
 	switch {
 	case len(ev.Data) == 0 && ev.WireSchema == "":
@@ -193,5 +258,8 @@ func (s *Server) publish(ctx context.Context, p *Package) error {
 	case ev.WireSchema == "":
 		ev.WireSchema = TextSchema // an EventMeshMessage body is text
 	}
-	return s.inf.PublishEvent(ctx, &client.Event{Event: *ev})
+	if err := s.inf.PublishEvent(ctx, &client.Event{Event: *ev}); err != nil {
+		return fmt.Errorf("%w: %w", errBus, err)
+	}
+	return nil
 }

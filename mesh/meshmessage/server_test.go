@@ -13,6 +13,7 @@ import (
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/client/clienttest"
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/mesh"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -45,16 +46,45 @@ func dial(t *testing.T, addr string) *testClient {
 // write sends a Package: magic, version, length, header length, header,
 // body.
 func (c *testClient) write(cmd, seq string, body any) {
-	h, _ := json.Marshal(map[string]any{"cmd": cmd, "code": 0, "seq": seq})
+	c.writeHeader(map[string]any{"cmd": cmd, "code": 0, "seq": seq}, body)
+}
+
+// writeHeader sends a Package with header h and body, in JSON.
+func (c *testClient) writeHeader(h map[string]any, body any) {
+	hb, _ := json.Marshal(h)
 	var b []byte
 	if body != nil {
 		b, _ = json.Marshal(body)
 	}
+	c.writeRaw(hb, b)
+}
+
+// writeRaw sends a Package of header and body bytes as they are.
+func (c *testClient) writeRaw(h, b []byte) {
 	out := append([]byte("EventMesh0000"), binary.BigEndian.AppendUint32(nil, uint32(13+len(h)+len(b)))...)
 	out = binary.BigEndian.AppendUint32(out, uint32(len(h)))
 	out = append(append(out, h...), b...)
 	if _, err := c.nc.Write(out); err != nil {
 		c.t.Fatal(err)
+	}
+}
+
+// response reads the next Package, which must be cmd, and returns its
+// header and body.
+func (c *testClient) response(cmd string) (wireHeader, []byte) {
+	c.t.Helper()
+	h, body, err := c.read()
+	if err != nil || h.Cmd != cmd {
+		c.t.Fatalf("waiting for %s: %s %s, %v", cmd, h.Cmd, body, err)
+	}
+	return h, body
+}
+
+// closed checks the server closes the connection, sending nothing more.
+func (c *testClient) closed() {
+	c.t.Helper()
+	if h, body, err := c.read(); !errors.Is(err, io.EOF) {
+		c.t.Fatalf("want the connection closed, got %s %s, %v", h.Cmd, body, err)
 	}
 }
 
@@ -188,8 +218,8 @@ func TestSession(t *testing.T) {
 	if _, _, err := c.read(); !errors.Is(err, io.EOF) {
 		t.Fatalf("after goodbye: %v", err)
 	}
-	testutil.WaitFor(t, 10*time.Second, "the client forgotten", func() bool { return s.Stats().Clients == 0 })
-	if st := s.Stats(); st.Published != 2 || st.Rejected != 0 {
+	testutil.WaitFor(t, 10*time.Second, "the client forgotten", func() bool { return s.Stats().Connections == 0 })
+	if st := s.Stats(); st.Published != 2 || st.Rejected[RejectMalformed] != 0 || st.Closed[CloseGoodbye] != 1 || st.Subscribers != 0 {
 		t.Fatalf("stats %+v", st)
 	}
 }
@@ -212,7 +242,7 @@ func TestBadAndIdle(t *testing.T) {
 	}
 	testutil.WaitFor(t, 10*time.Second, "the counters", func() bool {
 		st := s.Stats()
-		return st.BadPackages == 1 && st.TimedOut == 1 && st.Clients == 0
+		return st.Rejected[RejectBadMagic] == 1 && st.Closed[CloseBadPackage] == 1 && st.Closed[CloseHeartbeat] == 1 && st.Connections == 0
 	})
 
 	s2, _, addr2 := startServer(t, Config{})
@@ -224,23 +254,26 @@ func TestBadAndIdle(t *testing.T) {
 	if _, _, err := c.read(); !errors.Is(err, io.EOF) {
 		t.Fatalf("after SERVER_GOODBYE: %v", err)
 	}
+	if n := s2.Stats().Closed[CloseShutdown]; n != 1 {
+		t.Fatalf("closed for shutdown: %d", n)
+	}
 }
 
 // TestQueueBound checks events past a client's queue bound are dropped
 // and counted.
 func TestQueueBound(t *testing.T) {
-	s := &Server{cfg: Config{QueueLen: 2}.withDefaults()}
+	s := &Server{cfg: Config{QueueLen: 2}.withDefaults(), st: mesh.NewCounters(Protocol, reasons), ctx: context.Background()}
 	c := newConn(s, nil)
 	ev := &client.Event{Event: *testutil.Event("/a/", 1, []byte("x"))}
 	c.deliver(ev, AsyncMessageToClient)
-	if st := s.Stats(); st.Delivered != 0 {
+	if st := s.Stats(); st.Delivered != 0 || st.Dropped[DropQueueFull] != 0 {
 		t.Fatalf("delivered before LISTEN: %+v", st)
 	}
 	c.listening.Store(true)
 	for range 5 {
 		c.deliver(ev, AsyncMessageToClient)
 	}
-	if st := s.Stats(); st.Delivered != 2 || st.Dropped != 3 {
+	if st := s.Stats(); st.Delivered != 2 || st.Dropped[DropQueueFull] != 3 {
 		t.Fatalf("stats %+v", st)
 	}
 }
@@ -253,7 +286,8 @@ func TestConfig(t *testing.T) {
 	if d := DefaultConfig(); d.Validate() != nil || d.QueueLen != DefaultQueueLen || d.HeartbeatTimeout != DefaultHeartbeatTimeout {
 		t.Fatalf("DefaultConfig %+v", d)
 	}
-	for _, c := range []Config{{HeartbeatTimeout: -1}, {QueueLen: -1}, {WriteTimeout: -1}, {MaxClients: -1}} {
+	for _, c := range []Config{{HeartbeatTimeout: -1}, {QueueLen: -1}, {WriteTimeout: -1}, {MaxClients: -1},
+		{RequestTimeout: -1}, {RequestTimeout: MaxRequestTimeout + 1}, {MaxRequests: -1}, {Tokens: []mesh.Token{{Value: "a b"}}}} {
 		if err := c.Validate(); !errors.Is(err, ErrConfig) {
 			t.Errorf("%+v: %v", c, err)
 		}

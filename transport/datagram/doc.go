@@ -10,8 +10,11 @@
 // so many small events share one datagram. All limits are in params.go.
 //
 // A Sealer seals encoded datagrams with AES-256-GCM (key id in the header,
-// header and cluster label authenticated) and opens them back into plaintext
+// the sender's epoch and counter in a trailer; header, trailer and cluster
+// label authenticated) and opens them back, in place, into plaintext
 // datagrams. Append writes plaintext only and Decode rejects sealed
 // datagrams with ErrSealed: the order is Append, Seal on the way out and
-// Open, Decode on the way in.
+// Open, Decode on the way in. ParseKeys reads a keyring from a key file;
+// Replay, a pure structure, refuses replayed datagrams by their sender's
+// epoch and counter.
 package datagram

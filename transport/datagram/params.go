@@ -47,3 +47,21 @@ const (
 	// (16 + 2 + 64*16 = 1042 bytes) fits the default datagram size.
 	MaxNackRanges = 64
 )
+
+// Limits of the replay filter and of key files.
+const (
+	// ReplayWindow is how many counters below a sender's highest one the
+	// filter remembers, one bit each. A datagram further behind is refused
+	// as a replay: sealed datagrams are sealed (and counted) when they are
+	// sent, repairs included, so only reordering in the network and the
+	// sender's own send batches put an authentic datagram behind others,
+	// never by thousands.
+	ReplayWindow = 4096
+	// DefaultReplaySenders bounds the senders a Replay tracks when
+	// NewReplay is given no bound: above the cluster's peer limit, so the
+	// members of a cluster are never evicted.
+	DefaultReplaySenders = 4096
+	// MaxKeyFileSize bounds the key file ParseKeys reads: 255 keys of a
+	// long line each, with room for comments.
+	MaxKeyFileSize = 64 << 10
+)

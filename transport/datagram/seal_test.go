@@ -6,32 +6,48 @@ import (
 	"testing"
 )
 
-func testKey(b byte) []byte { return bytes.Repeat([]byte{b}, KeySize) }
+func testKey(id byte) Key {
+	k := Key{ID: id}
+	for i := range k.Secret {
+		k.Secret[i] = id
+	}
+	return k
+}
 
-func newTestSealer(t testing.TB, label string, primary uint8) *Sealer {
+func newTestSealer(t testing.TB, label string, keys ...byte) *Sealer {
 	t.Helper()
-	s, err := NewSealer(label, primary, map[uint8][]byte{1: testKey(1), 2: testKey(2)})
+	var ks []Key
+	for _, id := range keys {
+		ks = append(ks, testKey(id))
+	}
+	s, err := NewSealer(label, ks)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
+var testSeal = Seal{Epoch: 7, Counter: 42}
+
 func TestSealOpen(t *testing.T) {
-	s := newTestSealer(t, "cluster-a", 1)
+	s := newTestSealer(t, "cluster-a", 1, 2)
 	for name, d := range validDatagrams() {
 		t.Run(name, func(t *testing.T) {
 			plain := mustAppend(t, d)
 			if len(plain)+SealOverhead > MaxDatagramSize {
-				if _, err := s.Seal(nil, plain); !errors.Is(err, ErrTooLarge) {
+				if _, err := s.Seal(nil, plain, testSeal); !errors.Is(err, ErrTooLarge) {
 					t.Fatalf("oversize Seal: %v", err)
 				}
 				return
 			}
-			sealed, err := s.Seal(nil, plain)
+			sealed, err := s.Seal([]byte("x"), plain, testSeal)
 			if err != nil {
 				t.Fatal(err)
 			}
+			if sealed[0] != 'x' {
+				t.Fatal("Seal overwrote dst")
+			}
+			sealed = sealed[1:]
 			if len(sealed) != len(plain)+SealOverhead || sealed[4] != 1 || Flags(sealed[2])&FlagSealed == 0 {
 				t.Fatalf("sealed header %x, %d bytes", sealed[:8], len(sealed))
 			}
@@ -42,21 +58,25 @@ func TestSealOpen(t *testing.T) {
 			if err := Decode(sealed, &d); !errors.Is(err, ErrSealed) {
 				t.Fatalf("Decode of a sealed datagram: %v", err)
 			}
-			opened, err := s.Open([]byte("x"), sealed)
+			id, sl, err := SealedKey(sealed)
+			if err != nil || id != 1 || sl != testSeal {
+				t.Fatalf("SealedKey = %d %+v %v", id, sl, err)
+			}
+			opened, sl, err := s.Open(sealed)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(opened[1:], plain) || opened[0] != 'x' {
-				t.Fatal("opened datagram differs")
+			if !bytes.Equal(opened, plain) || sl != testSeal {
+				t.Fatalf("opened datagram differs, seal %+v", sl)
 			}
 		})
 	}
 }
 
 func TestOpenRejects(t *testing.T) {
-	a := newTestSealer(t, "cluster-a", 1)
+	a := newTestSealer(t, "cluster-a", 1, 2)
 	plain := mustAppend(t, &Datagram{Kind: KindData, Stream: testStream, Seq: 5, Records: [][]byte{[]byte("secret")}})
-	sealed, err := a.Seal(nil, plain)
+	sealed, err := a.Seal(nil, plain, testSeal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,14 +85,11 @@ func TestOpenRejects(t *testing.T) {
 		c[i] ^= 1
 		return c
 	}
-	rotated := newTestSealer(t, "cluster-a", 2) // holds key 1 too: opens a's datagrams
-	if _, err := rotated.Open(nil, sealed); err != nil {
+	rotated := newTestSealer(t, "cluster-a", 2, 1) // holds key 1 too: opens a's datagrams
+	if _, _, err := rotated.Open(bytes.Clone(sealed)); err != nil {
 		t.Fatalf("rotation: the new primary's Sealer cannot open the old key: %v", err)
 	}
-	only2, err := NewSealer("cluster-a", 2, map[uint8][]byte{2: testKey(2)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := len(sealed)
 	cases := []struct {
 		name string
 		s    *Sealer
@@ -81,43 +98,56 @@ func TestOpenRejects(t *testing.T) {
 	}{
 		{"other label", newTestSealer(t, "cluster-b", 1), sealed, ErrAuth},
 		{"header changed", a, flip(40), ErrAuth},
-		{"nonce changed", a, flip(HeaderSize), ErrAuth},
-		{"body changed", a, flip(HeaderSize + nonceSize), ErrAuth},
-		{"tag changed", a, flip(len(sealed) - 1), ErrAuth},
-		{"unknown key", only2, sealed, ErrUnknownKey},
+		{"body changed", a, flip(HeaderSize), ErrAuth},
+		{"tag changed", a, flip(n - SealOverhead), ErrAuth},
+		{"epoch changed", a, flip(n - nonceSize - sealCountersSize), ErrAuth},
+		{"counter changed", a, flip(n - nonceSize - 1), ErrAuth},
+		{"nonce changed", a, flip(n - 1), ErrAuth},
+		{"unknown key", newTestSealer(t, "cluster-a", 2), sealed, ErrUnknownKey},
 		{"short", a, sealed[:HeaderSize+SealOverhead-1], ErrShort},
-		{"not sealed", a, plain, ErrShort},
-		{"unsealed flag", a, append(bytes.Clone(plain), make([]byte, SealOverhead)...), ErrFlags},
+		{"not sealed", a, plain, ErrUnsealed},
+		{"too large", a, make([]byte, MaxDatagramSize+1), ErrTooLarge},
 		{"version", a, flip(0), ErrVersion},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out, err := c.s.Open([]byte("keep"), c.b)
-			if !errors.Is(err, c.want) {
+			out, _, err := c.s.Open(bytes.Clone(c.b))
+			if !errors.Is(err, c.want) || out != nil {
 				t.Fatalf("Open error %v, want %v", err, c.want)
-			}
-			if string(out) != "keep" {
-				t.Fatalf("dst changed on error")
 			}
 		})
 	}
 }
 
+func TestSealRejects(t *testing.T) {
+	s := newTestSealer(t, "l", 1)
+	plain := mustAppend(t, &Datagram{Kind: KindData, Stream: testStream, Seq: 5, Records: [][]byte{[]byte("x")}})
+	sealed, _ := s.Seal(nil, plain, testSeal)
+	if _, err := s.Seal(nil, sealed, testSeal); !errors.Is(err, ErrSealed) {
+		t.Errorf("sealing twice: %v", err)
+	}
+	if _, err := s.Seal(nil, plain[:HeaderSize-1], testSeal); !errors.Is(err, ErrShort) {
+		t.Errorf("short: %v", err)
+	}
+}
+
 func TestNewSealerRejects(t *testing.T) {
 	for name, c := range map[string]struct {
-		label   string
-		primary uint8
-		keys    map[uint8][]byte
+		label string
+		keys  []Key
 	}{
-		"no primary":   {"l", 3, map[uint8][]byte{1: testKey(1)}},
-		"key id 0":     {"l", 1, map[uint8][]byte{0: testKey(0), 1: testKey(1)}},
-		"short key":    {"l", 1, map[uint8][]byte{1: make([]byte, 16)}},
-		"long label":   {string(make([]byte, 256)), 1, map[uint8][]byte{1: testKey(1)}},
-		"primary zero": {"l", 0, map[uint8][]byte{0: testKey(1)}},
+		"no key":     {"l", nil},
+		"key id 0":   {"l", []Key{testKey(1), {ID: 0}}},
+		"repeated":   {"l", []Key{testKey(1), testKey(1)}},
+		"long label": {string(make([]byte, 256)), []Key{testKey(1)}},
 	} {
-		if _, err := NewSealer(c.label, c.primary, c.keys); !errors.Is(err, ErrKey) {
+		if _, err := NewSealer(c.label, c.keys); !errors.Is(err, ErrKey) {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+	s := newTestSealer(t, "l", 3, 1)
+	if s.Primary() != 3 || !bytes.Equal(s.KeyIDs(), []byte{3, 1}) {
+		t.Errorf("primary %d, ids %v", s.Primary(), s.KeyIDs())
 	}
 }
 
@@ -130,7 +160,7 @@ func FuzzOpen(f *testing.F) {
 		if len(plain) > 4096 {
 			continue
 		}
-		sealed, err := s.Seal(nil, plain)
+		sealed, err := s.Seal(nil, plain, testSeal)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -138,7 +168,7 @@ func FuzzOpen(f *testing.F) {
 	}
 	f.Add(make([]byte, HeaderSize+SealOverhead))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		out, err := s.Open(nil, b)
+		out, _, err := s.Open(b)
 		if err != nil {
 			return
 		}
@@ -153,21 +183,21 @@ func BenchmarkSeal(b *testing.B) {
 	s := newTestSealer(b, "bench", 1)
 	for _, n := range benchSizes {
 		plain := mustAppend(b, &Datagram{Kind: KindData, Stream: testStream, Seq: 1, Records: [][]byte{make([]byte, n)}})
-		sealed, _ := s.Seal(nil, plain)
+		sealed, _ := s.Seal(nil, plain, testSeal)
 		buf := make([]byte, 0, len(sealed))
 		b.Run("seal/"+sizeName(n), func(b *testing.B) {
 			b.SetBytes(int64(len(plain)))
 			b.ReportAllocs()
 			for b.Loop() {
-				buf, _ = s.Seal(buf[:0], plain)
+				buf, _ = s.Seal(buf[:0], plain, testSeal)
 			}
 		})
 		b.Run("open/"+sizeName(n), func(b *testing.B) {
 			b.SetBytes(int64(len(plain)))
 			b.ReportAllocs()
 			for b.Loop() {
-				var err error
-				if buf, err = s.Open(buf[:0], sealed); err != nil {
+				buf = append(buf[:0], sealed...)
+				if _, _, err := s.Open(buf); err != nil {
 					b.Fatal(err)
 				}
 			}
