@@ -303,7 +303,7 @@ func (b *Bus) deadError() error {
 
 // announce tells introspection about a new participant.
 func (b *Bus) announce(ctx context.Context, p partInfo) error {
-	if b.intro == nil || p.scope.IsReserved() {
+	if b.intro == nil || (p.scope.IsReserved() && !p.always) {
 		return nil
 	}
 	return b.intro.announce(ctx, p)
@@ -311,7 +311,7 @@ func (b *Bus) announce(ctx context.Context, p partInfo) error {
 
 // retire tells introspection that a participant is gone.
 func (b *Bus) retire(p partInfo) {
-	if b.intro == nil || p.scope.IsReserved() {
+	if b.intro == nil || (p.scope.IsReserved() && !p.always) {
 		return
 	}
 	b.intro.retire(p)

@@ -94,7 +94,19 @@
 // socket protocol these announcements are how rsbd learns which scopes the
 // connection wants. SURVEY events on /__rsb/introspection/participants/ are
 // answered by re-sending every Hello with the survey's id as cause, and a
-// REQUEST on a participant's own introspection scope by re-sending its Hello.
+// REQUEST on a participant's own introspection scope by re-sending its Hello;
+// a query whose payload is the string "ping" is answered by a "pong" per
+// participant instead. A server's methods are announced as RSB does: a
+// local-method or remote-method (the latter on its first call) whose parent
+// is the server, with a listener and an informer whose parent is the
+// method. Listeners created WithReservedAnnouncement are announced even
+// under /__rsb/ (tools that listen to introspection only).
+//
+// Each Bus also serves the process's echo method on
+// /__rsb/introspection/hosts/<HOST-ID>/<PID>/ (IntrospectionProcessScope):
+// the reply carries the request's payload and its send and receive times as
+// the user times request.send and request.receive, from which remote
+// introspection (package introspection) estimates latency and clock offset.
 //
 // A listener may miss events published before the daemon processed its Hello
 // and, across hosts, before the other daemons learnt the new interest: the

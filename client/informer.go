@@ -18,6 +18,9 @@ type partInfo struct {
 	id     [16]byte
 	parent [16]byte
 	scope  scope.Scope
+	// always announces a participant under /__rsb/ too
+	// (WithReservedAnnouncement).
+	always bool
 }
 
 // Informer publishes events on its scope or any sub-scope. Each event gets

@@ -36,14 +36,16 @@ type introspector struct {
 	droppedSurveys atomic.Uint64
 }
 
-// surveyReq asks for Hellos caused by a survey: of every participant, or of
-// the one named by only.
+// surveyReq asks for Hellos (or pongs, for a ping) caused by a query: of
+// every participant, or of the one named by only.
 type surveyReq struct {
 	cause notification.EventID
 	only  *[16]byte
+	ping  bool
 }
 
-// newIntrospector starts introspection on b's link.
+// newIntrospector starts introspection on b's link: the query sink on the
+// participants scope and the process's echo server.
 func newIntrospector(b *Bus) *introspector {
 	in := &introspector{
 		bus:     b,
@@ -58,27 +60,46 @@ func newIntrospector(b *Bus) *introspector {
 	in.detach = b.link.attach(in)
 	in.wg.Add(1)
 	go in.answerSurveys()
+	in.startEcho()
 	return in
+}
+
+// startEcho serves the process's echo method, which remote introspection
+// calls to learn liveness, latency and clock offset.
+func (in *introspector) startEcho() {
+	sc, err := IntrospectionProcessScope(in.host.GetId(), in.proc.GetId())
+	if err == nil {
+		var srv *LocalServer
+		if srv, err = in.bus.NewLocalServer(sc); err == nil {
+			err = srv.AddMethod(EchoMethod, echo)
+		}
+	}
+	if err != nil {
+		in.bus.log.Debug("client: introspection echo server not started", "err", err)
+	}
+}
+
+// echo answers an echo request with its own payload, and the request's
+// send and receive times as the user times request.send and
+// request.receive.
+func echo(_ context.Context, req *Event) (any, error) {
+	rep := &Event{}
+	if len(req.Data) > 0 {
+		rep.WireSchema, rep.Data = req.WireSchema, req.Data
+	}
+	rep.MetaData.SetUserTime(UserTimeRequestSend, uint64(req.MetaData.SendTime))
+	rep.MetaData.SetUserTime(UserTimeRequestReceive, uint64(req.MetaData.ReceiveTime))
+	return rep, nil
 }
 
 func (in *introspector) sinkScope() scope.Scope { return rsbsocket.ParticipantsScope }
 
-// deliver spots surveys: SURVEY on the participants scope (everyone) and
-// REQUEST on one participant's scope (that one, if it is ours).
+// deliver spots queries: SURVEY on the participants scope (everyone) and
+// REQUEST on one participant's scope (that one, if it is ours), each with
+// a void payload asking for Hellos or the string "ping" asking for pongs.
 func (in *introspector) deliver(it item) {
-	ev := it.ev
-	var req surveyReq
-	switch {
-	case ev.Method == MethodSurvey && ev.Scope == rsbsocket.ParticipantsScope:
-		req = surveyReq{cause: ev.ID}
-	case ev.Method == MethodRequest && ev.Scope.IsSubScopeOf(rsbsocket.ParticipantsScope):
-		comps := ev.Scope.Components()
-		id, err := notification.ParseUUID(comps[len(comps)-1])
-		if err != nil || len(comps) != len(rsbsocket.ParticipantsScope.Components())+1 {
-			return
-		}
-		req = surveyReq{cause: ev.ID, only: &id}
-	default:
+	req, ok := queryOf(it.ev)
+	if !ok {
 		return
 	}
 	select {
@@ -86,6 +107,35 @@ func (in *introspector) deliver(it item) {
 	default:
 		in.droppedSurveys.Add(1)
 	}
+}
+
+// queryOf classifies an event on the participants scope as a query.
+func queryOf(ev *notification.Event) (surveyReq, bool) {
+	req := surveyReq{cause: ev.ID}
+	switch {
+	case ev.WireSchema == notification.SchemaVoid || (ev.WireSchema == "" && len(ev.Data) == 0):
+	case (ev.WireSchema == notification.SchemaUTF8String || ev.WireSchema == notification.SchemaASCIIString) &&
+		string(ev.Data) == "ping":
+		req.ping = true
+	default:
+		return req, false
+	}
+	switch {
+	case ev.Method == MethodSurvey && ev.Scope == rsbsocket.ParticipantsScope:
+		return req, true
+	case ev.Method == MethodRequest && ev.Scope.IsSubScopeOf(rsbsocket.ParticipantsScope):
+		comps := ev.Scope.Components()
+		if len(comps) != len(rsbsocket.ParticipantsScope.Components())+1 {
+			return req, false
+		}
+		id, err := notification.ParseUUID(comps[len(comps)-1])
+		if err != nil {
+			return req, false
+		}
+		req.only = &id
+		return req, true
+	}
+	return req, false
 }
 
 // answerSurveys sends the Hellos surveys ask for, off the receiving path.
@@ -97,12 +147,20 @@ func (in *introspector) answerSurveys() {
 			return
 		case req := <-in.surveys:
 			for _, p := range in.snapshot(req.only) {
-				if err := in.sendHello(context.Background(), p, &req.cause); err != nil {
+				if err := in.answer(p, req); err != nil {
 					in.bus.log.Debug("client: answering survey failed", "err", err)
 				}
 			}
 		}
 	}
+}
+
+// answer sends p's Hello, or its pong for a ping, caused by req.
+func (in *introspector) answer(p partInfo, req surveyReq) error {
+	if !req.ping {
+		return in.sendHello(context.Background(), p, &req.cause)
+	}
+	return in.send(context.Background(), p.id, notification.SchemaUTF8String, []byte("pong"), &req.cause)
 }
 
 // snapshot returns the participants to announce again.
@@ -186,7 +244,36 @@ func (in *introspector) send(ctx context.Context, id [16]byte, schema string, da
 
 // participantScope returns /__rsb/introspection/participants/<id>/.
 func participantScope(id [16]byte) (scope.Scope, error) {
+	return IntrospectionParticipantScope(id)
+}
+
+// IntrospectionParticipantScope returns the scope of participant id's
+// Hello and Bye: /__rsb/introspection/participants/<ID>/, the id as a
+// lowercase RFC 4122 string.
+func IntrospectionParticipantScope(id [16]byte) (scope.Scope, error) {
 	return scope.Parse(rsbsocket.ParticipantsScope.String() + notification.FormatUUID(id) + "/")
+}
+
+// IntrospectionProcessScope returns the scope of a process's echo server:
+// /__rsb/introspection/hosts/<HOST-ID>/<PID>/. Characters of hostID and
+// pid that a scope component cannot hold become '_'.
+func IntrospectionProcessScope(hostID, pid string) (scope.Scope, error) {
+	return scope.Parse(IntrospectionHostsScope.String() + scopeComponent(hostID) + "/" + scopeComponent(pid) + "/")
+}
+
+// scopeComponent derives a scope component from text as RSB does: every
+// character outside [-_a-zA-Z0-9] becomes '_'.
+func scopeComponent(text string) string {
+	b := []byte(text)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 {
+		return "_"
+	}
+	return string(b)
 }
 
 // close stops answering surveys. Byes of remaining participants were sent
@@ -196,4 +283,32 @@ func (in *introspector) close() {
 	close(in.stop)
 	in.wg.Wait()
 	in.inf.Close()
+}
+
+// announceMethod announces the participants RSB shows for one method of a
+// server, as rsb-python does: the method (kind, with the server as parent),
+// and its listener and informer on the method scope, with the method as
+// parent. It returns those announced.
+func (b *Bus) announceMethod(server partInfo, kind string, sc scope.Scope) []partInfo {
+	if b.intro == nil || sc.IsReserved() {
+		return nil
+	}
+	m := partInfo{kind: kind, id: notification.NewParticipantID(), parent: server.id, scope: sc}
+	parts := []partInfo{m,
+		{kind: KindListener, id: notification.NewParticipantID(), parent: m.id, scope: sc},
+		{kind: KindInformer, id: notification.NewParticipantID(), parent: m.id, scope: sc}}
+	for i, p := range parts {
+		if err := b.announce(context.Background(), p); err != nil {
+			b.log.Debug("client: announcing a method failed", "scope", sc.String(), "err", err)
+			return parts[:i]
+		}
+	}
+	return parts
+}
+
+// retireAll retires parts, children first.
+func (b *Bus) retireAll(parts []partInfo) {
+	for i := len(parts) - 1; i >= 0; i-- {
+		b.retire(parts[i])
+	}
 }

@@ -93,7 +93,7 @@ func (b *Bus) newReceiver(sc scope.Scope, kind string, o options) (*receiver, er
 	}
 	return &receiver{
 		bus:     b,
-		info:    partInfo{kind: kind, id: notification.NewParticipantID(), scope: sc},
+		info:    partInfo{kind: kind, id: notification.NewParticipantID(), scope: sc, always: o.announceReserved},
 		filters: o.filters,
 		q:       b.newQueue(o),
 		borrow:  o.borrow && kind == KindListener,

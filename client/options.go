@@ -19,6 +19,8 @@ type options struct {
 	callTimeout time.Duration
 	inline      bool
 	borrow      bool
+
+	announceReserved bool
 }
 
 func collect(opts []Option) options {
@@ -99,4 +101,14 @@ func WithWireSchema(schema string) Option {
 // context has no deadline (default DefaultCallTimeout).
 func WithCallTimeout(d time.Duration) Option {
 	return func(o *options) { o.callTimeout = d }
+}
+
+// WithReservedAnnouncement announces a Listener or Reader under /__rsb/
+// as any other participant (such participants are otherwise not
+// announced). Over the socket protocol a connection whose participants
+// are all unannounced receives what rsbd gives a silent client, by
+// default every event; a tool listening only to introspection announces
+// its listener so that its daemon sends it just that.
+func WithReservedAnnouncement() Option {
+	return func(o *options) { o.announceReserved = true }
 }

@@ -1,6 +1,10 @@
 package client
 
-import "time"
+import (
+	"time"
+
+	"github.com/rsbd/rsbd/scope"
+)
 
 // Limits and timers of the client. Config and option fields left at zero take
 // these defaults.
@@ -36,6 +40,10 @@ const (
 	// DefaultCallTimeout bounds a RemoteServer call whose context has no
 	// deadline (RSB's remote servers default to 25 seconds).
 	DefaultCallTimeout = 25 * time.Second
+
+	// maxAnnouncedMethods bounds the methods a RemoteServer announces to
+	// introspection; calls of further methods work, unannounced.
+	maxAnnouncedMethods = 1024
 
 	// maxPendingCalls bounds the calls one RemoteServer waits for at once;
 	// past it Call fails with ErrTooManyCalls instead of growing the table.
@@ -171,6 +179,14 @@ const (
 	MethodReply = "REPLY"
 	// MethodSurvey is the method of an introspection survey.
 	MethodSurvey = "SURVEY"
+
+	// EchoMethod is the method of a process's introspection echo server.
+	EchoMethod = "echo"
+	// UserTimeRequestSend and UserTimeRequestReceive are the user times
+	// of an echo reply: the request's send time (the caller's clock) and
+	// receive time (the answering process's clock).
+	UserTimeRequestSend    = "request.send"
+	UserTimeRequestReceive = "request.receive"
 	// ErrorInfoKey is the user-info key that marks an RPC reply as an error.
 	ErrorInfoKey = "rsb:error?"
 
@@ -186,4 +202,13 @@ const (
 	KindReader       = "reader"
 	KindLocalServer  = "local-server"
 	KindRemoteServer = "remote-server"
+	// KindLocalMethod and KindRemoteMethod are the methods of servers,
+	// announced with their server as parent, each with a listener and an
+	// informer of its own as children.
+	KindLocalMethod  = "local-method"
+	KindRemoteMethod = "remote-method"
 )
+
+// IntrospectionHostsScope is the root of the processes' echo servers,
+// /__rsb/introspection/hosts/<HOST-ID>/<PID>/ (IntrospectionProcessScope).
+var IntrospectionHostsScope = scope.MustParse("/__rsb/introspection/hosts/")

@@ -13,6 +13,9 @@ import (
 
 // Callback implements one method of a LocalServer. req.Payload is the
 // argument; the result is converted by the Bus's registry (nil means void).
+// A result of type *Event is the reply event itself: its Payload (or Data
+// under WireSchema), user times and user infos are sent; the server sets
+// its scope, method and causes.
 // A returned error becomes an error reply carrying err.Error(). ctx ends when
 // the server closes.
 type Callback func(ctx context.Context, req *Event) (any, error)
@@ -99,6 +102,7 @@ func (s *LocalServer) AddMethod(name string, fn Callback) error {
 		q: s.bus.newQueue(s.o)}
 	s.methods[name] = m
 	m.detach = s.bus.link.attach(m)
+	m.parts = s.bus.announceMethod(s.info, KindLocalMethod, msc)
 	go m.run()
 	return nil
 }
@@ -129,6 +133,7 @@ func (s *LocalServer) close(untrack bool) {
 		for _, m := range methods {
 			m.detach()
 			m.q.close()
+			s.bus.retireAll(m.parts)
 		}
 		s.cancel()
 		s.replier.Close()
@@ -148,6 +153,9 @@ type serverMethod struct {
 	fn     Callback
 	q      *queue
 	detach func()
+	// parts are the method's participants introspection announced
+	// (announceMethod).
+	parts []partInfo
 	// turn is held by whoever serves a request: the method's goroutine,
 	// or a socket link's reader delivering quickly (quick.go).
 	turn quickTurn
@@ -229,7 +237,7 @@ func (m *serverMethod) invoke(req *Event) (result any, err error) {
 
 // reply publishes the result or the error of a request.
 func (m *serverMethod) reply(req *Event, result any, cerr error) {
-	rep := &Event{Payload: result}
+	rep := replyEvent(result)
 	rep.Scope, rep.Method = m.scope, MethodReply
 	rep.Causes = []notification.EventID{req.ID}
 	if cerr == nil {
@@ -253,4 +261,20 @@ func (m *serverMethod) reply(req *Event, result any, cerr error) {
 	if err := m.srv.replier.PublishEvent(m.srv.ctx, rep); err != nil && m.srv.ctx.Err() == nil {
 		m.srv.bus.log.Warn("client: sending error reply failed", "scope", m.scope.String(), "err", err)
 	}
+}
+
+// replyEvent makes the reply event of a Callback's result: a copy of the
+// payload and meta data of an *Event, or an event carrying result.
+func replyEvent(result any) *Event {
+	e, ok := result.(*Event)
+	if !ok || e == nil {
+		return &Event{Payload: result}
+	}
+	rep := &Event{Payload: e.Payload}
+	if e.Payload == nil {
+		rep.WireSchema, rep.Data = e.WireSchema, e.Data
+	}
+	rep.MetaData.UserTimes = e.MetaData.UserTimes
+	rep.MetaData.UserInfos = e.MetaData.UserInfos
+	return rep
 }

@@ -23,6 +23,9 @@ type RemoteServer struct {
 	mu      sync.Mutex
 	pending map[notification.EventID]chan *notification.Event
 	closed  bool
+	// methods are the participants introspection announced for each
+	// method called so far (announceMethod).
+	methods map[string][]partInfo
 
 	life lifecycle
 }
@@ -48,6 +51,7 @@ func (b *Bus) NewRemoteServer(sc scope.Scope, opts ...Option) (*RemoteServer, er
 		bus: b, requester: requester, timeout: o.callTimeout,
 		info:    partInfo{kind: KindRemoteServer, id: notification.NewParticipantID(), scope: sc},
 		pending: make(map[notification.EventID]chan *notification.Event),
+		methods: make(map[string][]partInfo),
 	}
 	if err := r.life.open(b, r, r.stop); err != nil {
 		requester.Close()
@@ -110,6 +114,7 @@ func (r *RemoteServer) CallEvent(ctx context.Context, method string, arg any) (*
 		ctx, cancel = context.WithTimeout(ctx, r.timeout)
 		defer cancel()
 	}
+	r.ensureMethod(method, msc)
 	req := &Event{Payload: arg}
 	req.Scope, req.Method = msc, MethodRequest
 	ne, err := r.requester.prepare(req)
@@ -189,8 +194,35 @@ func (r *RemoteServer) stop() {
 	r.mu.Lock()
 	r.closed = true
 	clear(r.pending)
+	methods := r.methods
+	r.methods = nil
 	r.mu.Unlock()
 	r.requester.Close()
+	for _, parts := range methods {
+		r.bus.retireAll(parts)
+	}
+}
+
+// ensureMethod announces the participants of a method on its first call,
+// as RSB's remote servers create a method participant then.
+func (r *RemoteServer) ensureMethod(name string, msc scope.Scope) {
+	r.mu.Lock()
+	_, known := r.methods[name]
+	if known || r.closed || len(r.methods) >= maxAnnouncedMethods {
+		r.mu.Unlock()
+		return
+	}
+	r.methods[name] = nil
+	r.mu.Unlock()
+	parts := r.bus.announceMethod(r.info, KindRemoteMethod, msc)
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		r.bus.retireAll(parts)
+		return
+	}
+	r.methods[name] = parts
+	r.mu.Unlock()
 }
 
 // Close retires the remote server; waiting calls fail with ErrClosed. It is

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rsbd/rsbd/group"
 	"github.com/rsbd/rsbd/internal/testutil"
+	"github.com/rsbd/rsbd/introspection"
 	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/scope"
@@ -90,7 +91,8 @@ func distinctScopes(t *testing.T, pool string) (pub, other string) {
 		t.Fatal(err)
 	}
 	addr := func(s string) netip.AddrPort { return p.Addr(group.ID(scope.MustParse(s))) }
-	taken := map[netip.AddrPort]bool{addr("/"): true, addr(rsbsocket.IntrospectionScope.String()): true}
+	taken := map[netip.AddrPort]bool{addr("/"): true, addr(rsbsocket.IntrospectionScope.String()): true,
+		addr(introspection.DaemonsScope.String()): true}
 	pick := func(prefix string) string {
 		for i := range 1000 {
 			s := fmt.Sprintf("/%s%d/", prefix, i)

@@ -27,7 +27,7 @@ import (
 const python = "/usr/bin/python3"
 
 // rsbPython returns the rsb-python directory or skips the test.
-func rsbPython(t *testing.T) string {
+func rsbPython(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv("RSBD_RSB_PYTHON")
 	if dir == "" {
@@ -42,7 +42,7 @@ func rsbPython(t *testing.T) string {
 }
 
 // startNodes starts k joined nodes with socket servers on loopback.
-func startNodes(t *testing.T, k int) []*node.Node {
+func startNodes(t testing.TB, k int) []*node.Node {
 	t.Helper()
 	pool := group.DefaultConfig()
 	pool.PoolBase = netip.AddrFrom4([4]byte{239, 255, byte(rand.IntN(200) + 20), 0})
@@ -85,7 +85,7 @@ type pyProc struct {
 }
 
 // runPython starts script with the rsb socket transport pointed at addr.
-func runPython(t *testing.T, dir, script string, addr net.Addr, server string, args ...string) *pyProc {
+func runPython(t testing.TB, dir, script string, addr net.Addr, server string, args ...string) *pyProc {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "client.py")
 	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {

@@ -323,6 +323,9 @@ func (n *Node) openSocket() error {
 // Instance returns this node's instance id.
 func (n *Node) Instance() datagram.InstanceID { return n.instance }
 
+// Name returns the node's memberlist name.
+func (n *Node) Name() string { return n.mem.Name() }
+
 // Registry returns the node's Prometheus registry.
 func (n *Node) Registry() *prometheus.Registry { return n.reg }
 

@@ -31,10 +31,13 @@ var verbs map[string]verb
 
 func init() {
 	verbs = map[string]verb{
-		"send":   {runSend, sendUsage},
-		"logger": {runLogger, loggerUsage},
-		"call":   {runCall, callUsage},
-		"bridge": {runBridge, bridgeUsage},
+		"send":       {runSend, sendUsage},
+		"logger":     {runLogger, loggerUsage},
+		"call":       {runCall, callUsage},
+		"bridge":     {runBridge, bridgeUsage},
+		"introspect": {runIntrospect, introspectUsage},
+		"info":       {runInfo, infoUsage},
+		"web":        {runWeb, webUsage},
 	}
 }
 
@@ -140,6 +143,9 @@ Tools:
   logger   print the events on one or more scopes
   call     call a method of an RSB server
   bridge   forward events between daemons or scopes
+  introspect  show the hosts, processes and participants of the bus
+  info     show the configuration, transports, converters and daemon
+  web      serve introspection and a live view of the bus over HTTP
 
 Run "rsb help TOOL" for a tool's options.
 `

@@ -4,6 +4,9 @@
 //	rsb logger [--style detailed|compact|columns|payload|json|meta-data|timeline|monitor|statistics|discard] [--filter SPEC]... [--stop-after N] [--max-queued-events N] [URI...]
 //	rsb call [--timeout D] [--no-wait] 'URI/method(ARG)'
 //	rsb bridge [--filter SPEC]... 'IN -> [|FILTER|]... OUT' | 'A <-> B' [; ...]
+//	rsb introspect [--style object-tree|monitor|json] [--response-timeout D] [--daemons] [URI...]
+//	rsb info [--configuration] [--transports] [--converters] [--participants] [--verbose] [URI]
+//	rsb web [--address A] [--port N] [--response-timeout D] [URI]
 //
 // URIs are written as RSB writes them (socket://host:port/scope, socket:/scope
 // or just /scope); host and port default to the RSB configuration

@@ -11,6 +11,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) != "" {
+		os.Exit(runParticipantsHelper())
+	}
 	code := m.Run()
 	testutil.RemoveBinaries()
 	os.Exit(code)

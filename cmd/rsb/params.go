@@ -56,3 +56,15 @@ const (
 // keyIntrospection is RSB's switch for introspection (default on). With it
 // off, participants are not announced and rsbd sends the tool every event.
 const keyIntrospection = "introspection.enabled"
+
+// Timers of rsb introspect's monitor style.
+const (
+	// monitorRefresh is the longest pause between two redraws of the
+	// monitor on a terminal (uptimes and latencies change).
+	monitorRefresh = time.Second
+	// monitorChanges is how many of the latest changes it shows.
+	monitorChanges = 10
+)
+
+// defaultWebPort is the port rsb web listens on by default.
+const defaultWebPort = 4444

@@ -135,6 +135,19 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 			return exitFailure
 		}
 	}
+	view, err := startDaemonView(nd, s.webAddr, log)
+	if err != nil {
+		log.Error("cannot start the daemon's introspection", "web", s.webAddr, "err", err)
+		closeAll(nd, nil, gw, log, mm)
+		return exitFailure
+	}
+	// From here on closeAll closes the daemon's introspection first.
+	closeAll := func(nd *node.Node, ms *metrics.Server, gw *gateway, log *slog.Logger, mm ...*meshListener) error {
+		ctx, cancel := context.WithTimeout(context.Background(), webCloseTimeout)
+		view.close(ctx)
+		cancel()
+		return closeAll(nd, ms, gw, log, mm...)
+	}
 	var stopping atomic.Bool
 	ready := func() error {
 		if stopping.Load() {
@@ -158,6 +171,7 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 	if mm != nil {
 		info.MeshMessage = mm.Addr().String()
 	}
+	info.Web = view.webAddr()
 	if s.readyFile != "" {
 		if err := writeReadyFile(s.readyFile, info); err != nil {
 			log.Error("cannot write ready file", "path", s.readyFile, "err", err)
@@ -167,7 +181,7 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 		defer os.Remove(s.readyFile)
 	}
 	log.Info("rsbd serving", "version", version, "socket", info.Socket, "socket_path", info.SocketPath, "gossip", info.Gossip,
-		"data", info.Data, "metrics", info.Metrics, "gateway", info.Gateway, "multicast", !s.node.Unicast, "peers", len(nd.Members()))
+		"data", info.Data, "metrics", info.Metrics, "gateway", info.Gateway, "web", info.Web, "multicast", !s.node.Unicast, "peers", len(nd.Members()))
 	sig := <-signals
 	log.Info("shutting down", "signal", sig.String())
 	stopping.Store(true)
@@ -268,6 +282,8 @@ type readyInfo struct {
 	Gateway string `json:"gateway,omitempty"`
 	// MeshMessage is the meshmessage listener's TCP address, if it serves.
 	MeshMessage string `json:"meshmessage,omitempty"`
+	// Web is the introspection page's HTTP address, if it serves.
+	Web string `json:"web,omitempty"`
 }
 
 func readyInfoOf(nd *node.Node, ms *metrics.Server, gw *gateway) readyInfo {

@@ -52,7 +52,11 @@
 // --gateway-meshmessage (off by default) the daemon serves EventMesh TCP
 // clients (package mesh/meshmessage) on its own TCP address, with the
 // gateway's TLS and token file, and says SERVER_GOODBYE to each on
-// shutdown. SIGTERM or SIGINT stops accepting clients,
+// shutdown. The daemon takes part in RSB introspection through a Bus embedded in the node: it is
+// a process with a listener on /__rsb/rsbd/daemons/ that answers daemon
+// surveys (package introspection) with its peers, listening scopes, traffic
+// and drops; with --web-addr (off by default) it serves the introspection
+// page and API (package introspection/web). SIGTERM or SIGINT stops accepting clients,
 // closes them in order, lets reliable streams finish for a bounded time,
 // leaves the cluster and exits 0; a second signal exits at once with 1.
 // Exit code 2 means bad flags or configuration, 1 a failure to start.

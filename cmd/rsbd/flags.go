@@ -51,6 +51,7 @@ const (
 	keyLogFormat     = "rsbd.log.format"
 	keyReadyFile     = "rsbd.ready.file"
 	keyGatewayHTTP   = "rsbd.gateway.http"
+	keyWebAddr       = "rsbd.web.addr"
 	keyNackTries     = "rsbd.nack.tries"
 	keyNackGiveUp    = "rsbd.nack.give.up"
 )
@@ -90,6 +91,7 @@ var options = []option{
 	{"gateway-origins", "", "PATTERN[,...]", "host:port patterns (path.Match syntax, e.g. app.example:*) of other origins whose pages may open a WebSocket to the gateway; by default only pages of the gateway's own host may"},
 	{"gateway-meshmessage", valueOff, "off|HOST:PORT", "TCP address of the EventMesh TCP (meshmessage) listener: its clients publish, subscribe and call RSB methods by topic = scope; it shares the gateway's TLS and token file (the token in HELLO's user agent)"},
 	{"gateway-a2a", valueOff, "off|on|SCOPE", "serve agents on the gateway: A2A JSON-RPC under /.a2a/SCOPE (agent cards at /.well-known/agent-card.json) and streamed calls under /.stream/SCOPE; a SCOPE given is the agent /.a2a itself reaches"},
+	{"web-addr", valueOff, "off|HOST:PORT", "HTTP address of the introspection page and API (hosts, processes, participants, scope rates, a live tail; /api/introspection/snapshot and /search)"},
 	{"join", "", "HOST:PORT[,...]", "gossip addresses of cluster members to join"},
 	{"key-file", "", "FILE", `keys sealing every datagram and the gossip (AES-256-GCM), one "ID KEY" a line (id 1..255, 32 bytes in hex or base64; # comments; the first seals, all open); mode 600 or stricter; reloaded on SIGHUP. Without it the data plane is open to anyone on the network`},
 	{"cluster-label", "", "NAME", "cluster name: gossip and sealed datagrams of another label are refused"},

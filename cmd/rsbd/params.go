@@ -27,6 +27,12 @@ const (
 	// at exit (subscriptions end at once).
 	gatewayCloseTimeout = 2 * time.Second
 
+	// webReadHeaderTimeout bounds how long a client of --web-addr may take
+	// to send its request headers; webCloseTimeout bounds the wait for its
+	// requests at exit (tails end at once).
+	webReadHeaderTimeout = 10 * time.Second
+	webCloseTimeout      = time.Second
+
 	// tokenFileForbiddenMode are the permission bits a gateway token file
 	// must not have: like an ssh key, its secrets are for its owner alone.
 	tokenFileForbiddenMode = 0o077

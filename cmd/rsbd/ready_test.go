@@ -12,7 +12,8 @@ import (
 // TestReadyFileSchema: the ready file decodes into testutil.ReadyInfo, the
 // tests' reading of it, field for field and back.
 func TestReadyFileSchema(t *testing.T) {
-	info := readyInfo{PID: 1, Version: "v", Socket: "s", SocketPath: "p", Gossip: "g", Data: "d", Metrics: "m", Gateway: "w", MeshMessage: "mm"}
+	info := readyInfo{PID: 1, Version: "v", Socket: "s", SocketPath: "p", Gossip: "g", Data: "d", Metrics: "m", Gateway: "w", MeshMessage: "mm",
+		Web: "web"}
 	v := reflect.ValueOf(info)
 	for i := range v.NumField() {
 		if v.Field(i).IsZero() {

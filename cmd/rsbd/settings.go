@@ -26,6 +26,7 @@ type settings struct {
 	node        node.Config
 	metricsAddr string // empty: no HTTP endpoints
 	gatewayAddr string // empty: no CloudEvents gateway
+	webAddr     string // empty: no introspection page
 	gatewaySec  gatewaySecurity
 	// gatewayHooks are the webhooks the gateway starts with.
 	gatewayHooks []namedWebhook
@@ -125,6 +126,7 @@ func parseSettings(c *config.Config) (settings, error) {
 	s.node = r.nodeConfig()
 	s.metricsAddr = r.hostPort(config.KeyMetricsAddr, true)
 	s.gatewayAddr = r.hostPort(keyGatewayHTTP, true)
+	s.webAddr = r.hostPort(keyWebAddr, true)
 	s.gatewaySec = r.gatewaySecurity()
 	s.gatewayHooks = r.gatewayWebhooks(s.gatewayAddr)
 	s.meshAddr = r.hostPort(keyGatewayMeshMessage, true)

@@ -117,7 +117,7 @@ func TestDefaultsMatchTheNode(t *testing.T) {
 
 func TestEveryOptionHasItsKey(t *testing.T) {
 	keys := []string{config.KeySocketAddr, keySocketPath, config.KeyGossipAddr, config.KeyMetricsAddr, keyGatewayHTTP,
-		keyGatewayTLSCert, keyGatewayTLSKey, keyGatewayClientCA, keyGatewayTokenFile, keyGatewayOrigins, keyGatewayMeshMessage, keyGatewayA2A, config.KeyJoin, keyKeyFile, keyClusterLabel,
+		keyGatewayTLSCert, keyGatewayTLSKey, keyGatewayClientCA, keyGatewayTokenFile, keyGatewayOrigins, keyGatewayMeshMessage, keyGatewayA2A, keyWebAddr, config.KeyJoin, keyKeyFile, keyClusterLabel,
 		config.KeyMulticast, keyDataAddr, keyAdvertiseAddr, keyInterface, keyName, keyMaxDatagram,
 		keyMulticastTTL, keyGroupPool, keyGroupPoolSize, keyLocal, keySlowClient, keyDefaultInt,
 		keyQueueFrames, keyQueueBytes, keyMaxFrame, keyStallTimeout, keyMaxConns, keyParticipants, keySocketSpin, keyShutdownFlush, keyBarrier, keyNackTries, keyNackGiveUp, keySpinWait, keyCPULatency, keyGCFloor, keyLogLevel,

@@ -33,6 +33,9 @@ type ReadyInfo struct {
 	// MeshMessage is the meshmessage listener's TCP host:port; "" when it
 	// is off.
 	MeshMessage string `json:"meshmessage,omitempty"`
+	// Web is the introspection page's host:port (--web-addr); "" when it
+	// is off.
+	Web string `json:"web,omitempty"`
 }
 
 // readReady reads the ready file at path and reports whether it is whole
