@@ -177,14 +177,15 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 }
 
-// start serves a new connection unless the Server is full or closed.
-func (s *Server) start(nc net.Conn) {
+// start serves a new connection unless the Server is full or closed
+// (nil).
+func (s *Server) start(nc net.Conn) *conn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || len(s.conns) >= s.cfg.MaxClients {
 		s.st.Reject(RejectClients)
 		_ = nc.Close()
-		return
+		return nil
 	}
 	c := newConn(s, nc)
 	s.conns[c] = struct{}{}
@@ -192,6 +193,7 @@ func (s *Server) start(nc net.Conn) {
 	s.wg.Add(2)
 	go c.readLoop()
 	go c.writeLoop()
+	return c
 }
 
 // drop forgets a closed connection.
