@@ -224,9 +224,13 @@ func (s *Server) Close() error {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
+	// Each goodbye may wait up to WriteTimeout for a client that does not
+	// read; saying them all at once bounds Close by one such wait.
+	var bye sync.WaitGroup
 	for _, c := range conns {
-		c.goodbye()
+		bye.Go(c.goodbye)
 	}
+	bye.Wait()
 	s.cancel()
 	s.wg.Wait()
 	s.remotes.close()
