@@ -26,7 +26,7 @@ type conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	// out is the send queue; done closes when the connection ends.
-	out  chan *Package
+	out  chan queued
 	done chan struct{}
 	once sync.Once
 	// listening is set by LISTEN_REQUEST: events flow only after it.
@@ -50,9 +50,16 @@ type conn struct {
 	pending map[string]chan *Package
 }
 
+// queued is a Package in a connection's send queue; last marks the
+// Package after which the writer ends the connection.
+type queued struct {
+	p    *Package
+	last bool
+}
+
 // newConn returns the state of a new connection.
 func newConn(s *Server, nc net.Conn) *conn {
-	c := &conn{s: s, nc: nc, out: make(chan *Package, s.cfg.QueueLen),
+	c := &conn{s: s, nc: nc, out: make(chan queued, s.cfg.QueueLen),
 		done: make(chan struct{}), calls: make(chan struct{}, s.cfg.MaxRequests),
 		subs: make(map[string]*client.Listener), servers: make(map[string]*client.LocalServer),
 		pending: make(map[string]chan *Package)}
@@ -112,13 +119,26 @@ func (c *conn) writeNow(p *Package) {
 	}
 }
 
+// farewell queues p as the connection's last Package: the writer writes
+// what is queued before it, then p, and ends the connection. With the
+// queue full, p goes out at once.
+func (c *conn) farewell(p *Package) {
+	if !c.enqueue(queued{p: p, last: true}) {
+		c.writeNow(p)
+		c.end(CloseGoodbye)
+	}
+}
+
 // send queues p; false if the queue is full or the connection ended.
-func (c *conn) send(p *Package) bool {
+func (c *conn) send(p *Package) bool { return c.enqueue(queued{p: p}) }
+
+// enqueue queues q; false if the queue is full or the connection ended.
+func (c *conn) enqueue(q queued) bool {
 	if c.ended() {
 		return false
 	}
 	select {
-	case c.out <- p:
+	case c.out <- q:
 		return true
 	default:
 		return false
@@ -143,8 +163,13 @@ func (c *conn) writeLoop() {
 		select {
 		case <-c.done:
 			return
-		case p := <-c.out:
-			b, err := Marshal(p)
+		case q := <-c.out:
+			if q.last {
+				c.writeNow(q.p)
+				c.end(CloseGoodbye)
+				return
+			}
+			b, err := Marshal(q.p)
 			if err != nil {
 				c.s.st.AddDropped(DropUnmappable, 1)
 				continue

@@ -37,8 +37,9 @@
 // reach the client as ASYNC_MESSAGE_TO_CLIENT, or
 // BROADCAST_MESSAGE_TO_CLIENT for a BROADCASTING subscription;
 // ASYNC_MESSAGE_TO_SERVER and BROADCAST_MESSAGE_TO_SERVER are published on
-// their topic's scope and acknowledged; CLIENT_GOODBYE is answered and the
-// connection closed, and Close says SERVER_GOODBYE to every client.
+// their topic's scope and acknowledged; CLIENT_GOODBYE is answered after
+// everything queued before it and the connection closed, and Close says
+// SERVER_GOODBYE to every client ahead of its queue.
 //
 // Requests are RSB calls. A topic names a method: /robot/arm/move/ is the
 // method move of the RSB server on /robot/arm/. REQUEST_TO_SERVER calls it

@@ -91,8 +91,7 @@ func (c *conn) handle(p *Package) bool {
 	case cmd == HelloRequest:
 		return c.hello(p)
 	case cmd == ClientGoodbyeRequest:
-		c.writeNow(&Package{Header: Header{Command: ClientGoodbyeResponse, Seq: p.Header.Seq}})
-		c.end(CloseGoodbye)
+		c.farewell(&Package{Header: Header{Command: ClientGoodbyeResponse, Seq: p.Header.Seq}})
 		return false
 	case !c.greeted.Load() && c.s.tokens.Load().Required() && cmd != HeartbeatRequest:
 		c.s.st.Reject(RejectUnauthorized)

@@ -177,14 +177,15 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 }
 
-// start serves a new connection unless the Server is full or closed.
-func (s *Server) start(nc net.Conn) {
+// start serves a new connection unless the Server is full or closed
+// (nil).
+func (s *Server) start(nc net.Conn) *conn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || len(s.conns) >= s.cfg.MaxClients {
 		s.st.Reject(RejectClients)
 		_ = nc.Close()
-		return
+		return nil
 	}
 	c := newConn(s, nc)
 	s.conns[c] = struct{}{}
@@ -192,6 +193,7 @@ func (s *Server) start(nc net.Conn) {
 	s.wg.Add(2)
 	go c.readLoop()
 	go c.writeLoop()
+	return c
 }
 
 // drop forgets a closed connection.
@@ -222,9 +224,13 @@ func (s *Server) Close() error {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
+	// Each goodbye may wait up to WriteTimeout for a client that does not
+	// read; saying them all at once bounds Close by one such wait.
+	var bye sync.WaitGroup
 	for _, c := range conns {
-		c.goodbye()
+		bye.Go(c.goodbye)
 	}
+	bye.Wait()
 	s.cancel()
 	s.wg.Wait()
 	s.remotes.close()

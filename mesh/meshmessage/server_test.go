@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"testing"
@@ -291,5 +292,27 @@ func TestConfig(t *testing.T) {
 		if err := c.Validate(); !errors.Is(err, ErrConfig) {
 			t.Errorf("%+v: %v", c, err)
 		}
+	}
+}
+
+// TestGoodbyeAfterMessages checks CLIENT_GOODBYE's response comes after
+// the answers to what the client sent before it, then the connection
+// closes.
+func TestGoodbyeAfterMessages(t *testing.T) {
+	s, _, addr := startServer(t, Config{})
+	c := dial(t, addr)
+	for i := range 20 {
+		c.write("ASYNC_MESSAGE_TO_SERVER", fmt.Sprint(i), Message{Topic: "/bye/", Body: "x"})
+	}
+	c.write("CLIENT_GOODBYE_REQUEST", "last", nil)
+	for i := range 20 {
+		if h, _ := c.response("ASYNC_MESSAGE_TO_SERVER_ACK"); h.Seq != fmt.Sprint(i) || h.Code != 0 {
+			t.Fatalf("ACK %d: %+v", i, h)
+		}
+	}
+	c.response("CLIENT_GOODBYE_RESPONSE")
+	c.closed()
+	if n := s.Stats().Closed[CloseGoodbye]; n != 1 {
+		t.Fatalf("closed for goodbye: %d", n)
 	}
 }
