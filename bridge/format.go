@@ -114,7 +114,6 @@ func DecodeValue(f Format, value []byte, fallback func([]byte) *cloudevent.Event
 	return nil, fmt.Errorf("%w: DecodeValue of format %s", ErrSettings, f)
 }
 
-
 // Reason says why a message became a dead letter or was dropped: the
 // reason label of the metrics and the value of ExtDeadLetterReason.
 type Reason string
