@@ -107,4 +107,3 @@ func header(r *kgo.Record, key string) string {
 	}
 	return ""
 }
-

@@ -9,8 +9,8 @@ import (
 
 	"github.com/rsbd/rsbd/bridge"
 	"github.com/rsbd/rsbd/bridge/bridgetest"
-	"github.com/rsbd/rsbd/cloudevent"
 	_ "github.com/rsbd/rsbd/bridge/kafka"
+	"github.com/rsbd/rsbd/cloudevent"
 )
 
 // formats are the Kafka bridge's formats with what a record of each looks
