@@ -148,12 +148,22 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 		cancel()
 		return closeAll(nd, ms, gw, log, mm...)
 	}
+	br, err := startBridges(nd, s.bridges, log, reg)
+	if err != nil {
+		log.Error("cannot start the bridges", "err", err)
+		closeAll(nd, nil, gw, log, mm)
+		return exitFailure
+	}
+	defer br.close() // on the paths that end before the shutdown, which closes them first
 	var stopping atomic.Bool
 	ready := func() error {
 		if stopping.Load() {
 			return errShuttingDown
 		}
 		if err := errors.Join(gw.ready(), mm.ready()); err != nil {
+			return err
+		}
+		if err := br.ready(); err != nil {
 			return err
 		}
 		return nd.Ready()
@@ -163,6 +173,7 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 		ms = metrics.NewServer(metrics.NewHandler(reg, ready), log)
 		if err := ms.Start(s.metricsAddr); err != nil {
 			log.Error("cannot serve metrics", "addr", s.metricsAddr, "err", err)
+			_ = br.close()
 			closeAll(nd, nil, gw, log, mm)
 			return exitFailure
 		}
@@ -175,6 +186,7 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 	if s.readyFile != "" {
 		if err := writeReadyFile(s.readyFile, info); err != nil {
 			log.Error("cannot write ready file", "path", s.readyFile, "err", err)
+			_ = br.close()
 			closeAll(nd, ms, gw, log, mm)
 			return exitFailure
 		}
@@ -185,7 +197,7 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 	sig := <-signals
 	log.Info("shutting down", "signal", sig.String())
 	stopping.Store(true)
-	return shutdown(log, func() error { return closeAll(nd, ms, gw, log, mm) }, signals, shutdownTimeout)
+	return shutdown(log, func() error { return errors.Join(br.close(), closeAll(nd, ms, gw, log, mm)) }, signals, shutdownTimeout)
 }
 
 // startGCFloor puts the heap floor of --gc-floor in force, unless it is

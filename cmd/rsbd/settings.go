@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rsbd/rsbd/bridge"
 	"github.com/rsbd/rsbd/config"
 	"github.com/rsbd/rsbd/group"
 	"github.com/rsbd/rsbd/node"
@@ -31,6 +32,8 @@ type settings struct {
 	// gatewayHooks are the webhooks the gateway starts with.
 	gatewayHooks []namedWebhook
 	meshAddr     string // empty: no meshmessage listener
+	// bridges are the broker bridges the daemon runs ([bridge.NAME]).
+	bridges      []bridge.Config
 	readyFile    string // empty: no ready file
 	keyFile      string // empty: the data plane is open
 	cpuLatency   int    // µs of the PM QoS request to hold; -1: none
@@ -131,6 +134,7 @@ func parseSettings(c *config.Config) (settings, error) {
 	s.gatewayHooks = r.gatewayWebhooks(s.gatewayAddr)
 	s.meshAddr = r.hostPort(keyGatewayMeshMessage, true)
 	s.gatewayAgents = r.gatewayAgents()
+	s.bridges = r.bridges()
 	s.readyFile = c.String(keyReadyFile, "")
 	s.keyFile = c.String(keyKeyFile, "")
 	s.cpuLatency = r.cpuLatency()
