@@ -286,7 +286,7 @@ func (n *Node) openSocket() error {
 		}
 	}
 	if n.cfg.SocketPath != "" {
-		if n.unixLn, err = listenUnix(n.cfg.SocketPath); err != nil {
+		if n.unixLn, err = listenUnix(n.cfg.SocketPath, n.cfg.SocketMode); err != nil {
 			if n.sockLn != nil {
 				_ = n.sockLn.Close()
 				n.sockLn = nil

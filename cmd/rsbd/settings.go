@@ -151,6 +151,7 @@ func (r *reader) nodeConfig() node.Config {
 		nc.SocketAddr = valueOff
 	}
 	nc.SocketPath = c.String(keySocketPath, "")
+	nc.SocketMode = r.socketPathMode()
 	nc.GossipAddr = r.ipPort(config.KeyGossipAddr, true)
 	nc.DataAddr = r.ipPort(keyDataAddr, false)
 	if v := c.String(keyAdvertiseAddr, ""); v != "" {
@@ -204,6 +205,7 @@ func (r *reader) socket() rsbsocket.Config {
 	sc.StallTimeout = r.duration(keyStallTimeout, rsbsocket.DefaultStallTimeout)
 	sc.MaxParticipants = r.intRange(keyParticipants, 1, 1<<20)
 	sc.MaxConnections = r.intRange(keyMaxConns, 1, 1<<24)
+	sc.Allow = r.socketAllow()
 	if sc.SpinWait = r.duration(keySocketSpin, rsbsocket.DefaultSpinWait); sc.SpinWait == 0 {
 		sc.SpinWait = -1 // 0 on the command line: never poll
 	}

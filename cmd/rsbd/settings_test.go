@@ -116,7 +116,7 @@ func TestDefaultsMatchTheNode(t *testing.T) {
 }
 
 func TestEveryOptionHasItsKey(t *testing.T) {
-	keys := []string{config.KeySocketAddr, keySocketPath, config.KeyGossipAddr, config.KeyMetricsAddr, keyGatewayHTTP,
+	keys := []string{config.KeySocketAddr, keySocketPath, keySocketAllow, keySocketPathMode, config.KeyGossipAddr, config.KeyMetricsAddr, keyGatewayHTTP,
 		keyGatewayTLSCert, keyGatewayTLSKey, keyGatewayClientCA, keyGatewayTokenFile, keyGatewayOrigins, config.KeyJoin,
 		config.KeyMulticast, keyDataAddr, keyAdvertiseAddr, keyInterface, keyName, keyMaxDatagram,
 		keyMulticastTTL, keyGroupPool, keyGroupPoolSize, keyLocal, keySlowClient, keyDefaultInt,
