@@ -72,3 +72,17 @@ func (e *Engine) Hold() (release func()) {
 	e.mu.Lock()
 	return e.mu.Unlock
 }
+
+// StreamCounts is how many streams the engine keeps state for.
+type StreamCounts struct {
+	// Send counts this node's sender streams; Receive the peers' streams
+	// it receives (freed on idle or when their sender leaves).
+	Send, Receive int
+}
+
+// Streams returns the engine's stream counts now.
+func (e *Engine) Streams() StreamCounts {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return StreamCounts{Send: len(e.senders), Receive: e.rcv.Len()}
+}
