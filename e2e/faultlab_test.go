@@ -89,6 +89,10 @@ func (r *rig) ensureTable(h string) {
 func (r *rig) loss(h string, pct int) {
 	r.t.Helper()
 	r.ensureTable(h)
+	if pct >= 100 {
+		r.nft(h, fmt.Sprintf("add rule inet %s in udp dport != %s counter drop", faultTable, gossipPort))
+		return
+	}
 	r.nft(h, fmt.Sprintf("add rule inet %s in udp dport != %s numgen random mod 100 < %d counter drop", faultTable, gossipPort, pct))
 }
 

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +21,9 @@ const (
 	// steadyRate is the publishing rate, events a second, of the
 	// scenarios that run while a fault comes and goes.
 	steadyRate = 200
+	// blackoutFor is how long the data plane to B is cut (gossip spared)
+	// in the blackout scenario, well past B's --nack-give-up.
+	blackoutFor = 3 * time.Second
 	// goroutineSlack is how many goroutines more than before a peer came
 	// a daemon may run after the peer is gone (timers and pollers of the
 	// runtime come and go).
@@ -48,6 +52,7 @@ func TestFaults(t *testing.T) {
 	t.Run("partition", func(t *testing.T) { t.Parallel(); testPartition(t, s) })
 	t.Run("kill", func(t *testing.T) { t.Parallel(); testKill(t, s) })
 	t.Run("pause", func(t *testing.T) { t.Parallel(); testPause(t, s) })
+	t.Run("blackout", func(t *testing.T) { t.Parallel(); testBlackout(t, s) })
 }
 
 // pair builds hosts A and B with a publisher at A and a subscriber at B
@@ -259,4 +264,42 @@ func testPause(t *testing.T, s *faultSummary) {
 	}
 	s.add(t, "B: %v; C: %v; C delivering again %v after SIGCONT, %.0f losses reported, declared gone by A: %v",
 		tlB, tlC, caughtUp.Round(time.Millisecond), lost, gone)
+}
+
+// testBlackout: for 3 s B loses 30 % of the bus datagrams it receives and
+// none of its own reach A (gossip passes both ways, so A stays a member),
+// while its daemon gives a lost datagram up after 200 ms and 2 NACKs: its
+// NACKs go unanswered. The loss is unrecoverable: B reports and counts it, its
+// subscriber gets the events before and after the gap once each and in
+// order, and the stream goes on.
+func testBlackout(t *testing.T, s *faultSummary) {
+	r := newRig(t, nil, "A")
+	r.start("B", []string{"--nack-give-up", "200ms", "--nack-tries", "2"})
+	r.c.waitPeers(20 * time.Second)
+	pub, sub := dial(t, r.d["A"], "A/pub"), dial(t, r.d["B"], "B/sub")
+	sub.listen("/f/")
+	waitRoute(t, 20*time.Second, pub, faultScope, sub)
+	p := pace(pub, -1, steadyRate)
+	testutil.WaitFor(t, 10*time.Second, "events before the blackout", func() bool { return lastDelivered(sub) > steadyRate/2 })
+	r.loss("B", 30)
+	r.nft("B", fmt.Sprintf("add rule inet %s out udp dport != %s counter drop", faultTable, gossipPort)) // its NACKs
+	<-time.After(blackoutFor) // the fault's duration
+	r.heal("B")
+	mark := p.count()
+	testutil.WaitFor(t, 30*time.Second, "events after the blackout", func() bool { return lastDelivered(sub) > mark })
+	sent := p.wait(true)
+	testutil.WaitFor(t, 30*time.Second, "the last event", func() bool { return lastDelivered(sub) == sent-1 })
+	tl := count(sub, sent)
+	if tl.duplicates != 0 || tl.reordered != 0 {
+		t.Errorf("duplicates or reordering around a blackout: %v", tl)
+	}
+	if tail := countFrom(sub, mark, sent); tail.missing != 0 {
+		t.Errorf("events published after the blackout missing: %v", tail)
+	}
+	m := r.d["B"].Metrics()
+	reports, lost := sum(m, "rsbd_loss_reports_total"), sum(m, "rsbd_lost_datagrams_total")
+	if tl.missing == 0 || reports == 0 || !r.d["B"].Logged(`"msg":"events lost"`) {
+		t.Errorf("%d events missing, %v loss reports: want an unrecoverable loss, reported and logged", tl.missing, reports)
+	}
+	s.add(t, "%v; %d events lost in a %v blackout, B reported %.0f losses covering %.0f datagrams", tl, tl.missing, blackoutFor, reports, lost)
 }
