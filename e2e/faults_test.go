@@ -283,7 +283,7 @@ func testBlackout(t *testing.T, s *faultSummary) {
 	testutil.WaitFor(t, 10*time.Second, "events before the blackout", func() bool { return lastDelivered(sub) > steadyRate/2 })
 	r.loss("B", 30)
 	r.nft("B", fmt.Sprintf("add rule inet %s out udp dport != %s counter drop", faultTable, gossipPort)) // its NACKs
-	<-time.After(blackoutFor) // the fault's duration
+	<-time.After(blackoutFor)                                                                            // the fault's duration
 	r.heal("B")
 	mark := p.count()
 	testutil.WaitFor(t, 30*time.Second, "events after the blackout", func() bool { return lastDelivered(sub) > mark })
