@@ -80,9 +80,18 @@ type StreamCounts struct {
 	Send, Receive int
 }
 
-// Streams returns the engine's stream counts now.
+// Streams returns the engine's stream counts. It never waits for the
+// engine: while another holds the engine's lock it returns the counts it
+// read last, so that a metrics scrape cannot stall behind a busy engine.
 func (e *Engine) Streams() StreamCounts {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return StreamCounts{Send: len(e.senders), Receive: e.rcv.Len()}
+	if !e.mu.TryLock() {
+		if c := e.lastStreams.Load(); c != nil {
+			return *c
+		}
+		return StreamCounts{}
+	}
+	c := StreamCounts{Send: len(e.senders), Receive: e.rcv.Len()}
+	e.mu.Unlock()
+	e.lastStreams.Store(&c)
+	return c
 }
