@@ -43,6 +43,7 @@ type client struct {
 	mu     sync.Mutex
 	seq    uint32
 	evs    []*notification.Event
+	at     []time.Time // arrival time of each of evs
 	readEr error
 	done   chan struct{} // closed when the reader stops
 }
@@ -117,6 +118,7 @@ func (c *client) read() {
 		}
 		c.mu.Lock()
 		c.evs = append(c.evs, ev)
+		c.at = append(c.at, time.Now())
 		c.mu.Unlock()
 	}
 }

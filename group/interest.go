@@ -149,9 +149,18 @@ func (in *Interest) Update(name string, st PeerState) error {
 	return nil
 }
 
-// RemovePeer removes peer name and retires its instance. It returns the
-// removed state and whether the peer was present.
-func (in *Interest) RemovePeer(name string) (PeerState, bool) {
+// RemovePeer removes peer name and retires its instance (the peer left:
+// that instance never comes back). It returns the removed state and
+// whether the peer was present.
+func (in *Interest) RemovePeer(name string) (PeerState, bool) { return in.remove(name, true) }
+
+// ForgetPeer removes peer name without retiring its instance: a peer
+// declared failed may be alive behind a partition or a paused process,
+// and its state is taken again when the membership sees it alive.
+func (in *Interest) ForgetPeer(name string) (PeerState, bool) { return in.remove(name, false) }
+
+// remove removes peer name, retiring its instance if retire is set.
+func (in *Interest) remove(name string, retire bool) (PeerState, bool) {
 	in.mu.Lock()
 	defer in.changed()
 	e, ok := in.peers[name]
@@ -159,7 +168,9 @@ func (in *Interest) RemovePeer(name string) (PeerState, bool) {
 		return PeerState{}, false
 	}
 	delete(in.peers, name)
-	in.tomb.add(e.state.Instance)
+	if retire {
+		in.tomb.add(e.state.Instance)
+	}
 	for _, id := range e.state.Groups {
 		in.removeFrom(id, name)
 	}

@@ -317,3 +317,24 @@ func BenchmarkInterestUpdate(b *testing.B) {
 		}
 	}
 }
+
+// TestForgetPeerKeepsTheInstance: a peer forgotten (failed, not left) is
+// taken again with the same instance, as after a healed partition, and its
+// groups are wanted again; a removed one is not.
+func TestForgetPeerKeepsTheInstance(t *testing.T) {
+	in := newTestInterest(t, Config{})
+	g := gid("/g/")
+	if err := in.Update("n", PeerState{Version: 3, Instance: inst(1), Groups: []GroupID{g}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := in.ForgetPeer("n"); !ok || in.Wanted(g) || in.Departed(inst(1)) {
+		t.Fatalf("after ForgetPeer: wanted %v, departed %v", in.Wanted(g), in.Departed(inst(1)))
+	}
+	if err := in.Update("n", PeerState{Version: 3, Instance: inst(1), Groups: []GroupID{g}}); err != nil || !in.Wanted(g) {
+		t.Fatalf("the same instance back: %v, wanted %v", err, in.Wanted(g))
+	}
+	in.RemovePeer("n")
+	if err := in.Update("n", PeerState{Version: 4, Instance: inst(1), Groups: []GroupID{g}}); !errors.Is(err, ErrDeparted) {
+		t.Fatalf("a removed instance: %v, want ErrDeparted", err)
+	}
+}

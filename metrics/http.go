@@ -68,6 +68,7 @@ func writeText(w http.ResponseWriter, code int, body string) {
 type Server struct {
 	handler http.Handler
 	log     *slog.Logger
+	rejects httpRejects
 
 	mu      sync.Mutex
 	srv     *http.Server
@@ -103,7 +104,9 @@ func (s *Server) Start(addr string) error {
 	}
 	s.started, s.ln, s.done = true, ln, make(chan struct{})
 	s.srv = &http.Server{
-		Handler:           s.handler,
+		Handler:           s.rejects.wrap(s.handler),
+		ConnState:         s.rejects.connState,
+		ConnContext:       s.rejects.connContext,
 		ReadHeaderTimeout: ReadHeaderTimeout,
 		ReadTimeout:       ReadTimeout,
 		WriteTimeout:      WriteTimeout,
@@ -111,7 +114,7 @@ func (s *Server) Start(addr string) error {
 		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
-	go s.serve(s.srv, ln, s.done)
+	go s.serve(s.srv, limitListener(ln), s.done)
 	s.log.Info("metrics: serving", "addr", ln.Addr().String())
 	return nil
 }

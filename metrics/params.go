@@ -25,6 +25,10 @@ const (
 	IdleTimeout = 60 * time.Second
 	// MaxHeaderBytes bounds request headers.
 	MaxHeaderBytes = 8 << 10
+	// MaxHTTPConns bounds the connections served at once; more wait to be
+	// accepted, so a client opening connections without end cannot grow
+	// the daemon's memory.
+	MaxHTTPConns = 64
 	// ScrapeTimeout bounds gathering metrics for one /metrics request.
 	ScrapeTimeout = 20 * time.Second
 	// MaxScrapesInFlight bounds concurrent /metrics requests; more get 503.

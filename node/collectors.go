@@ -1,6 +1,8 @@
 package node
 
 import (
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/rsbd/rsbd/group/membership"
 	"github.com/rsbd/rsbd/metrics"
 	"github.com/rsbd/rsbd/rsbsocket"
@@ -73,5 +75,25 @@ func (n *Node) registerTransportCollector() {
 func (n *Node) registerMembershipCollector() {
 	if err := n.m.Register(membership.Collector(n.mem.Stats)); err != nil {
 		n.log.Error("cannot register membership metrics", "err", err)
+	}
+}
+
+// registerStreamsCollector exports the engine's stream counts as
+// rsbd_streams{side="send|receive"}, read at scrape time, so that a test or
+// an operator sees the state of a departed peer freed.
+func (n *Node) registerStreamsCollector() {
+	for _, side := range []string{"send", "receive"} {
+		g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rsbd_streams",
+			Help:        "Streams the node keeps state for: its own (send) and its peers' (receive).",
+			ConstLabels: prometheus.Labels{"side": side}}, func() float64 {
+			c := n.eng.Streams()
+			if side == "send" {
+				return float64(c.Send)
+			}
+			return float64(c.Receive)
+		})
+		if err := n.m.Register(g); err != nil {
+			n.log.Error("cannot register stream metrics", "err", err)
+		}
 	}
 }

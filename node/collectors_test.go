@@ -180,3 +180,39 @@ func TestSocketReceivedCounters(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamsGauge: rsbd_streams counts a publisher's sender stream and,
+// at the subscriber, the receive stream, which goes once the publisher's
+// node has left.
+func TestStreamsGauge(t *testing.T) {
+	nodes := startNodes(t, 2, nil)
+	a, b := nodes[0], nodes[1]
+	got := make(chan struct{}, 1)
+	defer b.Subscribe(scope.MustParse("/metrics/streams/"), func(*notification.Event) {
+		select {
+		case got <- struct{}{}:
+		default:
+		}
+	})()
+	testutil.WaitFor(t, 10*time.Second, "an event of a at b", func() bool {
+		if err := a.Publish(t.Context(), testutil.Event("/metrics/streams/x/", 1, []byte("s"))); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-got:
+			return true
+		case <-time.After(20 * time.Millisecond):
+			return false
+		}
+	})
+	if s := metricValue(t, a, "rsbd_streams", "side", "send"); s < 1 {
+		t.Fatalf("a: %v send streams, want at least 1", s)
+	}
+	if r := metricValue(t, b, "rsbd_streams", "side", "receive"); r < 1 {
+		t.Fatalf("b: %v receive streams, want at least 1", r)
+	}
+	a.Close()
+	testutil.WaitFor(t, 20*time.Second, "b freeing a's streams", func() bool {
+		return metricValue(t, b, "rsbd_streams", "side", "receive") == 0
+	})
+}

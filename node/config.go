@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/netip"
 	"strings"
@@ -57,10 +58,14 @@ type Config struct {
 	SocketAddr string
 	// SocketPath, if set, is a Unix domain socket the socket server also
 	// serves (the same protocol; local clients dial "unix:PATH"). A stale
-	// socket file is replaced, a live one is an error; the file is made
-	// writable by every local user, as the TCP port is reachable by them,
-	// and removed when the node closes.
+	// socket file is replaced, a live one is an error; the file gets
+	// SocketMode and is removed when the node closes.
 	SocketPath string
+	// SocketMode is the permission of the SocketPath file: who may write
+	// to it may connect. Zero means 0666, every local user, as every local
+	// user may reach the TCP port; 0660 keeps it to the daemon's user and
+	// group.
+	SocketMode fs.FileMode
 	// GossipAddr is the memberlist bind address (host:port).
 	GossipAddr string
 	// AdvertiseAddr is the memberlist address told to peers, if not GossipAddr.
@@ -201,6 +206,9 @@ func (c Config) Validate() error {
 		if _, _, err := splitHostPort(c.SocketAddr); err != nil {
 			errs = append(errs, fmt.Errorf("socket address: %w", err))
 		}
+	}
+	if c.SocketMode&^fs.ModePerm != 0 {
+		errs = append(errs, fmt.Errorf("socket mode %#o: permission bits only", uint32(c.SocketMode)))
 	}
 	if len(c.SocketPath) > maxSocketPath {
 		errs = append(errs, fmt.Errorf("socket path: %d bytes, at most %d", len(c.SocketPath), maxSocketPath))

@@ -128,6 +128,7 @@ func (n *Node) start() error {
 	n.registerCollectors()
 	n.registerTransportCollector()
 	n.registerMembershipCollector()
+	n.registerStreamsCollector()
 	n.wg.Add(4)
 	go func() { defer n.wg.Done(); n.eng.Run() }()
 	go func() { defer n.wg.Done(); n.deliveryLoop() }()
@@ -295,7 +296,7 @@ func (n *Node) openSocket() error {
 		}
 	}
 	if n.cfg.SocketPath != "" {
-		if n.unixLn, err = listenUnix(n.cfg.SocketPath); err != nil {
+		if n.unixLn, err = listenUnix(n.cfg.SocketPath, n.cfg.SocketMode); err != nil {
 			if n.sockLn != nil {
 				_ = n.sockLn.Close()
 				n.sockLn = nil

@@ -16,8 +16,9 @@ var ErrSocketInUse = errors.New("node: socket path in use")
 // listenUnix listens on the Unix socket path. A socket file nobody serves
 // (a daemon that died left it) is replaced; a served one is ErrSocketInUse,
 // and a file of another kind is left alone and refused. The listener
-// removes the file when it closes.
-func listenUnix(path string) (net.Listener, error) {
+// removes the file when it closes. The file gets mode (socketFileMode
+// when zero).
+func listenUnix(path string, mode fs.FileMode) (net.Listener, error) {
 	if err := removeStaleSocket(path); err != nil {
 		return nil, err
 	}
@@ -25,7 +26,10 @@ func listenUnix(path string) (net.Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.Chmod(path, socketFileMode); err != nil {
+	if mode == 0 {
+		mode = socketFileMode
+	}
+	if err := os.Chmod(path, mode); err != nil {
 		_ = ln.Close()
 		return nil, fmt.Errorf("unix socket %s: %w", path, err)
 	}

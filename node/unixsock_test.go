@@ -225,3 +225,20 @@ func TestSocketDisconnectMetrics(t *testing.T) {
 	_ = c.Close()
 	testutil.WaitFor(t, 10*time.Second, "the orderly disconnect counted", func() bool { return disconnects()["eof"] == 1 })
 }
+
+// TestSocketModeSetsTheFilePermission: SocketMode 0660 is the socket
+// file's permission, and a mode with other bits is refused by Validate.
+func TestSocketModeSetsTheFilePermission(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rsbd.sock")
+	startNodes(t, 1, func(_ int, c *Config) { c.SocketPath, c.SocketMode = path, 0o660 })
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o660 {
+		t.Fatalf("socket file mode %v, want 0660", fi.Mode().Perm())
+	}
+	if err := (Config{SocketPath: path, SocketMode: os.ModeSetuid | 0o600}).Validate(); err == nil {
+		t.Fatal("a mode with setuid validated")
+	}
+}

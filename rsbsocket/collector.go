@@ -36,6 +36,14 @@ func Collector(stats func() Stats) prometheus.Collector {
 		{Name: "rsbd_socket_connections_refused_total", Type: prometheus.CounterValue,
 			Help:  "Client connections closed at once because the connection limit was reached.",
 			Value: func(s Stats) float64 { return float64(s.ConnsRefused) }},
+		{Name: "rsbd_socket_refused_total", Type: prometheus.CounterValue,
+			Help:   "Client connections closed at once, by reason: not_allowed (peer outside the allow list), connection_limit.",
+			Labels: prometheus.Labels{"reason": "not_allowed"},
+			Value:  func(s Stats) float64 { return float64(s.ConnsNotAllowed) }},
+		{Name: "rsbd_socket_refused_total", Type: prometheus.CounterValue,
+			Help:   "Client connections closed at once, by reason: not_allowed (peer outside the allow list), connection_limit.",
+			Labels: prometheus.Labels{"reason": "connection_limit"},
+			Value:  func(s Stats) float64 { return float64(s.ConnsRefused) }},
 	}
 	for r := range NumDisconnectReasons {
 		ms = append(ms, metrics.SnapshotMetric[Stats]{Name: "rsbd_socket_disconnects_total", Type: prometheus.CounterValue,

@@ -13,7 +13,7 @@ import (
 // drops under rsbd_drops_total's reasons.
 func TestCollectorAndDrops(t *testing.T) {
 	var st Stats
-	st.Waits, st.ConnsRefused = 3, 2
+	st.Waits, st.ConnsRefused, st.ConnsNotAllowed = 3, 2, 6
 	st.Disconnects[0] = 5
 	st.Drops[DropQueueFull], st.Drops[DropTimeout], st.Drops[DropMalformed], st.Drops[DropHandshake] = 1, 2, 4, 8
 	reg := prometheus.NewPedanticRegistry()
@@ -32,11 +32,11 @@ func TestCollectorAndDrops(t *testing.T) {
 			got[mf.GetName()] += m.GetCounter().GetValue()
 		}
 	}
-	if want := 8 + int(NumDisconnectReasons); series != want {
+	if want := 10 + int(NumDisconnectReasons); series != want {
 		t.Fatalf("%d series, want %d", series, want)
 	}
 	if got["rsbd_socket_publisher_waits_total"] != 3 || got["rsbd_socket_connections_refused_total"] != 2 ||
-		got["rsbd_socket_disconnects_total"] != 5 {
+		got["rsbd_socket_disconnects_total"] != 5 || got["rsbd_socket_refused_total"] != 6+2 {
 		t.Fatalf("values not read from the snapshot: %v", got)
 	}
 	var dc metrics.DropCounts

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/rsbd/rsbd/rsbsocket/frame"
@@ -81,6 +83,13 @@ type Config struct {
 	// 16384); a connection past it is closed at once and counted in
 	// Stats.ConnsRefused.
 	MaxConnections int
+	// Allow, when not empty, lists the networks TCP clients may connect
+	// from: a connection from any other address is closed as soon as it
+	// is accepted and counted in Stats.ConnsNotAllowed. Empty (the
+	// default) serves every address that reaches the listener, as RSB's
+	// socket servers do, which have no authentication. Connections on a
+	// Unix socket are not filtered (the socket file's mode guards them).
+	Allow []netip.Prefix
 	// MaxParticipants bounds the introspection participants tracked per
 	// connection (default 4096).
 	MaxParticipants int
@@ -178,6 +187,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: negative timeout", ErrInvalidConfig)
 	case c.SpinWait > MaxSpinWait:
 		return fmt.Errorf("%w: SpinWait %v above %v", ErrInvalidConfig, c.SpinWait, MaxSpinWait)
+	case slices.ContainsFunc(c.Allow, func(p netip.Prefix) bool { return !p.IsValid() }):
+		return fmt.Errorf("%w: invalid prefix in Allow", ErrInvalidConfig)
 	case c.FrameRoom.Head < 0 || c.FrameRoom.Head > MaxFrameRoom || c.FrameRoom.Tail < 0 || c.FrameRoom.Tail > MaxFrameRoom:
 		return fmt.Errorf("%w: FrameRoom %+v outside 0..%d", ErrInvalidConfig, c.FrameRoom, MaxFrameRoom)
 	}

@@ -45,6 +45,10 @@ type conn struct {
 
 // startConn registers a freshly accepted connection and starts serving it.
 func (s *Server) startConn(nc net.Conn) {
+	if !s.allowed(nc) {
+		s.refuseNotAllowed(nc)
+		return
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

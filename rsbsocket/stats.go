@@ -93,12 +93,15 @@ type Stats struct {
 	ConnsCurrent uint64 // connections open now
 	ConnsTotal   uint64 // connections accepted since start
 	ConnsRefused uint64 // connections closed at once: MaxConnections were open
-	FramesIn     uint64 // valid frames received from clients
-	BytesIn      uint64
-	FramesOut    uint64 // frames written to clients
-	BytesOut     uint64
-	QueueFrames  uint64 // frames waiting in all send queues now
-	QueueBytes   uint64
+	// ConnsNotAllowed counts the TCP connections closed at once because
+	// their peer's address is outside Config.Allow.
+	ConnsNotAllowed uint64
+	FramesIn        uint64 // valid frames received from clients
+	BytesIn         uint64
+	FramesOut       uint64 // frames written to clients
+	BytesOut        uint64
+	QueueFrames     uint64 // frames waiting in all send queues now
+	QueueBytes      uint64
 	// Waits counts the times forwarding a frame a client published waited
 	// for room in another connection's queue (back-pressure on the
 	// publisher). Stalls counts the waits that timed out after
@@ -128,6 +131,7 @@ type Stats struct {
 type counters struct {
 	connsCurrent, connsTotal atomic.Int64
 	connsRefused             atomic.Uint64
+	connsNotAllowed          atomic.Uint64
 	framesIn, bytesIn        atomic.Uint64
 	framesOut, bytesOut      atomic.Uint64
 	waits, stalls            atomic.Uint64
@@ -140,19 +144,20 @@ type counters struct {
 // snapshot copies the counters.
 func (c *counters) snapshot() Stats {
 	s := Stats{
-		ConnsCurrent: uint64(max(c.connsCurrent.Load(), 0)),
-		ConnsTotal:   uint64(c.connsTotal.Load()),
-		ConnsRefused: c.connsRefused.Load(),
-		FramesIn:     c.framesIn.Load(),
-		BytesIn:      c.bytesIn.Load(),
-		FramesOut:    c.framesOut.Load(),
-		BytesOut:     c.bytesOut.Load(),
-		Waits:        c.waits.Load(),
-		Stalls:       c.stalls.Load(),
-		DirectWrites: c.directWrites.Load(),
-		WriterStarts: c.writers.Load(),
-		SpinWaits:    c.spinWaits.Load(),
-		SpinHits:     c.spinHits.Load(),
+		ConnsCurrent:    uint64(max(c.connsCurrent.Load(), 0)),
+		ConnsTotal:      uint64(c.connsTotal.Load()),
+		ConnsRefused:    c.connsRefused.Load(),
+		ConnsNotAllowed: c.connsNotAllowed.Load(),
+		FramesIn:        c.framesIn.Load(),
+		BytesIn:         c.bytesIn.Load(),
+		FramesOut:       c.framesOut.Load(),
+		BytesOut:        c.bytesOut.Load(),
+		Waits:           c.waits.Load(),
+		Stalls:          c.stalls.Load(),
+		DirectWrites:    c.directWrites.Load(),
+		WriterStarts:    c.writers.Load(),
+		SpinWaits:       c.spinWaits.Load(),
+		SpinHits:        c.spinHits.Load(),
 	}
 	for i := range c.drops {
 		s.Drops[i] = c.drops[i].Load()

@@ -144,6 +144,7 @@ func (e *Endpoint) sendBatch(dst []netip.AddrPort, bufs [][]byte, gather [][][]b
 func (e *Endpoint) writeAll(ms []ipv4.Message, first *error) error {
 	for len(ms) > 0 {
 		n, err := e.uni.pc.WriteBatch(ms, 0)
+		n = max(n, 0) // a failed sendmmsg reports -1
 		e.stats.sent.Add(uint64(n))
 		ms = ms[n:]
 		if err == nil {

@@ -171,6 +171,7 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 	var ms *metrics.Server
 	if s.metricsAddr != "" {
 		ms = metrics.NewServer(metrics.NewHandler(reg, ready), log)
+		reg.MustRegister(ms.Collector())
 		if err := ms.Start(s.metricsAddr); err != nil {
 			log.Error("cannot serve metrics", "addr", s.metricsAddr, "err", err)
 			_ = br.close()

@@ -81,6 +81,8 @@ type option struct {
 var options = []option{
 	{"socket-addr", node.DefaultSocketAddr, "HOST:PORT", `RSB socket server address ("off" disables it)`},
 	{"socket-path", "", "PATH", "Unix socket also serving the RSB socket protocol, for local clients (they dial unix:PATH)"},
+	{"socket-allow", "", "CIDR[,...]", "networks (or addresses) TCP clients may connect from; others are closed at once (default: every address that reaches --socket-addr)"},
+	{"socket-path-mode", defaultSocketPathMode, "OCTAL", "permission of the --socket-path file: who may write it may connect (0660: the daemon's user and group)"},
 	{"gossip-addr", node.DefaultGossipAddr, "IP:PORT", "memberlist bind address, UDP and TCP"},
 	{"metrics-addr", DefaultMetricsAddr, "HOST:PORT", `HTTP address of /metrics, /livez, /readyz ("off" disables it)`},
 	{"gateway-http", valueOff, "off|HOST:PORT", "HTTP address of the CloudEvents gateway: POST publishes on the path's scope, GET subscribes (SSE, or WebSocket with subprotocol cloudevents.json)"},
@@ -174,6 +176,7 @@ func printUsage(w io.Writer) {
 	b.WriteString("rsbd carries RSB events between the local RSB socket clients and the\n")
 	b.WriteString("other rsbd daemons of the cluster. With no flags and no configuration\n")
 	b.WriteString("file it serves this host alone; --join HOST:PORT makes a cluster.\n\n")
+	b.WriteString(socketAccessUsage + "\n")
 	b.WriteString("Every setting is also read from the RSB configuration cascade (/etc/rsb.conf,\n")
 	b.WriteString("~/.config/rsb.conf, ./rsb.conf or RSB_CONFIG_FILES, then RSB_* variables),\n")
 	b.WriteString("flags winning. Each flag's key is shown in brackets: rsbd.socket.addr is\n")

@@ -33,13 +33,13 @@ type settings struct {
 	gatewayHooks []namedWebhook
 	meshAddr     string // empty: no meshmessage listener
 	// bridges are the broker bridges the daemon runs ([bridge.NAME]).
-	bridges      []bridge.Config
-	readyFile    string // empty: no ready file
-	keyFile      string // empty: the data plane is open
-	cpuLatency   int    // µs of the PM QoS request to hold; -1: none
-	gcFloorMiB   int    // heap floor; 0: none (Go's own policy)
-	logLevel     slog.Level
-	logFormat    string // logAuto, logText or logJSON
+	bridges    []bridge.Config
+	readyFile  string // empty: no ready file
+	keyFile    string // empty: the data plane is open
+	cpuLatency int    // µs of the PM QoS request to hold; -1: none
+	gcFloorMiB int    // heap floor; 0: none (Go's own policy)
+	logLevel   slog.Level
+	logFormat  string // logAuto, logText or logJSON
 
 	// gatewayAgents says whether the gateway serves A2A and streamed calls.
 	gatewayAgents gatewayAgents
@@ -165,6 +165,7 @@ func (r *reader) nodeConfig() node.Config {
 		nc.SocketAddr = valueOff
 	}
 	nc.SocketPath = c.String(keySocketPath, "")
+	nc.SocketMode = r.socketPathMode()
 	nc.GossipAddr = r.ipPort(config.KeyGossipAddr, true)
 	nc.DataAddr = r.ipPort(keyDataAddr, false)
 	if v := c.String(keyAdvertiseAddr, ""); v != "" {
@@ -219,6 +220,7 @@ func (r *reader) socket() rsbsocket.Config {
 	sc.StallTimeout = r.duration(keyStallTimeout, rsbsocket.DefaultStallTimeout)
 	sc.MaxParticipants = r.intRange(keyParticipants, 1, 1<<20)
 	sc.MaxConnections = r.intRange(keyMaxConns, 1, 1<<24)
+	sc.Allow = r.socketAllow()
 	if sc.SpinWait = r.duration(keySocketSpin, rsbsocket.DefaultSpinWait); sc.SpinWait == 0 {
 		sc.SpinWait = -1 // 0 on the command line: never poll
 	}

@@ -116,7 +116,7 @@ func TestDefaultsMatchTheNode(t *testing.T) {
 }
 
 func TestEveryOptionHasItsKey(t *testing.T) {
-	keys := []string{config.KeySocketAddr, keySocketPath, config.KeyGossipAddr, config.KeyMetricsAddr, keyGatewayHTTP,
+	keys := []string{config.KeySocketAddr, keySocketPath, keySocketAllow, keySocketPathMode, config.KeyGossipAddr, config.KeyMetricsAddr, keyGatewayHTTP,
 		keyGatewayTLSCert, keyGatewayTLSKey, keyGatewayClientCA, keyGatewayTokenFile, keyGatewayOrigins, keyGatewayMeshMessage, keyGatewayA2A, keyWebAddr, config.KeyJoin, keyKeyFile, keyClusterLabel,
 		config.KeyMulticast, keyDataAddr, keyAdvertiseAddr, keyInterface, keyName, keyMaxDatagram,
 		keyMulticastTTL, keyGroupPool, keyGroupPoolSize, keyLocal, keySlowClient, keyDefaultInt,

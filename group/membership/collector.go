@@ -44,6 +44,7 @@ var families = []Family{
 		{"ack_limit", func(s Stats) uint64 { return s.AckDrops }},
 		{"full_state_limit", func(s Stats) uint64 { return s.FullDrops }},
 		{"table_truncated", func(s Stats) uint64 { return s.TableTruncated }},
+		{"gossip_malformed", func(s Stats) uint64 { return s.GossipMalformed }},
 	}},
 	{"rsbd_membership_pushes_total", "Pushes of the local interest state over TCP, by outcome.", "result", []FamilyValue{
 		{"sent", func(s Stats) uint64 { return s.Pushes }},

@@ -124,8 +124,14 @@ func (m *Membership) onGone(n *memberlist.Node) {
 	delete(m.pending, n.Name)
 	m.numMembers.Store(int64(len(m.members)))
 	m.indexSendersLocked()
-	if old != nil {
+	switch {
+	case old == nil:
+	case old.leaving:
 		m.interest.RemovePeer(n.Name)
+	default:
+		// Failed, not left: the same instance may be back once a
+		// partition heals or a paused process runs again.
+		m.interest.ForgetPeer(n.Name)
 	}
 	m.mu.Unlock()
 	if old != nil {

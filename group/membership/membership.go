@@ -138,6 +138,7 @@ func New(cfg Config, local LocalState) (*Membership, error) {
 		return nil, err
 	}
 	mc := cfg.memberlistConfig()
+	mc.Logger = newCountingLogger(cfg.Logger, &m.stats.gossipMalformed)
 	mc.Delegate = (*delegate)(m)
 	mc.Events = (*eventDelegate)(m)
 	if m.keyring, err = newKeyring(cfg.Keys); err != nil {

@@ -48,6 +48,9 @@ type Stats struct {
 	// JoinsOK counts the join loop's attempts that reached a seed;
 	// JoinsFailed those that reached none.
 	JoinsOK, JoinsFailed uint64
+	// GossipMalformed counts packets and streams on the gossip port that
+	// memberlist dropped as unreadable.
+	GossipMalformed uint64
 }
 
 // counters are the live counters behind Stats.
@@ -57,6 +60,7 @@ type counters struct {
 	eventsDropped, conflicts, ackDrops, pushesSkipped                          atomic.Uint64
 	deltasSent, deltasApplied, deltaMisses, fullOnRequest, fullDrops           atomic.Uint64
 	joinsOK, joinsFailed                                                       atomic.Uint64
+	gossipMalformed                                                            atomic.Uint64
 }
 
 // Stats returns a snapshot of the counters.
@@ -73,5 +77,6 @@ func (m *Membership) Stats() Stats {
 		DeltasSent:    c.deltasSent.Load(), DeltasApplied: c.deltasApplied.Load(), DeltaMisses: c.deltaMisses.Load(),
 		FullOnRequest: c.fullOnRequest.Load(), FullDrops: c.fullDrops.Load(),
 		JoinsOK: c.joinsOK.Load(), JoinsFailed: c.joinsFailed.Load(),
+		GossipMalformed: c.gossipMalformed.Load(),
 	}
 }

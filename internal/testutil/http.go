@@ -1,17 +1,26 @@
 package testutil
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 )
 
 // Get fetches path (such as /readyz) from the daemon's HTTP endpoints and
-// returns the status code and body.
+// returns the status code and body; a daemon in a network namespace is
+// reached from inside it.
 func (d *Daemon) Get(path string) (int, string, error) {
 	c := http.Client{Timeout: HTTPTimeout}
+	if ns := d.spec.Netns; ns != "" {
+		c.Transport = &http.Transport{DisableKeepAlives: true,
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				return DialInNetns(ctx, ns, network, addr)
+			}}
+	}
 	resp, err := c.Get("http://" + d.Info().Metrics + path)
 	if err != nil {
 		return 0, "", err

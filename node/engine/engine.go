@@ -46,6 +46,8 @@ type Engine struct {
 	// batches queued and not yet handled. The direct paths run only when
 	// both are zero (idle), so order is kept.
 	pubsPending, rxPending atomic.Int64
+	// lastStreams is the stream count Streams read last (see there).
+	lastStreams atomic.Pointer[StreamCounts]
 	// rxBytes is the datagram bytes of the queued receive batches, bounded
 	// by Config.ReceiveQueueBytes.
 	rxBytes atomic.Int64

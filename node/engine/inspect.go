@@ -72,3 +72,26 @@ func (e *Engine) Hold() (release func()) {
 	e.mu.Lock()
 	return e.mu.Unlock
 }
+
+// StreamCounts is how many streams the engine keeps state for.
+type StreamCounts struct {
+	// Send counts this node's sender streams; Receive the peers' streams
+	// it receives (freed on idle or when their sender leaves).
+	Send, Receive int
+}
+
+// Streams returns the engine's stream counts. It never waits for the
+// engine: while another holds the engine's lock it returns the counts it
+// read last, so that a metrics scrape cannot stall behind a busy engine.
+func (e *Engine) Streams() StreamCounts {
+	if !e.mu.TryLock() {
+		if c := e.lastStreams.Load(); c != nil {
+			return *c
+		}
+		return StreamCounts{}
+	}
+	c := StreamCounts{Send: len(e.senders), Receive: e.rcv.Len()}
+	e.mu.Unlock()
+	e.lastStreams.Store(&c)
+	return c
+}
