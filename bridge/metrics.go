@@ -58,6 +58,23 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	return m, err
 }
 
+// allReasons are the label values of the drop and dead-letter families.
+var allReasons = [...]Reason{ReasonJSON, ReasonFrame, ReasonAttribute, ReasonTooLarge, ReasonUnmappable,
+	ReasonRejected, ReasonQueueFull, ReasonCycle, ReasonDeadLetterFailed}
+
+// zero creates every counter of one bridge's direction at 0, so that a
+// scrape shows the series before their first event and rate() and
+// increase() count that event.
+func (m *Metrics) zero(bridge, dir string) {
+	m.Messages.WithLabelValues(bridge, dir)
+	m.Retries.WithLabelValues(bridge, dir)
+	m.Reconnects.WithLabelValues(bridge, dir)
+	for _, r := range allReasons {
+		m.Drops.WithLabelValues(bridge, dir, string(r))
+		m.DeadLetters.WithLabelValues(bridge, dir, string(r))
+	}
+}
+
 // register registers c with reg, or returns the collector already
 // registered under its name; a failure is recorded in *err.
 func register[C prometheus.Collector](reg prometheus.Registerer, c C, err *error) C {

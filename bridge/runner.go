@@ -111,6 +111,7 @@ func (b *Bridge) Start() {
 	b.cancel = cancel
 	for _, dir := range [...]string{DirIn, DirOut} {
 		if b.state[dirIndex(dir)].active {
+			b.m.zero(b.cfg.Name, dir)
 			b.setUp(dir, false, errors.New("starting"))
 		}
 	}
