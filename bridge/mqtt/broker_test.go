@@ -21,7 +21,7 @@ import (
 )
 
 // wait bounds every wait of these tests: generous, the host is loaded.
-const timeout = 60 * time.Second
+const timeout = 20 * time.Second
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
@@ -203,3 +203,7 @@ func cutHostPort(addr string) (string, string, bool) {
 	}
 	return addr, "", false
 }
+
+// timeAfter is the channel a test's wait for the next message gives up
+// on.
+func timeAfter() <-chan time.Time { return time.After(timeout) }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -32,7 +33,9 @@ func StartMosquitto(t testing.TB, persist bool) *Mosquitto {
 	m := &Mosquitto{bin: bin, conf: filepath.Join(dir, "mosquitto.conf"), addr: hostPort(port)}
 	conf := fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\n", port)
 	if persist {
-		conf += fmt.Sprintf("persistence true\npersistence_location %s/\nautosave_interval 0\n", dir)
+		// Run as root, mosquitto drops to the mosquitto user, which cannot
+		// write the test's directory; "user" keeps the starting user.
+		conf += fmt.Sprintf("persistence true\npersistence_location %s/\nautosave_interval 0\nuser %s\n", dir, currentUser())
 	} else {
 		conf += "persistence false\n"
 	}
@@ -44,6 +47,14 @@ func StartMosquitto(t testing.TB, persist bool) *Mosquitto {
 	}
 	t.Cleanup(func() { _ = m.p.kill(syscall.SIGKILL) })
 	return m
+}
+
+// currentUser returns the name of the user running the tests.
+func currentUser() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return "root"
 }
 
 // Addr returns the broker's host:port.
@@ -65,6 +76,20 @@ func (m *Mosquitto) Restart(t testing.TB) {
 	if err := m.start(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// RestartAsync restarts the broker as Restart does, on a goroutine of its
+// own, while the test goes on; the channel gives the outcome.
+func (m *Mosquitto) RestartAsync() <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		if err := m.p.kill(syscall.SIGTERM); err != nil {
+			done <- err
+			return
+		}
+		done <- m.start()
+	}()
+	return done
 }
 
 // Stop stops the broker; Restart starts it again.
