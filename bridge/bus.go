@@ -26,7 +26,8 @@ const ExtDeadLetterReason = "deadletterreason"
 
 // ToBus returns the RSB event of an inbound event e, published on sc by
 // the bridge named bridge: e's attributes by package cloudevent's
-// mapping, its subject in SubjectKey, the bridge in MarkerKey. e is not
+// mapping, its subject in SubjectKey, the bridge in MarkerKey (none for
+// ""). e is not
 // changed.
 func ToBus(e *cloudevent.Event, sc scope.Scope, bridge string) (*notification.Event, error) {
 	c := *e
@@ -39,7 +40,9 @@ func ToBus(e *cloudevent.Event, sc scope.Scope, bridge string) (*notification.Ev
 	if e.Subject != "" {
 		ev.MetaData.SetUserInfo(SubjectKey, e.Subject)
 	}
-	ev.MetaData.SetUserInfo(MarkerKey, bridge)
+	if bridge != "" {
+		ev.MetaData.SetUserInfo(MarkerKey, bridge)
+	}
 	if len(ev.Data) == 0 {
 		ev.Data = nil
 	}
@@ -88,6 +91,9 @@ func FromBus(ev *notification.Event, bridge string) (*cloudevent.Event, error) {
 		if strings.HasPrefix(name, "rsb") {
 			delete(e.Extensions, name)
 		}
+	}
+	if len(e.Extensions) == 0 {
+		e.Extensions = nil
 	}
 	return e, nil
 }
