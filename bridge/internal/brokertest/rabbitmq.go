@@ -143,6 +143,20 @@ func (r *RabbitMQ) Restart(t testing.TB) {
 	}
 }
 
+// RestartAsync restarts the node as Restart does, on a goroutine of its
+// own, while the test goes on; the channel gives the outcome.
+func (r *RabbitMQ) RestartAsync() <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		if err := r.node.kill(syscall.SIGTERM); err != nil {
+			done <- err
+			return
+		}
+		done <- r.start()
+	}()
+	return done
+}
+
 // Stop kills the node and its port mapper. Stop is idempotent.
 func (r *RabbitMQ) Stop() {
 	if r.node != nil {
