@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"testing"
 
-
 	"github.com/rsbd/rsbd/bridge"
 	"github.com/rsbd/rsbd/bridge/internal/brokertest"
 	"github.com/rsbd/rsbd/cloudevent"
@@ -102,4 +101,3 @@ func TestRabbitMQRestartLosesNoAcknowledgedEvent(t *testing.T) {
 	}
 	t.Logf("in: the bridge read all %d messages across the restart (%d redelivered)", n, redelivered)
 }
-
