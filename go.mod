@@ -3,6 +3,7 @@ module github.com/rsbd/rsbd
 go 1.26.0
 
 require (
+	github.com/Azure/go-amqp v1.7.0
 	github.com/cloudevents/sdk-go/v2 v2.16.2
 	github.com/coder/websocket v1.8.15
 	github.com/eclipse/paho.golang v0.23.0
