@@ -14,8 +14,9 @@ all: build
 # DEB_PACKAGES are the Debian packages the tests use: protoc for make proto,
 # ip and nft for the e2e network namespaces and loss, curl as the gateway's
 # independent HTTP client, chromium as the headless browser that subscribes
-# to the gateway over WebSocket.
-DEB_PACKAGES := protobuf-compiler iproute2 nftables curl chromium
+# to the gateway over WebSocket, kcat, redis-server and nats-server for the
+# broker bridges.
+DEB_PACKAGES := protobuf-compiler iproute2 nftables curl chromium kcat redis-server nats-server
 
 # deps installs the DEB_PACKAGES that are missing (needs root).
 deps:

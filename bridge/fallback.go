@@ -1,6 +1,8 @@
 package bridge
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"time"
@@ -121,4 +123,12 @@ func FromBinary(headers []cloudevent.Attr, prefix, contentType string, data []by
 		return nil, true, err
 	}
 	return e, true, nil
+}
+
+// UniqueID returns a fresh random id (32 hex digits), the id of an
+// attribute-less message on a broker that numbers no message.
+func UniqueID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

@@ -14,6 +14,9 @@ import (
 func (b *Bridge) runOut(ctx context.Context) {
 	o := &outbound{b: b}
 	defer o.close()
+	if !o.connect(ctx) {
+		return
+	}
 	batch := make([]*cloudevent.Event, 0, b.cfg.BatchSize)
 	for {
 		ev, err := b.rd.Read(ctx)
@@ -104,6 +107,31 @@ func (o *outbound) send(ctx context.Context, batch []*cloudevent.Event) bool {
 			_ = o.s.Close()
 			o.s = nil
 		}
+		if !sleep(ctx, wait) {
+			return false
+		}
+		wait = b.backoff(wait)
+	}
+}
+
+// connect makes the Sender before the first event, so that the route
+// reports whether the broker is there before it has anything to send. It
+// returns false when ctx ended first.
+func (o *outbound) connect(ctx context.Context) bool {
+	b := o.b
+	wait := b.cfg.Backoff
+	for {
+		err := o.sender(ctx)
+		if err == nil {
+			b.setUp(DirOut, true, nil)
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		o.fails++
+		b.setUp(DirOut, false, err)
+		b.logLimited(DirOut, "bridge cannot reach the broker", "in", wait.String(), "err", err)
 		if !sleep(ctx, wait) {
 			return false
 		}

@@ -125,12 +125,22 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 			return exitFailure
 		}
 	}
+	br, err := startBridges(nd, s.bridges, log, reg)
+	if err != nil {
+		log.Error("cannot start the bridges", "err", err)
+		closeAll(nd, nil, gw, log)
+		return exitFailure
+	}
+	defer br.close() // on the paths that end before the shutdown, which closes them first
 	var stopping atomic.Bool
 	ready := func() error {
 		if stopping.Load() {
 			return errShuttingDown
 		}
 		if err := gw.ready(); err != nil {
+			return err
+		}
+		if err := br.ready(); err != nil {
 			return err
 		}
 		return nd.Ready()
@@ -140,6 +150,7 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 		ms = metrics.NewServer(metrics.NewHandler(reg, ready), log)
 		if err := ms.Start(s.metricsAddr); err != nil {
 			log.Error("cannot serve metrics", "addr", s.metricsAddr, "err", err)
+			_ = br.close()
 			closeAll(nd, nil, gw, log)
 			return exitFailure
 		}
@@ -148,6 +159,7 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 	if s.readyFile != "" {
 		if err := writeReadyFile(s.readyFile, info); err != nil {
 			log.Error("cannot write ready file", "path", s.readyFile, "err", err)
+			_ = br.close()
 			closeAll(nd, ms, gw, log)
 			return exitFailure
 		}
@@ -158,7 +170,7 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 	sig := <-signals
 	log.Info("shutting down", "signal", sig.String())
 	stopping.Store(true)
-	return shutdown(log, func() error { return closeAll(nd, ms, gw, log) }, signals, shutdownTimeout)
+	return shutdown(log, func() error { return errors.Join(br.close(), closeAll(nd, ms, gw, log)) }, signals, shutdownTimeout)
 }
 
 // startGCFloor puts the heap floor of --gc-floor in force, unless it is

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rsbd/rsbd/bridge"
 	"github.com/rsbd/rsbd/config"
 	"github.com/rsbd/rsbd/group"
 	"github.com/rsbd/rsbd/node"
@@ -29,11 +30,13 @@ type settings struct {
 	gatewaySec  gatewaySecurity
 	// gatewayHooks are the webhooks the gateway starts with.
 	gatewayHooks []namedWebhook
-	readyFile    string // empty: no ready file
-	cpuLatency   int    // µs of the PM QoS request to hold; -1: none
-	gcFloorMiB   int    // heap floor; 0: none (Go's own policy)
-	logLevel     slog.Level
-	logFormat    string // logAuto, logText or logJSON
+	// bridges are the broker bridges the daemon runs ([bridge.NAME]).
+	bridges    []bridge.Config
+	readyFile  string // empty: no ready file
+	cpuLatency int    // µs of the PM QoS request to hold; -1: none
+	gcFloorMiB int    // heap floor; 0: none (Go's own policy)
+	logLevel   slog.Level
+	logFormat  string // logAuto, logText or logJSON
 }
 
 // loadConfig builds the configuration tree: the built-in defaults of every
@@ -122,6 +125,7 @@ func parseSettings(c *config.Config) (settings, error) {
 	s.gatewayAddr = r.hostPort(keyGatewayHTTP, true)
 	s.gatewaySec = r.gatewaySecurity()
 	s.gatewayHooks = r.gatewayWebhooks(s.gatewayAddr)
+	s.bridges = r.bridges()
 	s.readyFile = c.String(keyReadyFile, "")
 	s.cpuLatency = r.cpuLatency()
 	s.gcFloorMiB = r.gcFloor()
