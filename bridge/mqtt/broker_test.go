@@ -103,7 +103,7 @@ func sendAll(t *testing.T, s bridge.Sender, events []*cloudevent.Event) (retries
 }
 
 // subscriber5 is a plain MQTT 5 client of the test, subscribed to topic.
-func subscriber5(t *testing.T, addr, id, topic string, qos byte, clean bool) <-chan *paho.Publish {
+func subscriber5(t testing.TB, addr, id, topic string, qos byte, clean bool) <-chan *paho.Publish {
 	t.Helper()
 	ch := make(chan *paho.Publish, 1024)
 	u, _ := url.Parse("mqtt://" + addr)
@@ -136,7 +136,7 @@ func subscriber5(t *testing.T, addr, id, topic string, qos byte, clean bool) <-c
 }
 
 // publisher5 is a plain MQTT 5 client of the test.
-func publisher5(t *testing.T, addr string) *autopaho.ConnectionManager {
+func publisher5(t testing.TB, addr string) *autopaho.ConnectionManager {
 	t.Helper()
 	u, _ := url.Parse("mqtt://" + addr)
 	cm, err := autopaho.NewConnection(context.Background(), autopaho.ClientConfig{

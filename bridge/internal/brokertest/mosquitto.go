@@ -31,7 +31,7 @@ func StartMosquitto(t testing.TB, persist bool) *Mosquitto {
 	}
 	dir := t.TempDir()
 	m := &Mosquitto{bin: bin, conf: filepath.Join(dir, "mosquitto.conf"), addr: hostPort(port)}
-	conf := fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\n", port)
+	conf := fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\nmax_queued_messages 0\n", port)
 	if persist {
 		// Run as root, mosquitto drops to the mosquitto user, which cannot
 		// write the test's directory; "user" keeps the starting user.
