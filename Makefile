@@ -16,7 +16,7 @@ all: build
 # independent HTTP client, chromium as the headless browser that subscribes
 # to the gateway over WebSocket, kcat, redis-server and nats-server for the
 # broker bridges.
-DEB_PACKAGES := protobuf-compiler iproute2 nftables curl chromium kcat redis-server nats-server
+DEB_PACKAGES := protobuf-compiler iproute2 nftables curl chromium kcat redis-server nats-server mosquitto mosquitto-clients rabbitmq-server
 
 # deps installs the DEB_PACKAGES that are missing (needs root).
 deps:
