@@ -10,8 +10,8 @@ import (
 
 	"github.com/rsbd/rsbd/bridge"
 	"github.com/rsbd/rsbd/bridge/bridgetest"
-	_ "github.com/rsbd/rsbd/bridge/kafka" // registers kind kafka
 	"github.com/rsbd/rsbd/bridge/internal/brokertest"
+	_ "github.com/rsbd/rsbd/bridge/kafka" // registers kind kafka
 )
 
 // TestKafkaToMQTTThroughRsbdKeepsEveryAttribute: a CloudEvent produced
