@@ -33,6 +33,15 @@ type Sender interface {
 	Close() error
 }
 
+// Prober is what a Sender may implement so that an idle outbound route
+// notices a broker that went away: the runner calls Probe every
+// ProbeEvery without events, and a failure reports the route down and
+// makes the Sender again.
+type Prober interface {
+	// Probe checks that the broker answers.
+	Probe(ctx context.Context) error
+}
+
 // Receiver is the inbound side of a broker: broker → bus.
 type Receiver interface {
 	// Receive reads messages until ctx ends (it returns ctx's error) or the

@@ -79,7 +79,9 @@
 // takes it; the inbound route publishes what a Receiver delivers on the
 // route's scope, one message at a time, so events keep their broker order
 // and the broker holds what the bus has not yet taken (back-pressure),
-// and starts the Receiver again with back-off when it ends. Events of
+// and starts the Receiver again with back-off when it ends. An idle
+// outbound route probes its broker (Prober) every ProbeEvery, so
+// readiness tells a broker that went away before the next event does. Events of
 // one scope therefore cross a bridge in the order they were published, in
 // both directions. Dead letters go to a scope (a DeadLetter starting with
 // "/") or to a broker address, carrying the reason as the extension

@@ -54,10 +54,13 @@ func (b *Bridge) deliver(ctx context.Context, m Message) error {
 		ev.WireSchema = ContentJSON
 	}
 	if err := b.inf.PublishEvent(ctx, &client.Event{Event: *ev}); err != nil {
-		if errors.Is(err, client.ErrScope) {
-			return b.deadLetter(ctx, DirIn, ReasonUnmappable, err, m.Event, m.Payload, m.Position)
+		if ctx.Err() != nil || errors.Is(err, client.ErrClosed) || errors.Is(err, client.ErrDisconnected) ||
+			errors.Is(err, client.ErrTimeout) {
+			return err // the bus is away: the message stays unacknowledged
 		}
-		return err
+		// The bus refuses this event for good: retrying would stall the
+		// bridge on it.
+		return b.deadLetter(ctx, DirIn, ReasonUnmappable, err, m.Event, m.Payload, m.Position)
 	}
 	b.m.Messages.WithLabelValues(b.cfg.Name, DirIn).Inc()
 	return nil

@@ -19,7 +19,13 @@ func (b *Bridge) runOut(ctx context.Context) {
 	}
 	batch := make([]*cloudevent.Event, 0, b.cfg.BatchSize)
 	for {
-		ev, err := b.rd.Read(ctx)
+		rctx, cancel := context.WithTimeout(ctx, ProbeEvery)
+		ev, err := b.rd.Read(rctx)
+		cancel()
+		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			o.probe(ctx)
+			continue
+		}
 		if err != nil {
 			return // ctx ended, or the reader closed
 		}
@@ -136,6 +142,32 @@ func (o *outbound) connect(ctx context.Context) bool {
 			return false
 		}
 		wait = b.backoff(wait)
+	}
+}
+
+// probe checks an idle route's broker: a Sender that fails its Probe is
+// closed and the route reported down; a missing Sender is made again.
+func (o *outbound) probe(ctx context.Context) {
+	b := o.b
+	if o.s == nil {
+		if err := o.sender(ctx); err != nil {
+			b.setUp(DirOut, false, err)
+			return
+		}
+		o.fails = 0
+		b.setUp(DirOut, true, nil)
+		return
+	}
+	p, ok := o.s.(Prober)
+	if !ok {
+		return
+	}
+	if err := p.Probe(ctx); err != nil && ctx.Err() == nil {
+		o.fails++
+		b.setUp(DirOut, false, err)
+		b.logLimited(DirOut, "bridge broker does not answer", "err", err)
+		_ = o.s.Close()
+		o.s = nil
 	}
 }
 

@@ -35,6 +35,11 @@ const (
 	// destination never stalls the bridge.
 	DeadLetterAttempts = 3
 
+	// ProbeEvery is how long an outbound route waits without events before
+	// it probes its broker (Prober), so /readyz tells an idle bridge whose
+	// broker went away.
+	ProbeEvery = 5 * time.Second
+
 	// LogEvery is the shortest time between two log lines about drops or
 	// dead letters of one bridge and direction; the counters count every
 	// one.

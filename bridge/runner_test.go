@@ -3,8 +3,10 @@ package bridge_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/rsbd/rsbd/bridge"
@@ -13,17 +15,22 @@ import (
 	"github.com/rsbd/rsbd/internal/testutil"
 )
 
-// memConfig is a bridge on the in-memory broker named by the test.
-func memConfig(t *testing.T) bridge.Config {
-	return bridge.Config{Settings: bridge.Settings{Name: "mem", Kind: memKind, URL: t.Name()}}
+// memRuns numbers the in-memory brokers, so that every test run (also
+// with -count) has a fresh one.
+var memRuns atomic.Int64
+
+// newMem returns a fresh in-memory broker and a bridge's configuration on
+// it.
+func newMem(t *testing.T) (*memBroker, bridge.Config) {
+	url := fmt.Sprintf("%s-%d", t.Name(), memRuns.Add(1))
+	return memOf(url), bridge.Config{Settings: bridge.Settings{Name: "mem", Kind: memKind, URL: url}}
 }
 
 func TestOutKeepsOrderThroughFailures(t *testing.T) {
 	bus := bridgetest.Bus(t)
-	mb := memOf(t.Name())
+	mb, cfg := newMem(t)
 	mb.failSend = 2 * bridge.ReconnectAfter
 	m, _ := bridge.NewMetrics(nil)
-	cfg := memConfig(t)
 	cfg.Out = bridge.Route{Scope: "/out/", Address: "topic"}
 	cfg.BatchSize = 7
 	b := bridgetest.Run(t, bus, cfg, m)
@@ -59,9 +66,8 @@ func TestOutKeepsOrderThroughFailures(t *testing.T) {
 
 func TestInToBusWithDeadLetters(t *testing.T) {
 	bus := bridgetest.Bus(t)
-	mb := memOf(t.Name())
+	mb, cfg := newMem(t)
 	m, _ := bridge.NewMetrics(nil)
-	cfg := memConfig(t)
 	cfg.In = bridge.Route{Scope: "/in/", Address: "topic"}
 	cfg.DeadLetter = "/dead/"
 	rd := bridgetest.Reader(t, bus, "/in/")
@@ -95,10 +101,9 @@ func TestInToBusWithDeadLetters(t *testing.T) {
 
 func TestDropWithoutDeadLetterAndReconnect(t *testing.T) {
 	bus := bridgetest.Bus(t)
-	mb := memOf(t.Name())
+	mb, cfg := newMem(t)
 	mb.failRecv = 3
 	m, _ := bridge.NewMetrics(nil)
-	cfg := memConfig(t)
 	cfg.In = bridge.Route{Scope: "/in/", Address: "topic"}
 	rd := bridgetest.Reader(t, bus, "/in/")
 	bad := bridgetest.Event(1, 8)
@@ -120,9 +125,8 @@ func TestDropWithoutDeadLetterAndReconnect(t *testing.T) {
 
 func TestCycleNotForwardedBack(t *testing.T) {
 	bus := bridgetest.Bus(t)
-	mb := memOf(t.Name())
+	mb, cfg := newMem(t)
 	m, _ := bridge.NewMetrics(nil)
-	cfg := memConfig(t)
 	cfg.In = bridge.Route{Scope: "/loop/", Address: "in"}
 	cfg.Out = bridge.Route{Scope: "/loop/", Address: "out"}
 	rd := bridgetest.Reader(t, bus, "/loop/")
@@ -141,9 +145,8 @@ func TestCycleNotForwardedBack(t *testing.T) {
 
 func TestRejectedEventIsDeadLetter(t *testing.T) {
 	bus := bridgetest.Bus(t)
-	mb := memOf(t.Name())
+	mb, cfg := newMem(t)
 	m, _ := bridge.NewMetrics(nil)
-	cfg := memConfig(t)
 	cfg.Out = bridge.Route{Scope: "/out/", Address: "topic"}
 	cfg.DeadLetter = "dlq"
 	bridgetest.Run(t, bus, cfg, m)
@@ -165,10 +168,9 @@ func TestRejectedEventIsDeadLetter(t *testing.T) {
 
 func TestReadyReportsDown(t *testing.T) {
 	bus := bridgetest.Bus(t)
-	mb := memOf(t.Name())
+	mb, cfg := newMem(t)
 	mb.failSend = 1 << 30
 	m, _ := bridge.NewMetrics(nil)
-	cfg := memConfig(t)
 	cfg.Out = bridge.Route{Scope: "/out/", Address: "topic"}
 	b := bridgetest.Run(t, bus, cfg, m)
 	bridgetest.PublishCE(t, bridgetest.Informer(t, bus, "/out/"), bridgetest.Event(1, 8))

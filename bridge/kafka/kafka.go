@@ -140,6 +140,13 @@ func (s *sender) Send(ctx context.Context, events []*cloudevent.Event) error {
 	return nil
 }
 
+// Probe checks that a broker answers.
+func (s *sender) Probe(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	return s.cl.Ping(ctx)
+}
+
 // promise takes a record's result.
 func (s *sender) promise(_ *kgo.Record, err error) { s.done <- err }
 

@@ -182,6 +182,9 @@ func (s *sender) Send(ctx context.Context, events []*cloudevent.Event) error {
 	return nil
 }
 
+// Probe checks that the server answers.
+func (s *sender) Probe(context.Context) error { return s.nc.FlushTimeout(connectTimeout) }
+
 // Close closes the connection.
 func (s *sender) Close() error {
 	s.once.Do(s.nc.Close)

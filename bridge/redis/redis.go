@@ -152,6 +152,13 @@ func (s *sender) Send(ctx context.Context, events []*cloudevent.Event) error {
 	return err
 }
 
+// Probe checks that the server answers.
+func (s *sender) Probe(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	return s.c.Ping(ctx).Err()
+}
+
 // Close closes the client.
 func (s *sender) Close() error {
 	s.once.Do(func() { _ = s.c.Close() })
