@@ -44,12 +44,13 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// start runs cmd with its output collected; the child is killed when the
-// test binary dies.
+// start runs cmd in a process group of its own with its output collected;
+// the child is killed when the test binary dies. A broker's start script
+// forks the server, so kill signals the whole group.
 func start(cmd *exec.Cmd) (*proc, error) {
 	p := &proc{cmd: cmd, out: &lockedBuffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -60,14 +61,17 @@ func start(cmd *exec.Cmd) (*proc, error) {
 	return p, nil
 }
 
-// kill stops the process with sig and waits for it to exit.
+// kill stops the process group with sig and waits for the process to
+// exit; the rest of the group gets SIGKILL then.
 func (p *proc) kill(sig syscall.Signal) error {
+	pgid := -p.cmd.Process.Pid
+	defer func() { _ = syscall.Kill(pgid, syscall.SIGKILL) }()
 	select {
 	case <-p.exited:
 		return nil
 	default:
 	}
-	_ = p.cmd.Process.Signal(sig)
+	_ = syscall.Kill(pgid, sig)
 	select {
 	case <-p.exited:
 		return nil
