@@ -16,8 +16,9 @@ all: build
 # ip and nft for the e2e network namespaces and loss, curl as the gateway's
 # independent HTTP client, chromium as the headless browser that subscribes
 # to the gateway over WebSocket, prometheus for promtool (the alerting rules),
-# kcat, redis-server and nats-server for the broker bridges.
-DEB_PACKAGES := protobuf-compiler iproute2 nftables curl chromium prometheus kcat redis-server nats-server
+# kcat, redis-server, nats-server, mosquitto (with its clients) and
+# rabbitmq-server for the broker bridges.
+DEB_PACKAGES := protobuf-compiler iproute2 nftables curl chromium prometheus kcat redis-server nats-server mosquitto mosquitto-clients rabbitmq-server
 
 # deps installs the DEB_PACKAGES that are missing (needs root).
 deps:

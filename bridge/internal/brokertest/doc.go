@@ -1,0 +1,12 @@
+// Package brokertest starts the real brokers the bridge tests run against:
+// Debian's mosquitto and rabbitmq-server (with its AMQP 1.0 plugin), each
+// on a free loopback port with its files in a temporary directory, each
+// restartable on the same port and data (the tests that restart a broker
+// in the middle of a stream), each killed by the process id it started.
+//
+// A RabbitMQ node takes seconds to boot, so a test package shares one
+// through Shared and StopShared (called from its TestMain); a test that
+// restarts the broker starts its own with StartRabbitMQ.
+//
+// Only tests import it.
+package brokertest
