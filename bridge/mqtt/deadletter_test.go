@@ -61,7 +61,10 @@ func TestMQTTMalformedMessagesGoToTheDeadLetterScope(t *testing.T) {
 	pub := publisher5(t, m.Addr())
 	awaitBridge(t, pub, func(ctx context.Context) (string, bool) {
 		ev, err := rd.Read(ctx)
-		return string(ev.Data), err == nil
+		if err != nil {
+			return "", false
+		}
+		return string(ev.Data), true
 	})
 	publish5(t, pub, badJSON())
 	publish5(t, pub, badExtension())
@@ -96,7 +99,10 @@ func TestMQTTMalformedMessagesWithoutDeadLetterAreDroppedAndCounted(t *testing.T
 	pub := publisher5(t, m.Addr())
 	awaitBridge(t, pub, func(ctx context.Context) (string, bool) {
 		ev, err := rd.Read(ctx)
-		return string(ev.Data), err == nil
+		if err != nil {
+			return "", false
+		}
+		return string(ev.Data), true
 	})
 	publish5(t, pub, badExtension())
 	publish5(t, pub, badJSON())

@@ -234,7 +234,9 @@ func TestIntrospectDaemons(t *testing.T) {
 	var r result
 	testutil.WaitForMsg(t, 60*time.Second, func() string { return "both daemons in\n" + r.stdout + r.stderr }, func() bool {
 		r = tool(context.Background(), "", "introspect", "--daemons", "--style", "json", c.ds[0].URI())
-		return r.code == exitOK && strings.Count(r.stdout, `"name": "d`) >= 2
+		// The second daemon learns of its logger's subscription a moment
+		// after the logger's participant is announced.
+		return r.code == exitOK && strings.Count(r.stdout, `"name": "d`) >= 2 && strings.Contains(r.stdout, `"/golden/logged/"`)
 	})
 	var ds []introspection.DaemonStatus
 	if err := json.Unmarshal([]byte(r.stdout), &ds); err != nil {
