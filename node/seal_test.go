@@ -366,8 +366,13 @@ func TestSealedSenderRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	start := func() *Node {
+	// start runs the sender; a restart binds the gossip address of the
+	// previous run, as a restarted daemon does.
+	start := func(gossip string) *Node {
 		c := cfg("sender")
+		if gossip != "" {
+			c.GossipAddr = gossip
+		}
 		c.Group = rc.Group
 		c.Join = []string{r.GossipAddr().String()}
 		s, err := New(c, nil)
@@ -384,7 +389,7 @@ func TestSealedSenderRestart(t *testing.T) {
 	tp := newTap(t, net, r)
 	var got collector
 	defer r.Subscribe(scope.MustParse("/q/"), got.handle)()
-	first := start()
+	first := start("")
 	base := warmUpAll(t, first, &got)[0]
 	publishMarked(t, first, 1)
 	testutil.WaitFor(t, 10*time.Second, "the first run's event", func() bool { return got.len() == base+1 })
@@ -395,7 +400,7 @@ func TestSealedSenderRestart(t *testing.T) {
 	if err := first.Close(); err != nil {
 		t.Fatal(err)
 	}
-	second := start()
+	second := start(first.GossipAddr().String())
 	base2 := warmUpAll(t, second, &got)[0]
 	before := r.GuardStats()
 	if err := tp.ep.Send([]netip.AddrPort{r.DataAddr()}, old[len(old)-1]); err != nil {
