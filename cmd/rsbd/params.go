@@ -31,10 +31,11 @@ const (
 	// to send its request headers; webCloseTimeout bounds the wait for its
 	// requests at exit (tails end at once).
 	webReadHeaderTimeout = 10 * time.Second
+	webCloseTimeout      = time.Second
+
 	// statusScopes is how many scopes, the busiest, a daemon's status lists
 	// one by one; the rest are summed in one row.
 	statusScopes = 32
-	webCloseTimeout      = time.Second
 
 	// tokenFileForbiddenMode are the permission bits a gateway token file
 	// must not have: like an ssh key, its secrets are for its owner alone.
