@@ -235,7 +235,8 @@ func ParseDaemonStatus(data []byte) (DaemonStatus, error) {
 }
 
 // WriteDaemons prints daemon statuses as a tree: each daemon with its
-// addresses, peers, listening scopes, traffic and drops.
+// addresses, peers, listening scopes, groups, traffic by path and scope,
+// and drops.
 func WriteDaemons(w io.Writer, ds []DaemonStatus, now time.Time) error {
 	tw := &treeWriter{w: w, now: now}
 	if len(ds) == 0 {
