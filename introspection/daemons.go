@@ -43,6 +43,39 @@ type DaemonStatus struct {
 	Traffic []Traffic `json:"traffic"`
 	// Drops counts dropped events and datagrams by reason.
 	Drops map[string]uint64 `json:"drops"`
+	// Received are the multicast groups the daemon receives (joined),
+	// Sent those it sends on, each with the scopes it serves there when
+	// the daemon knows them.
+	Received []Group `json:"received-groups,omitempty"`
+	Sent     []Group `json:"sent-groups,omitempty"`
+	// Scopes is the traffic of the daemon's local clients by scope, the
+	// busiest first; a row with Scope OtherScopes sums the rest.
+	Scopes []ScopeTraffic `json:"scopes,omitempty"`
+}
+
+// OtherScopes is the Scope of the ScopeTraffic row that sums the scopes a
+// daemon does not list one by one.
+const OtherScopes = "(other)"
+
+// Group is a multicast group address a daemon uses.
+type Group struct {
+	Address string   `json:"address"`
+	Scopes  []string `json:"scopes,omitempty"`
+}
+
+// ScopeTraffic is the traffic of one scope at a daemon: the events its
+// local clients published there and those it delivered to them from its
+// peers, in total and as rates since the previous status.
+type ScopeTraffic struct {
+	Scope              string  `json:"scope"`
+	PublishedEvents    uint64  `json:"published-events"`
+	PublishedBytes     uint64  `json:"published-bytes"`
+	PublishedEventRate float64 `json:"published-events-per-second"`
+	PublishedByteRate  float64 `json:"published-bytes-per-second"`
+	DeliveredEvents    uint64  `json:"delivered-events"`
+	DeliveredBytes     uint64  `json:"delivered-bytes"`
+	DeliveredEventRate float64 `json:"delivered-events-per-second"`
+	DeliveredByteRate  float64 `json:"delivered-bytes-per-second"`
 }
 
 // Peer is one member of a daemon's cluster.
@@ -195,11 +228,15 @@ func ParseDaemonStatus(data []byte) (DaemonStatus, error) {
 	st.Peers = st.Peers[:min(len(st.Peers), maxDaemons)]
 	st.Listening = st.Listening[:min(len(st.Listening), maxStatusScopes)]
 	st.Traffic = st.Traffic[:min(len(st.Traffic), maxStatusScopes)]
+	st.Scopes = st.Scopes[:min(len(st.Scopes), maxStatusScopes)]
+	st.Received = boundGroups(st.Received)
+	st.Sent = boundGroups(st.Sent)
 	return st, nil
 }
 
 // WriteDaemons prints daemon statuses as a tree: each daemon with its
-// addresses, peers, listening scopes, traffic and drops.
+// addresses, peers, listening scopes, groups, traffic by path and scope,
+// and drops.
 func WriteDaemons(w io.Writer, ds []DaemonStatus, now time.Time) error {
 	tw := &treeWriter{w: w, now: now}
 	if len(ds) == 0 {
@@ -221,6 +258,9 @@ func WriteDaemons(w io.Writer, ds []DaemonStatus, now time.Time) error {
 			tw.line(node, pad(t.Direction+" "+t.Path, 14)+fmt.Sprintf("%10d events %12d bytes %10.1f ev/s %12.1f B/s",
 				t.Events, t.Bytes, t.EventRate, t.ByteRate))
 		}
+		writeGroups(tw, "received groups", d.Received)
+		writeGroups(tw, "sent groups", d.Sent)
+		writeScopes(tw, d.Scopes)
 		tw.line("└─", "drops "+formatDrops(d.Drops))
 	}
 	return tw.err

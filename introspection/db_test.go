@@ -243,10 +243,13 @@ func FuzzDB(f *testing.F) {
 func FuzzParseDaemonStatus(f *testing.F) {
 	f.Add([]byte(`{"name":"d1","peers":[{"name":"d2"}],"drops":{"x":1}}`))
 	f.Add([]byte(`{"name":""}`))
+	f.Add([]byte(`{"name":"d1","received-groups":[{"address":"239.255.0.1:7000","scopes":["/a/"]}],` +
+		`"sent-groups":[{"address":"239.255.0.2:7000"}],"scopes":[{"scope":"/a/b/","published-events":3},{"scope":"(other)"}]}`))
 	f.Add([]byte(`[1,2`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st, err := ParseDaemonStatus(data)
-		if err == nil && (st.Name == "" || len(st.Peers) > maxDaemons) {
+		if err == nil && (st.Name == "" || len(st.Peers) > maxDaemons || len(st.Scopes) > maxStatusScopes ||
+			len(st.Received) > maxStatusScopes || len(st.Sent) > maxStatusScopes) {
 			t.Fatalf("accepted %+v", st)
 		}
 		if err == nil {

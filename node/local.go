@@ -29,6 +29,7 @@ func (h socketHandler) OnFrame(_ rsbsocket.ConnID, f frame.Frame) {
 	n := h.n
 	n.m.EventsIn[metrics.PathSocket].Inc()
 	n.m.BytesIn[metrics.PathSocket].Add(float64(len(f.Body)))
+	n.scopes.published(f.Scope, len(f.Body))
 	if isHello(f) {
 		// The server has learnt the listener from this Hello: make it known
 		// to the peers before reading on from this client. A run of Hellos
@@ -134,6 +135,7 @@ func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
 	}
 	n.m.EventsIn[metrics.PathLocal].Inc()
 	n.m.BytesIn[metrics.PathLocal].Add(float64(size))
+	n.scopes.published(ev.Scope, size)
 	n.deliverSinks(nil, ev.Scope, nil, ev, nil)
 	if !network {
 		return nil // no peer: nothing goes to the network
@@ -237,6 +239,7 @@ func (n *Node) deliverNetwork(body []byte, stable, owned bool) {
 		return
 	}
 	n.m.EventsOut[metrics.PathLocal].Inc()
+	n.scopes.delivered(f.Scope, len(body))
 }
 
 // deliverEmbedded is deliverNetwork for a node without socket clients: the
@@ -285,6 +288,7 @@ func (n *Node) deliverEvent(ev *notification.Event, size int, subs []*sinks.Subs
 		s.Handle(ev)
 	}
 	n.m.EventsOut[metrics.PathLocal].Inc()
+	n.scopes.delivered(ev.Scope, size)
 }
 
 // bodyDecoder decodes network bodies on the delivering goroutine with its

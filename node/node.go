@@ -75,6 +75,7 @@ type Node struct {
 	helloGen    atomic.Uint64   // socket interest generation the last Hello barrier covered
 	confirmed   atomic.Uint64   // local interest version every peer confirmed
 	joined      map[netip.AddrPort]bool
+	scopes      *scopeTable // traffic by scope (ScopeCounts)
 	stop        chan struct{}
 	wg          sync.WaitGroup
 	closeOnce   sync.Once
@@ -98,6 +99,7 @@ func New(cfg Config, reg *prometheus.Registry) (*Node, error) {
 		reg:         reg,
 		m:           metrics.New(reg),
 		sinks:       sinks.NewTable(),
+		scopes:      newScopeTable(),
 		interestSig: make(chan struct{}, 1),
 		joined:      map[netip.AddrPort]bool{},
 		stop:        make(chan struct{}),

@@ -108,4 +108,11 @@ const (
 	// after every peer confirmed the change: what they sent before is
 	// delivered or repaired by then (a NACK round is ~10 ms).
 	lingerSettle = 250 * time.Millisecond
+	// scopeSlots is the size of the per-scope traffic table (a power of
+	// two): scopes beyond it, or whose slots a colliding scope took, are
+	// summed in its "other" row.
+	scopeSlots = 256
+	// scopeProbes is how many neighbouring slots a scope may take when its
+	// own slot belongs to another scope.
+	scopeProbes = 4
 )

@@ -30,7 +30,8 @@ Options:
                            json: print the tree as JSON once
   --response-timeout D     how long to wait for answers (default 1s)
   --daemons                show the rsbd daemons of the cluster instead:
-                           their peers, listening scopes, traffic and drops
+                           their peers, listening scopes, groups received
+                           and sent, traffic by path and by scope, drops
 `
 
 // introspectOptions is the parsed command line of introspect.

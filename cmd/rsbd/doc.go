@@ -54,7 +54,8 @@
 // gateway's TLS and token file, and says SERVER_GOODBYE to each on
 // shutdown. The daemon takes part in RSB introspection through a Bus embedded in the node: it is
 // a process with a listener on /__rsb/rsbd/daemons/ that answers daemon
-// surveys (package introspection) with its peers, listening scopes, traffic
+// surveys (package introspection) with its peers, listening scopes, the groups
+// it receives and sends on, traffic by path and by scope,
 // and drops; with --web-addr (off by default) it serves the introspection
 // page and API (package introspection/web). SIGTERM or SIGINT stops accepting clients,
 // closes them in order, lets reliable streams finish for a bounded time,

@@ -139,9 +139,10 @@ type statusSource struct {
 	nd      *node.Node
 	started time.Time
 
-	mu       sync.Mutex
-	last     map[string]introspection.Traffic
-	lastTime time.Time
+	mu         sync.Mutex
+	last       map[string]introspection.Traffic
+	lastScopes map[string]node.ScopeCount
+	lastTime   time.Time
 }
 
 // status is the DaemonStatus of now.
@@ -171,6 +172,7 @@ func (s *statusSource) status() introspection.DaemonStatus {
 		st.Listening = append(st.Listening, sc.String())
 	}
 	s.fromMetrics(&st)
+	st.Received, st.Sent = groups(s.nd)
 	return st
 }
 
@@ -239,6 +241,7 @@ func (s *statusSource) rates(st *introspection.DaemonStatus, traffic map[string]
 		next[k] = *t
 		st.Traffic = append(st.Traffic, *t)
 	}
+	st.Scopes, s.lastScopes = scopeRates(s.nd.ScopeCounts(), s.lastScopes, secs)
 	s.last, s.lastTime = next, now
 	sortTraffic(st.Traffic)
 }

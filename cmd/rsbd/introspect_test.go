@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -63,6 +64,9 @@ func TestDaemonWebAndStatus(t *testing.T) {
 	})
 	if ds[0].Name != "web-a" || ds[1].Peers[0].Name != "web-a" || ds[0].Socket != a.Info().Socket || ds[1].Connections != 1 {
 		t.Fatalf("statuses %+v", ds)
+	}
+	if !slices.ContainsFunc(ds[1].Received, func(g introspection.Group) bool { return slices.Contains(g.Scopes, "/web/seen/") }) {
+		t.Errorf("web-b receives groups %+v, none for /web/seen/", ds[1].Received)
 	}
 	m := a.Metrics()
 	for _, series := range []string{`rsbd_introspection_drops_total{reason="survey_queue"}`,

@@ -33,6 +33,10 @@ const (
 	webReadHeaderTimeout = 10 * time.Second
 	webCloseTimeout      = time.Second
 
+	// statusScopes is how many scopes, the busiest, a daemon's status lists
+	// one by one; the rest are summed in one row.
+	statusScopes = 32
+
 	// tokenFileForbiddenMode are the permission bits a gateway token file
 	// must not have: like an ssh key, its secrets are for its owner alone.
 	tokenFileForbiddenMode = 0o077

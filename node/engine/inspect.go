@@ -1,5 +1,11 @@
 package engine
 
+import (
+	"slices"
+
+	"github.com/rsbd/rsbd/transport/datagram"
+)
+
 // Accessors for the node's metrics and for tests that run whole nodes.
 
 // QueueState is what waits for the engine.
@@ -94,4 +100,19 @@ func (e *Engine) Streams() StreamCounts {
 	e.mu.Unlock()
 	e.lastStreams.Store(&c)
 	return c
+}
+
+// SendGroups appends to dst the groups this node's sender streams send on,
+// each once, in no order. A stream lives until it is evicted or idle, so
+// a group stays listed for a while after its last event.
+func (e *Engine) SendGroups(dst []datagram.GroupID) []datagram.GroupID {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	start := len(dst)
+	for k := range e.senders {
+		if !slices.Contains(dst[start:], k.Group) {
+			dst = append(dst, k.Group)
+		}
+	}
+	return dst
 }
