@@ -50,11 +50,15 @@ staticcheck:
 	@test -x $(GOBIN)/staticcheck || GOBIN=$(GOBIN) $(GO) install $(STATICCHECK)
 	$(GOBIN)/staticcheck ./...
 
+# tidy-check fails when go mod tidy would change the module files of the
+# project or of bench/, which requires the project's module.
 tidy-check:
-	@cp go.mod /tmp/rsbd-go.mod.bak; cp go.sum /tmp/rsbd-go.sum.bak; \
-	$(GO) mod tidy; \
-	if ! cmp -s go.mod /tmp/rsbd-go.mod.bak || ! cmp -s go.sum /tmp/rsbd-go.sum.bak; then \
-		echo "go.mod/go.sum not tidy (run go mod tidy)"; exit 1; fi
+	@for d in . bench; do \
+		cp $$d/go.mod /tmp/rsbd-go.mod.bak; cp $$d/go.sum /tmp/rsbd-go.sum.bak; \
+		(cd $$d && $(GO) mod tidy) || exit 1; \
+		if ! cmp -s $$d/go.mod /tmp/rsbd-go.mod.bak || ! cmp -s $$d/go.sum /tmp/rsbd-go.sum.bak; then \
+			echo "$$d: go.mod/go.sum not tidy (run go mod tidy there)"; exit 1; fi; \
+	done
 
 # proto regenerates the Go code from proto/ with protoc and the pinned protoc-gen-go
 # and protoc-gen-go-grpc (which writes stubs only for files that declare a service).

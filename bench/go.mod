@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/nats-io/nats-server/v2 v2.15.3
-	github.com/nats-io/nats.go v1.55.0
+	github.com/nats-io/nats.go v1.56.0
 	github.com/rsbd/rsbd v0.0.0
 	golang.org/x/net v0.62.0
 	golang.org/x/sys v0.50.0
