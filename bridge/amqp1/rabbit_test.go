@@ -31,7 +31,7 @@ func queue(t *testing.T, suffix string) string {
 }
 
 // session opens a plain AMQP 1.0 session of the test.
-func session(t *testing.T, url string) *amqp.Session {
+func session(t testing.TB, url string) *amqp.Session {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
