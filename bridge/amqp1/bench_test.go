@@ -58,39 +58,3 @@ func BenchmarkOut(b *testing.B) {
 		bridgetest.Direct(b, func(int) { benchSend(b, s, addr, msgs) })
 	})
 }
-
-// BenchmarkIn: RabbitMQ's AMQP 1.0 plugin → bus through the bridge,
-// beside a go-amqp receiver with the same credit accepting each message
-// directly.
-func BenchmarkIn(b *testing.B) {
-	node := brokertest.Shared(b)
-	b.Run("bridge", func(b *testing.B) {
-		addr := durableQueue(b, node, "bench1.in")
-		s := session(b, node.URL10())
-		cfg := bridge.DefaultConfig()
-		cfg.Settings = bridge.Settings{Name: "bench-in", Kind: Kind, URL: node.URL10(), Format: bridge.FormatBinary}
-		cfg.In = bridge.Route{Scope: "/bench/", Address: addr}
-		bridgetest.BenchIn(b, bridgetest.Bus(b), cfg, func(n int) { benchSend(b, s, addr, benchMessages(b, n)) })
-	})
-	b.Run("direct", func(b *testing.B) {
-		addr := durableQueue(b, node, "bench1.in")
-		s := session(b, node.URL10())
-		benchSend(b, s, addr, benchMessages(b, b.N))
-		bridgetest.Direct(b, func(n int) {
-			ctx := context.Background()
-			r, err := s.NewReceiver(ctx, addr, &amqp.ReceiverOptions{Credit: DefaultCredit})
-			if err != nil {
-				b.Fatal(err)
-			}
-			for range n {
-				m, err := r.Receive(ctx, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := r.AcceptMessage(ctx, m); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	})
-}
