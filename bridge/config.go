@@ -19,6 +19,11 @@ type Route struct {
 	Address string
 }
 
+// DeadLetterBrokerPrefix marks a DeadLetter that is an address of the
+// broker whatever its spelling, such as an AMQP 1.0 address "/queue/NAME"
+// that would otherwise read as a scope.
+const DeadLetterBrokerPrefix = "broker:"
+
 // IsZero reports whether r is no route.
 func (r Route) IsZero() bool { return r.Scope == "" && r.Address == "" }
 
@@ -32,8 +37,10 @@ type Config struct {
 	// Out is the route bus → broker; zero: none.
 	Out Route
 	// DeadLetter is where messages that do not convert go: a scope
-	// (starting with "/") or an address of the broker; "" drops them
-	// (counted and logged).
+	// (starting with "/"), "broker:ADDRESS" (DeadLetterBrokerPrefix: any
+	// address of the broker, one starting with "/" too), or an address of
+	// the broker that does not start with "/"; "" drops them (counted and
+	// logged).
 	DeadLetter string
 	// QueueLen bounds the outbound queue in events (DefaultQueueLen).
 	QueueLen int
@@ -103,10 +110,27 @@ func (c Config) Validate() error {
 			return bad("the %s route's scope: %v", r.dir, err)
 		}
 	}
-	if strings.HasPrefix(c.DeadLetter, "/") {
-		if _, err := scope.Parse(c.DeadLetter); err != nil {
+	sc, addr := c.deadLetterTarget()
+	if sc != "" {
+		if _, err := scope.Parse(sc); err != nil {
 			return bad("the dead-letter scope: %v", err)
 		}
 	}
+	if c.DeadLetter != "" && sc == "" && addr == "" {
+		return bad("the dead-letter %q names no broker address", c.DeadLetter)
+	}
 	return nil
+}
+
+// deadLetterTarget splits DeadLetter into the dead-letter scope of the bus
+// or the dead-letter address of the broker; at most one is not empty.
+func (c Config) deadLetterTarget() (sc, address string) {
+	switch d := c.DeadLetter; {
+	case strings.HasPrefix(d, DeadLetterBrokerPrefix):
+		return "", strings.TrimPrefix(d, DeadLetterBrokerPrefix)
+	case strings.HasPrefix(d, "/"):
+		return d, ""
+	default:
+		return "", d
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"maps"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -31,10 +30,10 @@ func (b *Bridge) deadLetter(ctx context.Context, dir string, reason Reason, caus
 	}
 	dl := b.deadEvent(dir, reason, e, payload, pos)
 	var err error
-	if strings.HasPrefix(b.cfg.DeadLetter, "/") {
-		err = b.deadToBus(ctx, dl)
+	if sc, addr := b.cfg.deadLetterTarget(); sc != "" {
+		err = b.deadToBus(ctx, dl, sc)
 	} else {
-		err = b.deadToBroker(ctx, dl)
+		err = b.deadToBroker(ctx, dl, addr)
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -75,10 +74,10 @@ func (b *Bridge) deadEvent(dir string, reason Reason, e *cloudevent.Event, paylo
 	return dl
 }
 
-// deadToBus publishes a dead letter on the dead-letter scope, with this
-// bridge's marker so that it does not leave again through it.
-func (b *Bridge) deadToBus(ctx context.Context, dl *cloudevent.Event) error {
-	ev, err := ToBus(dl, scope.MustParse(b.cfg.DeadLetter), b.cfg.Name)
+// deadToBus publishes a dead letter on the dead-letter scope sc, with
+// this bridge's marker so that it does not leave again through it.
+func (b *Bridge) deadToBus(ctx context.Context, dl *cloudevent.Event, sc string) error {
+	ev, err := ToBus(dl, scope.MustParse(sc), b.cfg.Name)
 	if err != nil {
 		return err
 	}
@@ -90,14 +89,14 @@ func (b *Bridge) deadToBus(ctx context.Context, dl *cloudevent.Event) error {
 
 // deadToBroker sends a dead letter to the broker's dead-letter address,
 // DeadLetterAttempts times at most.
-func (b *Bridge) deadToBroker(ctx context.Context, dl *cloudevent.Event) error {
+func (b *Bridge) deadToBroker(ctx context.Context, dl *cloudevent.Event, address string) error {
 	b.dlMu.Lock()
 	defer b.dlMu.Unlock()
 	var err error
 	wait := b.cfg.Backoff
 	for range DeadLetterAttempts {
 		if b.dlSender == nil {
-			b.dlSender, err = b.broker.NewSender(ctx, b.cfg.DeadLetter)
+			b.dlSender, err = b.broker.NewSender(ctx, address)
 		}
 		if err == nil {
 			if err = b.dlSender.Send(ctx, []*cloudevent.Event{dl}); err == nil {

@@ -84,7 +84,8 @@
 // readiness tells a broker that went away before the next event does. Events of
 // one scope therefore cross a bridge in the order they were published, in
 // both directions. Dead letters go to a scope (a DeadLetter starting with
-// "/") or to a broker address, carrying the reason as the extension
+// "/") or to a broker address (one that does not start with "/", or any
+// address after DeadLetterBrokerPrefix), carrying the reason as the extension
 // ExtDeadLetterReason; without a DeadLetter they are dropped, counted and
 // logged.
 //

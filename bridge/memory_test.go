@@ -95,7 +95,8 @@ type memSender struct {
 }
 
 // Send appends the batch, unless a failure is due or an event has the
-// extension "reject" (except to the address "dlq").
+// extension "reject" (except to the dead-letter addresses "dlq" and
+// "/queue/dlq").
 func (s *memSender) Send(_ context.Context, events []*cloudevent.Event) error {
 	s.b.mu.Lock()
 	s.b.sends++
@@ -108,7 +109,7 @@ func (s *memSender) Send(_ context.Context, events []*cloudevent.Event) error {
 		return errInjected
 	}
 	for _, e := range events {
-		if e.Extensions["reject"] != "" && s.address != "dlq" {
+		if e.Extensions["reject"] != "" && s.address != "dlq" && s.address != "/queue/dlq" {
 			return bridge.ErrRejected
 		}
 	}

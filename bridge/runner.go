@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -87,8 +86,8 @@ func (b *Bridge) participants() error {
 			return err
 		}
 	}
-	if strings.HasPrefix(b.cfg.DeadLetter, "/") {
-		if b.dlInf, err = b.bus.NewInformer(scope.MustParse(b.cfg.DeadLetter)); err != nil {
+	if sc, _ := b.cfg.deadLetterTarget(); sc != "" {
+		if b.dlInf, err = b.bus.NewInformer(scope.MustParse(sc)); err != nil {
 			return err
 		}
 	}

@@ -144,25 +144,31 @@ func TestCycleNotForwardedBack(t *testing.T) {
 }
 
 func TestRejectedEventIsDeadLetter(t *testing.T) {
-	bus := bridgetest.Bus(t)
-	mb, cfg := newMem(t)
-	m, _ := bridge.NewMetrics(nil)
-	cfg.Out = bridge.Route{Scope: "/out/", Address: "topic"}
-	cfg.DeadLetter = "dlq"
-	bridgetest.Run(t, bus, cfg, m)
-	inf := bridgetest.Informer(t, bus, "/out/")
-	for i := range 3 {
-		e := bridgetest.Event(i, 8)
-		if i == 1 {
-			e.Extensions["reject"] = "yes"
-		}
-		bridgetest.PublishCE(t, inf, e)
-	}
-	testutil.WaitFor(t, bridgetest.Timeout, "two sent, one dead", func() bool {
-		return len(mb.events("topic")) == 2 && len(mb.events("dlq")) == 1
-	})
-	if dl := mb.events("dlq")[0]; dl.ID != "ev-1" || dl.Extensions[bridge.ExtDeadLetterReason] != string(bridge.ReasonRejected) {
-		t.Errorf("dead letter %+v", dl)
+	// A broker address after "broker:" may start with "/" (AMQP 1.0's
+	// /queue/NAME) and is still no scope.
+	for dead, addr := range map[string]string{"dlq": "dlq", "broker:/queue/dlq": "/queue/dlq"} {
+		t.Run(addr, func(t *testing.T) {
+			bus := bridgetest.Bus(t)
+			mb, cfg := newMem(t)
+			m, _ := bridge.NewMetrics(nil)
+			cfg.Out = bridge.Route{Scope: "/out/", Address: "topic"}
+			cfg.DeadLetter = dead
+			bridgetest.Run(t, bus, cfg, m)
+			inf := bridgetest.Informer(t, bus, "/out/")
+			for i := range 3 {
+				e := bridgetest.Event(i, 8)
+				if i == 1 {
+					e.Extensions["reject"] = "yes"
+				}
+				bridgetest.PublishCE(t, inf, e)
+			}
+			testutil.WaitFor(t, bridgetest.Timeout, "two sent, one dead", func() bool {
+				return len(mb.events("topic")) == 2 && len(mb.events(addr)) == 1
+			})
+			if dl := mb.events(addr)[0]; dl.ID != "ev-1" || dl.Extensions[bridge.ExtDeadLetterReason] != string(bridge.ReasonRejected) {
+				t.Errorf("dead letter %+v", dl)
+			}
+		})
 	}
 }
 
@@ -200,6 +206,7 @@ func TestConfigValidate(t *testing.T) {
 		"no address":   func(c *bridge.Config) { c.In.Address = "" },
 		"bad scope":    func(c *bridge.Config) { c.In.Scope = "a b" },
 		"bad dead":     func(c *bridge.Config) { c.DeadLetter = "/a b/" },
+		"empty broker": func(c *bridge.Config) { c.DeadLetter = bridge.DeadLetterBrokerPrefix },
 		"out no scope": func(c *bridge.Config) { c.Out = bridge.Route{Address: "x"} },
 	} {
 		c := ok

@@ -20,7 +20,12 @@
 // Addresses are the broker's: an Artemis address, or on RabbitMQ's AMQP
 // 1.0 plugin /queue/NAME (which the plugin declares, not durable, when a
 // link attaches), /amq/queue/NAME (a queue that exists, durable or not)
-// and /exchange/NAME/KEY to send. The tests run
+// and /exchange/NAME/KEY to send. A queue the plugin declares for
+// /queue/NAME does not survive a restart of RabbitMQ: to keep messages
+// across one, declare the queue durable (rabbitmqadmin, an AMQP 0.9.1
+// client, a policy) and name it /amq/queue/NAME; the bridge's messages are
+// durable. A dead-letter address of this kind starts with "/", so the
+// bridge's dead-letter value spells it broker:/queue/NAME. The tests run
 // against RabbitMQ's plugin; no Artemis broker runs on the test machines.
 //
 // # Delivery

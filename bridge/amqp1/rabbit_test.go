@@ -31,7 +31,7 @@ func queue(t *testing.T, suffix string) string {
 }
 
 // session opens a plain AMQP 1.0 session of the test.
-func session(t *testing.T, url string) *amqp.Session {
+func session(t testing.TB, url string) *amqp.Session {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -173,6 +173,33 @@ func TestAMQP1PlainMessagesMalformedOnesAndPartitionKey(t *testing.T) {
 		}
 	}
 	if v := bridgetest.Value(metrics.DeadLetters, "am", bridge.DirIn); v != 2 {
+		t.Fatalf("dead letters counted %v", v)
+	}
+}
+
+func TestAMQP1DeadLettersGoToABrokerQueue(t *testing.T) {
+	node := brokertest.Shared(t)
+	in, dead := queue(t, ".in"), queue(t, ".dead")
+	s := session(t, node.URL10())
+	st := cloudevent.MediaType
+	send(t, s, in,
+		&amqp.Message{Properties: &amqp.MessageProperties{ContentType: &st, MessageID: "bad-1"}, Data: [][]byte{[]byte(`{"specversion":`)}},
+		&amqp.Message{Properties: &amqp.MessageProperties{MessageID: "fine"}, Data: [][]byte{[]byte("fine")}})
+	bus := bridgetest.Bus(t)
+	rd := bridgetest.Reader(t, bus, "/in/")
+	cfg := busConfig(node.URL10(), in, "", bridge.FormatBinary)
+	cfg.Out = bridge.Route{}
+	cfg.DeadLetter = bridge.DeadLetterBrokerPrefix + dead
+	metrics, _ := bridge.NewMetrics(nil)
+	bridgetest.Run(t, bus, cfg, metrics)
+	if _, e := bridgetest.ReadCE(t, rd); e.ID != "fine" {
+		t.Fatalf("event %+v", e)
+	}
+	m := receiveN(t, s, dead, 1)[0]
+	if m.ApplicationProperties["cloudEvents_"+bridge.ExtDeadLetterReason] != "bad_json" || MessageID(m) != "bad-1" {
+		t.Fatalf("dead letter %+v %+v", m.Properties, m.ApplicationProperties)
+	}
+	if v := bridgetest.Value(metrics.DeadLetters, "am", bridge.DirIn); v != 1 {
 		t.Fatalf("dead letters counted %v", v)
 	}
 }
