@@ -4,6 +4,10 @@ import "time"
 
 // Limits and timers of the runner.
 const (
+	// maxQuotedName bounds an entry name of a broker message quoted in an
+	// error (MapAttrs), so hostile names cannot flood the logs.
+	maxQuotedName = 64
+
 	// DefaultQueueLen bounds the outbound queue of a bridge in events: what
 	// the bus delivers while the broker is slow or away waits here, and
 	// what does not fit is dropped and counted (the bus never waits).

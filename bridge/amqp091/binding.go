@@ -137,24 +137,7 @@ func decode(d *Delivery, f bridge.Format, position string, at time.Time) (*cloud
 // whichever separator it was written with, and their values in canonical
 // string form. Headers of other names are ignored.
 func attrHeaders(t amqp.Table) ([]cloudevent.Attr, error) {
-	if len(t) > maxHeaders {
-		return nil, fmt.Errorf("%w: %d headers, at most %d", cloudevent.ErrTooManyAttributes, len(t), maxHeaders)
-	}
-	attrs := make([]cloudevent.Attr, 0, len(t))
-	for k, v := range t {
-		name, ok := strings.CutPrefix(k, HeaderPrefix)
-		if !ok {
-			if name, ok = strings.CutPrefix(k, altHeaderPrefix); !ok {
-				continue
-			}
-		}
-		s, err := headerString(v)
-		if err != nil {
-			return nil, fmt.Errorf("header %q: %w", clip(k), err)
-		}
-		attrs = append(attrs, cloudevent.Attr{Name: HeaderPrefix + name, Value: s})
-	}
-	return attrs, nil
+	return bridge.MapAttrs(t, HeaderPrefix, altHeaderPrefix, maxHeaders, "header", "headers", headerString)
 }
 
 // headerString returns a header value in CloudEvents canonical string
@@ -192,12 +175,4 @@ func isStructuredType(ct string) bool {
 	mt, _, _ := strings.Cut(ct, ";")
 	mt = strings.ToLower(strings.TrimSpace(mt))
 	return mt == "application/cloudevents" || strings.HasPrefix(mt, "application/cloudevents+")
-}
-
-// clip shortens hostile strings for error messages.
-func clip(s string) string {
-	if len(s) > maxErrorString {
-		return s[:maxErrorString] + "…"
-	}
-	return s
 }

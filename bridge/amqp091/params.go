@@ -10,9 +10,6 @@ const (
 	// any is converted.
 	maxHeaders = 256
 
-	// maxErrorString bounds a header name quoted in an error.
-	maxErrorString = 64
-
 	// DefaultPrefetch is the number of unacknowledged messages the broker
 	// sends a receiver ahead: the bound of what the receiver holds between
 	// the broker and the bus.

@@ -180,24 +180,7 @@ func MessageID(m *amqp.Message) string {
 // PropPrefix whichever separator it was written with, their values in
 // canonical string form. Other properties are ignored.
 func attrProps(props map[string]any) ([]cloudevent.Attr, error) {
-	if len(props) > maxProperties {
-		return nil, fmt.Errorf("%w: %d application properties, at most %d", cloudevent.ErrTooManyAttributes, len(props), maxProperties)
-	}
-	attrs := make([]cloudevent.Attr, 0, len(props))
-	for k, v := range props {
-		name, ok := strings.CutPrefix(k, PropPrefix)
-		if !ok {
-			if name, ok = strings.CutPrefix(k, altPropPrefix); !ok {
-				continue
-			}
-		}
-		s, err := propString(v)
-		if err != nil {
-			return nil, fmt.Errorf("property %q: %w", clip(k), err)
-		}
-		attrs = append(attrs, cloudevent.Attr{Name: PropPrefix + name, Value: s})
-	}
-	return attrs, nil
+	return bridge.MapAttrs(props, PropPrefix, altPropPrefix, maxProperties, "property", "application properties", propString)
 }
 
 // propString returns a property value in CloudEvents canonical string
@@ -223,12 +206,4 @@ func isStructuredType(ct string) bool {
 	mt, _, _ := strings.Cut(ct, ";")
 	mt = strings.ToLower(strings.TrimSpace(mt))
 	return mt == "application/cloudevents" || strings.HasPrefix(mt, "application/cloudevents+")
-}
-
-// clip shortens hostile strings for error messages.
-func clip(s string) string {
-	if len(s) > maxErrorString {
-		return s[:maxErrorString] + "…"
-	}
-	return s
 }

@@ -9,9 +9,6 @@ const (
 	// converted.
 	maxProperties = 256
 
-	// maxErrorString bounds a property name quoted in an error.
-	maxErrorString = 64
-
 	// DefaultCredit is the link credit a receiver grants: the messages the
 	// broker sends ahead of the bus taking them.
 	DefaultCredit = 64
