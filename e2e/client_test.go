@@ -288,3 +288,9 @@ func waitRoute(t *testing.T, timeout time.Duration, pub *client, sc string, list
 		return all
 	})
 }
+
+// close ends the client's connection and waits for its reader to stop.
+func (c *client) close() {
+	c.conn.Close()
+	<-c.done
+}

@@ -187,6 +187,7 @@ func testKill(t *testing.T, s *faultSummary) {
 	subC.listen("/f/")
 	prober := dial(t, r.d["A"], "A/prober")
 	waitRoute(t, 20*time.Second, prober, faultScope, subC)
+	prober.close() // its connection's goroutines at A are not C's to free
 	p := paceFrom(pub, warm, -1, steadyRate)
 	mark := p.count()
 	testutil.WaitFor(t, 10*time.Second, "C receiving the stream", func() bool { return lastDelivered(subC) > mark })
@@ -196,7 +197,9 @@ func testKill(t *testing.T, s *faultSummary) {
 		return r.d["A"].Metric("rsbd_peers") == 1 && r.d["B"].Metric("rsbd_peers") == 1
 	})
 	var after map[string]health
-	freed := testutil.WaitFor(t, 30*time.Second, "A and B freeing C's state", func() bool {
+	freed := testutil.WaitForMsg(t, 60*time.Second, func() string {
+		return fmt.Sprintf("A and B freeing C's state: before %v, now %v", before, after)
+	}, func() bool {
 		after = map[string]health{"A": healthOf(r.d["A"]), "B": healthOf(r.d["B"])}
 		for h, b := range before {
 			if after[h].streams > b.streams || after[h].goroutines > b.goroutines+goroutineSlack {

@@ -107,7 +107,7 @@ func twoSendersOverALossyNetwork(t *testing.T, c lossyCase) {
 		}
 	}()
 	wg.Wait()
-	testutil.WaitFor(t, 30*time.Second, "every event", func() bool { return got.len() >= 2*perSender })
+	testutil.WaitFor(t, 120*time.Second, "every event", func() bool { return got.len() >= 2*perSender })
 	last := [2]int{-1, -1}
 	seen := map[[2]int]bool{}
 	for i := 0; i < got.len(); i++ {

@@ -18,7 +18,7 @@ import (
 
 // waitTimeout bounds every wait for the cluster to converge; the Local
 // profile normally converges in well under a second.
-const waitTimeout = 8 * time.Second
+const waitTimeout = 30 * time.Second
 
 // testNode is a started Membership with a log of every event it reported.
 type testNode struct {
