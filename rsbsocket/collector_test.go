@@ -32,7 +32,7 @@ func TestCollectorAndDrops(t *testing.T) {
 			got[mf.GetName()] += m.GetCounter().GetValue()
 		}
 	}
-	if want := 10 + int(NumDisconnectReasons); series != want {
+	if want := 11 + int(NumDisconnectReasons); series != want {
 		t.Fatalf("%d series, want %d", series, want)
 	}
 	if got["rsbd_socket_publisher_waits_total"] != 3 || got["rsbd_socket_connections_refused_total"] != 2 ||

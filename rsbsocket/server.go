@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rsbd/rsbd/internal/spinpay"
 	"github.com/rsbd/rsbd/rsbsocket/frame"
 	"github.com/rsbd/rsbd/scope"
 )
@@ -99,6 +100,8 @@ type Server struct {
 	// See awaitAnswer.
 	answering atomic.Int32
 	polling   atomic.Bool
+	// spinGate decides whether the polls for answers pay.
+	spinGate spinpay.Gate
 	// large bounds the large bodies being read into memory allocated
 	// whole from their headers (frame.ReadFrameRoom).
 	large  frame.LargeBudget
@@ -374,6 +377,7 @@ func (s *Server) Connections() []ConnInfo {
 func (s *Server) Stats() Stats {
 	st := s.stats.snapshot()
 	st.LargeGrown = s.large.Refused()
+	st.SpinSkips = s.spinGate.Skips()
 	f, b := s.QueueDepth()
 	st.QueueFrames, st.QueueBytes = uint64(f), uint64(b)
 	return st

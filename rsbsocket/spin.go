@@ -6,8 +6,10 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/rsbd/rsbd/rsbsocket/internal/sockio"
 	"golang.org/x/sys/unix"
+
+	"github.com/rsbd/rsbd/internal/spinpay"
+	"github.com/rsbd/rsbd/rsbsocket/internal/sockio"
 )
 
 // A request and its reply through the server cross it twice: client A's
@@ -37,6 +39,10 @@ import (
 // reader reads a frame (Stats.FramesIn moves). With several request/reply
 // pairs at once the daemon's threads are busier and the clients need the
 // CPUs, and polling lowers the rate of round trips (docs/BENCHMARKS.md).
+// On a busy host the polling thread competes for the CPU with others and
+// the answer waits for it: the server's spinpay.Gate stops polling while
+// too few recent polls saw their answer, and a poll that finds it lost its
+// CPU between two checks ends as a miss.
 
 // epoch is the origin of the relay times connections keep.
 var epoch = time.Now()
@@ -99,7 +105,7 @@ func (c *conn) awaitAnswer(st *readState, t *conn) {
 	if s.cfg.SpinWait <= 0 || c.raw == nil || t.raw == nil || t.overUnix() || t.answers.Load() < answersMin || !t.elsewhere() {
 		return
 	}
-	if s.answering.Load() > answeringMax || !s.polling.CompareAndSwap(false, true) {
+	if s.answering.Load() > answeringMax || !s.spinGate.Allow() || !s.polling.CompareAndSwap(false, true) {
 		return
 	}
 	defer s.polling.Store(false)
@@ -118,6 +124,7 @@ func (c *conn) awaitAnswer(st *readState, t *conn) {
 	if p.hit {
 		s.stats.spinHits.Add(1)
 	}
+	s.spinGate.Record(p.hit)
 }
 
 // overUnix reports whether c's client is connected over a Unix socket.
@@ -140,15 +147,19 @@ func (p *answerPoll) peerFD(fd uintptr) {
 		{Fd: int32(p.own), Events: unix.POLLIN},
 		{Fd: int32(fd), Events: unix.POLLIN},
 	}
+	prev := time.Now()
 	for {
 		n, err := unix.Poll(p.fds[:], 0)
 		if n > 0 {
 			p.hit = true
 			return
 		}
-		if (err != nil && err != unix.EINTR) || p.t.srv.stats.framesIn.Load() != p.frames || time.Now().After(p.deadline) {
+		now := time.Now()
+		if (err != nil && err != unix.EINTR) || p.t.srv.stats.framesIn.Load() != p.frames ||
+			now.After(p.deadline) || now.Sub(prev) > spinpay.PreemptGap {
 			return
 		}
+		prev = now
 		runtime.Gosched()
 	}
 }

@@ -122,6 +122,10 @@ type Stats struct {
 	// saw the answer, or the reader's own next frame, arrive.
 	SpinWaits uint64
 	SpinHits  uint64
+	// SpinSkips counts the relays to an answering connection after which
+	// a reader did not poll because too few recent polls saw the answer
+	// (a busy host).
+	SpinSkips uint64
 
 	Drops       [NumDropReasons]uint64
 	Disconnects [NumDisconnectReasons]uint64

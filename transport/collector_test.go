@@ -13,10 +13,10 @@ import (
 // the snapshot, and AddDrops files the transport's drops under their
 // reasons.
 func TestCollectorAndDrops(t *testing.T) {
-	st := Stats{SpinWaits: 7, SpinHits: 5, Own: 2, SendErrors: 1, KernelDrops: 4, Oversize: 3}
+	st := Stats{SpinWaits: 7, SpinHits: 5, SpinSkips: 6, Own: 2, SendErrors: 1, KernelDrops: 4, Oversize: 3}
 	c := Collector(func() Stats { return st })
-	if n := testutil.CollectAndCount(c); n != 5 {
-		t.Fatalf("%d series, want 5", n)
+	if n := testutil.CollectAndCount(c); n != 6 {
+		t.Fatalf("%d series, want 6", n)
 	}
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(c); err != nil {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"golang.org/x/net/ipv4"
+
+	"github.com/rsbd/rsbd/internal/spinpay"
 )
 
 // Endpoint is a daemon's UDP network: one unicast socket that every datagram
@@ -35,9 +37,11 @@ type Endpoint struct {
 	closed atomic.Bool
 	// answers counts the deliveries a handler answered (Answered).
 	answers atomic.Uint64
-	wg      sync.WaitGroup
-	stats   counters
-	send    sync.Pool // *sendScratch
+	// spinGate decides whether the readers' polls for answers pay.
+	spinGate spinpay.Gate
+	wg       sync.WaitGroup
+	stats    counters
+	send     sync.Pool // *sendScratch
 
 	mu      sync.Mutex
 	ports   map[uint16][]*sock       // receive sockets per group port

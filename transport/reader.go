@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/net/ipv4"
+
+	"github.com/rsbd/rsbd/internal/spinpay"
 )
 
 // reader is the receive loop of one socket. It owns its buffers; the
@@ -35,6 +37,7 @@ func newReader(e *Endpoint, s *sock) *reader {
 		r.ms[i].OOB = oob[i*oobSize : (i+1)*oobSize : (i+1)*oobSize]
 	}
 	r.spin.limit, r.spin.st = max(e.cfg.SpinWait, 0), &e.stats
+	r.spin.gate, r.spin.preempt = &e.spinGate, spinpay.PreemptGap
 	if rc, err := s.conn.SyscallConn(); err == nil {
 		r.spin.rc = rc
 	}

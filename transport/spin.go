@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"syscall"
 	"time"
+
+	"github.com/rsbd/rsbd/internal/spinpay"
 )
 
 // spinner lets a reader whose delivery was answered at once poll its socket
@@ -20,10 +22,19 @@ import (
 // a small pool), and the kernel loops the reply back to the joined socket.
 // A batch of only this Endpoint's own datagrams is not the answer, so the
 // reader resumes polling until the same deadline (resume) rather than park.
+//
+// A poll pays only while answers come within it: on a busy host the polling
+// thread competes with others for the CPU and the answer waits for it. The
+// Endpoint's spinpay.Gate stops polling while too few recent polls hit, and
+// a poll that finds it lost its CPU between two checks ends as a miss.
 type spinner struct {
 	limit time.Duration // 0: never poll
 	rc    syscall.RawConn
 	st    *counters
+	// gate, if set, decides whether a poll pays; preempt, if set, is the
+	// gap between two checks that ends a poll as preempted.
+	gate    *spinpay.Gate
+	preempt time.Duration
 	// until is the deadline of the poll under way, zero when none is:
 	// set by wait, kept across batches of own datagrams, cleared by any
 	// other batch and by a poll that ran out.
@@ -45,7 +56,7 @@ func (e *Endpoint) Answered() { e.answers.Add(1) }
 // letting the process's other goroutines run between polls. It reports
 // whether a datagram is ready.
 func (s *spinner) wait() bool {
-	if s.limit <= 0 || s.rc == nil {
+	if s.limit <= 0 || s.rc == nil || (s.gate != nil && !s.gate.Allow()) {
 		return false
 	}
 	s.st.spinWaits.Add(1)
@@ -67,15 +78,27 @@ func (s *spinner) resume() bool {
 // poll polls until a datagram is queued or s.until passed, when it clears
 // s.until.
 func (s *spinner) poll() bool {
+	prev := time.Now()
 	for {
 		if s.readable() {
 			s.st.spinHits.Add(1)
+			s.record(true)
 			return true
 		}
-		if time.Now().After(s.until) {
+		now := time.Now()
+		if now.After(s.until) || (s.preempt > 0 && now.Sub(prev) > s.preempt) {
 			s.until = time.Time{}
+			s.record(false)
 			return false
 		}
+		prev = now
 		runtime.Gosched()
+	}
+}
+
+// record tells the gate, if any, how a poll ended.
+func (s *spinner) record(hit bool) {
+	if s.gate != nil {
+		s.gate.Record(hit)
 	}
 }

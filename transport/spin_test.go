@@ -208,3 +208,35 @@ func TestSpinResumesAfterOwnDatagram(t *testing.T) {
 		})
 	}
 }
+
+// TestSpinStopsWhenAnswersComeLate: a reader whose polls keep missing (the
+// client sends its next datagram well after SpinWait) stops polling after a
+// few misses, counts the polls it skipped, and still probes now and then.
+func TestSpinStopsWhenAnswersComeLate(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("polling is implemented on Linux")
+	}
+	var srv atomic.Pointer[Endpoint]
+	h := func(batch []Packet) {
+		for _, p := range batch {
+			_ = srv.Load().Send([]netip.AddrPort{p.From}, p.Data)
+		}
+		srv.Load().Answered()
+	}
+	const spin = 100 * time.Microsecond
+	server := open(t, Config{SpinWait: spin}, h)
+	srv.Store(server)
+	ping := pinger(t, false, unicastAddr(server))
+	const n = 64
+	pace := time.NewTicker(20 * spin) // the client's think time: every poll misses
+	defer pace.Stop()
+	for i := range n {
+		ping(byte(i), true)
+		<-pace.C
+	}
+	st := server.Stats()
+	if st.SpinSkips == 0 || st.SpinWaits >= n/2 || st.SpinWaits == 0 {
+		t.Fatalf("after %d late answers: %d polls, %d skipped; want a few polls (probes among them) and most skipped",
+			n, st.SpinWaits, st.SpinSkips)
+	}
+}

@@ -30,6 +30,9 @@ type Stats struct {
 	// Endpoint's own datagrams (looped back from a joined group) came while
 	// the reader polled for an answer; their hits are in SpinHits.
 	SpinResumes uint64
+	// SpinSkips counts the answered deliveries after which a reader did
+	// not poll because too few recent polls found their answer.
+	SpinSkips uint64
 	// SpinInProcess counts the answered deliveries after which a reader
 	// did not poll because they came from another Endpoint of this
 	// process.
@@ -59,6 +62,7 @@ func (e *Endpoint) Stats() Stats {
 		Oversize: c.oversize.Load(), Own: c.own.Load(),
 		SpinWaits: c.spinWaits.Load(), SpinHits: c.spinHits.Load(),
 		SpinResumes: c.spinResumes.Load(), SpinInProcess: c.spinInProcess.Load(),
+		SpinSkips:  e.spinGate.Skips(),
 		RecvBuffer: int(c.rcvbuf.Load()), SendBuffer: int(c.sndbuf.Load()),
 	}
 	e.mu.Lock()

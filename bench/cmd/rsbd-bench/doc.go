@@ -37,7 +37,11 @@
 // run within ten minutes) run twice: as its processes sleep when idle, and
 // again while the bench holds a 0 µs PM QoS request on /dev/cpu_dma_latency
 // (idle CPUs poll, as on a host tuned for latency; --no-idle-poll skips it,
-// and it is skipped with a note where the device cannot be written).
+// and it is skipped with a note where the device cannot be written). Then
+// every system's round trips, all of them, run once more on a busy host:
+// one load process of the bench per CPU burns it in bursts (busy.go).
+// --only busy alone runs every system's round trips, quiet and busy, and
+// nothing else.
 //
 // Every throughput run probes until the path carries events, sends a
 // warm-up burst and then the measured events without a pause; the
@@ -47,4 +51,5 @@
 // Usage:
 //
 //	rsbd-bench [--quick] [--md FILE] [--json FILE] [--pin] [--profile-dir DIR] [--only LIST] [--no-idle-poll]
+//	           [--latency-only] [--spin-wait D]
 package main

@@ -58,7 +58,7 @@ func currentCPULatency() (int32, error) {
 // polling; fn gets the key prefix of that condition. Without the device
 // (or the right to write it) the condition is skipped once, with a note.
 func (r *runner) polled(sys string, fn func(sys string)) {
-	if r.o.noPoll || r.pollErr != nil {
+	if r.o.noPoll || r.pollErr != nil || r.latOnly {
 		return
 	}
 	h, err := holdCPULatency(0)

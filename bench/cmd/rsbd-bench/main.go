@@ -22,6 +22,12 @@ type options struct {
 	only           string
 	logPath        string
 	noPoll         bool
+	// latencyOnly runs the round trips of the chosen stages only.
+	latencyOnly bool
+	// spinWait replaces the rsbd nodes' default poll for an answer.
+	spinWait time.Duration
+	// burn makes the process one of the busy stage's load processes.
+	burn bool
 }
 
 func main() {
@@ -33,11 +39,19 @@ func main() {
 	flag.BoolVar(&o.pin, "pin", false, "pin publishers/pingers to CPU 0 and subscribers/pongers to CPU 1 with taskset (daemons and servers float)")
 	flag.StringVar(&o.profileDir, "profile-dir", "", "write CPU profiles of the rsbd processes of every throughput run to this directory")
 	flag.BoolVar(&o.profileClients, "profile-clients", false, "with --profile-dir, also profile the publisher and subscriber processes of the runs (the peers' client processes too)")
-	flag.StringVar(&o.only, "only", "", "comma-separated stages to run: "+strings.Join(stageNames, ","))
+	flag.StringVar(&o.only, "only", "", "comma-separated stages to run: "+strings.Join(stageNames, ",")+
+		" (busy alone: every system's round trips, quiet and on a busy host, nothing else)")
 	flag.StringVar(&o.logPath, "log", "", "file for the worker processes' logs (default: a file in the temporary directory)")
 	flag.BoolVar(&o.noPoll, "no-idle-poll", false, "skip the second round-trip series with idle CPUs polling (PM QoS request on /dev/cpu_dma_latency, needs root)")
+	flag.BoolVar(&o.latencyOnly, "latency-only", false, "run only the round trips of the chosen stages (no throughput, no scaling)")
+	flag.DurationVar(&o.spinWait, "spin-wait", 0, "the rsbd nodes' UDP reader poll for an answer (default: the node's; negative: never poll)")
+	flag.BoolVar(&o.burn, "burn", false, "internal: run as a load process of the busy stage")
 	flag.Parse()
 
+	if o.burn {
+		runBurn()
+		return
+	}
 	if o.agent {
 		if err := runAgent(); err != nil {
 			fmt.Fprintln(os.Stderr, "agent:", err)
@@ -63,6 +77,7 @@ func run(o options) error {
 		if !r.wants(st.name) {
 			continue
 		}
+		r.latOnly = r.latencyOnly(st.name)
 		r.logf("== stage %s", st.name)
 		if err := st.fn(); err != nil {
 			r.logf("stage %s failed: %v", st.name, err)

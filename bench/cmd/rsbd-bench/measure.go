@@ -241,10 +241,10 @@ type latRun struct {
 }
 
 // latency runs one ping-pong measurement and returns p50 and p99.
-func (r *runner) latency(t latRun) (p50, p99 report.Figure) {
+func (r *runner) latency(t latRun) latFigs {
 	if t.pong != nil {
 		if err := t.pong.Do("pong", pongArgs{In: t.out, Out: t.in}, setupTimeout, nil); err != nil {
-			return failed(err), failed(err)
+			return failedLat(err)
 		}
 		defer func() { _ = t.pong.Do("unpong", pongArgs{In: t.out}, setupTimeout, nil) }()
 	}
@@ -252,26 +252,45 @@ func (r *runner) latency(t latRun) (p50, p99 report.Figure) {
 	pa := workload.PingArgs{In: t.in, Out: t.out, N: r.p.pings, Warm: r.p.pingWarm, Size: t.size, Timeout: time.Second}
 	drops0 := r.drops(t.procs)
 	if err := t.ping.Do("ping", pa, probeTimeout+2*time.Minute, &pr); err != nil {
-		return failed(err), failed(err)
+		return failedLat(err)
 	}
-	p50, p99 = latFigures(pr)
+	l := latFigures(pr)
 	if d := dropDelta(procNames(t.procs), drops0, r.drops(t.procs)); d != "" {
-		p50.Note += "; rsbd counters: " + d
+		l.p50.Note += "; rsbd counters: " + d
 	}
-	return p50, p99
+	return l
 }
 
-func latFigures(pr workload.PingResult) (p50, p99 report.Figure) {
+// latFigs are the percentiles of one round-trip run.
+type latFigs struct{ p50, p99, p999 report.Figure }
+
+// failedLat marks every percentile of a run failed with err.
+func failedLat(err error) latFigs { return latFigs{failed(err), failed(err), failed(err)} }
+
+// set records the percentiles under sys's keys for size.
+func (l latFigs) set(r *runner, sys string, size int) {
+	r.set(p50Key(sys, size), l.p50)
+	r.set(p99Key(sys, size), l.p99)
+	if l.p999.Value > 0 || l.p999.Failed {
+		r.set(p999Key(sys, size), l.p999)
+	}
+}
+
+func latFigures(pr workload.PingResult) latFigs {
 	us := func(d time.Duration) float64 { return float64(d) / 1e3 }
 	note := fmt.Sprintf("%d round trips", pr.Latency.Count)
-	p50 = report.Figure{Value: us(pr.Latency.P50), Note: note}
-	p99 = report.Figure{Value: us(pr.Latency.P99), Note: note}
+	l := latFigs{
+		p50:  report.Figure{Value: us(pr.Latency.P50), Note: note},
+		p99:  report.Figure{Value: us(pr.Latency.P99), Note: note},
+		p999: report.Figure{Value: us(pr.Latency.P999), Note: note},
+	}
 	if pr.Lost > 0 || pr.WarmLost > 0 {
 		st := fmt.Sprintf("%d pings unanswered within 1 s (%d in warm-up)", pr.Lost+pr.WarmLost, pr.WarmLost)
-		p50.Failed, p50.Status = true, st
-		p99.Failed, p99.Status = true, st
+		for _, f := range []*report.Figure{&l.p50, &l.p99, &l.p999} {
+			f.Failed, f.Status = true, st
+		}
 	}
-	return p50, p99
+	return l
 }
 
 // shownCounter says whether a counter goes into a run's note: drops,

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/rsbd/rsbd/bench/internal/agent"
-	"github.com/rsbd/rsbd/bench/internal/report"
 )
 
 // The raw references: what the structure of a layout costs on this
@@ -17,10 +16,9 @@ import (
 // agent ping (the echo runs on its own, so latRun has no ponger).
 func (r *runner) refLatency(sys, label string, ping *agent.Process) {
 	for _, size := range latencySizes {
-		p50, p99 := r.latency(latRun{ping: ping, size: size, in: "/" + sys + "/", out: "/" + sys + "/"})
-		r.set(p50Key(sys, size), p50)
-		r.set(p99Key(sys, size), p99)
-		r.logf("%s RTT %s: p50 %.1f µs, p99 %.1f µs %s", label, report.FormatSize(size), p50.Value, p99.Value, p50.Status)
+		l := r.latency(latRun{ping: ping, size: size, in: "/" + sys + "/", out: "/" + sys + "/"})
+		l.set(r, sys, size)
+		r.logLat(label, size, l)
 	}
 }
 
@@ -52,6 +50,7 @@ func (r *runner) refMcast() error {
 	}
 	r.refLatency(sysMcast, "raw UDP multicast", c)
 	r.polled(sysMcast, func(ps string) { r.refLatency(ps, "raw UDP multicast (idle CPUs poll)", c) })
+	r.busy(sysMcast, func(bs string) { r.refLatency(bs, "raw UDP multicast (busy host)", c) })
 	return nil
 }
 
@@ -89,6 +88,7 @@ func (r *runner) refRelay(sys string, unix bool) error {
 	}
 	r.refLatency(sys, what, c)
 	r.polled(sys, func(ps string) { r.refLatency(ps, what+" (idle CPUs poll)", c) })
+	r.busy(sys, func(bs string) { r.refLatency(bs, what+" (busy host)", c) })
 	return nil
 }
 

@@ -41,6 +41,12 @@ type runner struct {
 	only    map[string]bool
 	// pollErr is why the polled round trips cannot run, once known.
 	pollErr error
+	// busyErr is why the busy-host round trips cannot run, once known.
+	busyErr error
+	// latOnly is set while a stage runs only for the busy stage's sake
+	// (--only busy without the stage's own name): its round trips run,
+	// quiet and busy, and nothing else.
+	latOnly bool
 }
 
 func newRunner(o options) (*runner, error) {
@@ -76,7 +82,20 @@ func newRunner(o options) (*runner, error) {
 
 func (r *runner) close() { r.logFile.Close() }
 
-func (r *runner) wants(stage string) bool { return r.only == nil || r.only[stage] }
+// wants says whether stage runs: every stage in a full run, the listed
+// ones with --only, and with busy listed every stage that has round trips.
+func (r *runner) wants(stage string) bool {
+	return r.only == nil || r.only[stage] || (r.busyAlone() && stage != "scaling")
+}
+
+// busyAlone says whether --only names the busy stage and no other.
+func (r *runner) busyAlone() bool { return len(r.only) == 1 && r.only[busyStage] }
+
+// latencyOnly says whether stage runs only for its round trips: with
+// --latency-only, or when busy asked for it and its own name did not.
+func (r *runner) latencyOnly(stage string) bool {
+	return r.o.latencyOnly || (r.only != nil && !r.only[stage])
+}
 
 // logf prints a progress line to stderr and the log.
 func (r *runner) logf(format string, a ...any) {
@@ -143,10 +162,11 @@ func (r *runner) fail(err error, keys ...string) {
 	}
 }
 
-// randomPool returns a multicast pool private to one run, its port below
-// Linux's ephemeral range (32768–60999), where another socket could hold it.
-func randomPool() bus.NodeConfig {
+// nodeConfig is the configuration of a new rsbd node of the run: a
+// multicast pool of its own and the run's --spin-wait.
+func (r *runner) nodeConfig() bus.NodeConfig {
 	return bus.NodeConfig{
+		SpinWait: r.o.spinWait,
 		PoolBase: fmt.Sprintf("239.255.%d.0", 20+rand.IntN(200)),
 		PoolPort: uint16(20000 + rand.IntN(12000)),
 	}

@@ -107,13 +107,16 @@ func medianRun(runs []report.Figure) report.Figure {
 // stageScaling measures one daemon with many scopes and many listeners and
 // the memory of an idle subscription.
 func (r *runner) stageScaling() error {
+	if r.latOnly {
+		return nil // no round trips
+	}
 	d, err := r.spawn("scale-daemon", roleServer)
 	if err != nil {
 		return err
 	}
 	var p *agent.Process
 	defer func() { r.closeAll(p, d) }()
-	c := randomPool()
+	c := r.nodeConfig()
 	c.Socket = true
 	// Room for the idle participants of one connection (the default bound,
 	// rsbsocket.DefaultMaxParticipants, is 4096 per connection).

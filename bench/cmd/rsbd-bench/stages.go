@@ -31,7 +31,7 @@ const (
 	sysRelayU   = "unixrelay"
 )
 
-var stageNames = []string{"embedded", "daemon", "daemonu", "daemonc", "daemon2", "nats", "dds", "udp", "scaling"}
+var stageNames = []string{"embedded", "daemon", "daemonu", "daemonc", "daemon2", "nats", "dds", "udp", "scaling", busyStage}
 
 type stage struct {
 	name string
@@ -58,6 +58,9 @@ func thrKey(sys string, size int) string { return fmt.Sprintf("%s/thr/%d", sys, 
 func winKey(sys string, size int) string { return fmt.Sprintf("%s/win/%d", sys, size) }
 func p50Key(sys string, size int) string { return fmt.Sprintf("%s/p50/%d", sys, size) }
 func p99Key(sys string, size int) string { return fmt.Sprintf("%s/p99/%d", sys, size) }
+func p999Key(sys string, size int) string {
+	return fmt.Sprintf("%s/p999/%d", sys, size)
+}
 
 // allKeys lists every figure key of a system, to mark them failed when
 // its stage cannot start.
@@ -69,7 +72,7 @@ func allKeys(sys string, withThr bool) []string {
 		}
 	}
 	for _, s := range latencySizes {
-		ks = append(ks, p50Key(sys, s), p99Key(sys, s))
+		ks = append(ks, p50Key(sys, s), p99Key(sys, s), p999Key(sys, s))
 	}
 	return ks
 }
@@ -120,6 +123,9 @@ func (r *runner) series(sys, label string, send, recv *agent.Process, procs []*a
 // seriesWith is series measuring what plan says.
 func (r *runner) seriesWith(sys, label string, send, recv *agent.Process, procs []*agent.Process, plan seriesPlan) {
 	for _, windowed := range []bool{false, true} {
+		if r.latOnly {
+			break
+		}
 		runSizes := sizes
 		if windowed {
 			runSizes = plan.windowed
@@ -152,19 +158,24 @@ func (r *runner) seriesWith(sys, label string, send, recv *agent.Process, procs 
 	if plan.polled {
 		r.polled(sys, func(ps string) { r.latSeries(ps, label+" (idle CPUs poll)", send, recv, procs) })
 	}
+	r.busy(sys, func(bs string) { r.latSeries(bs, label+" (busy host)", send, recv, procs) })
 }
 
 func (r *runner) latSeries(sys, label string, ping, pong *agent.Process, procs []*agent.Process) {
 	for _, size := range latencySizes {
-		p50, p99 := r.latency(latRun{
+		l := r.latency(latRun{
 			ping: ping, pong: pong, size: size, procs: procs,
 			in:  fmt.Sprintf("/bench/%s/pong/%d/", sys, size),
 			out: fmt.Sprintf("/bench/%s/ping/%d/", sys, size),
 		})
-		r.set(p50Key(sys, size), p50)
-		r.set(p99Key(sys, size), p99)
-		r.logf("%s RTT %s: p50 %.1f µs, p99 %.1f µs %s", label, report.FormatSize(size), p50.Value, p99.Value, p50.Status)
+		l.set(r, sys, size)
+		r.logLat(label, size, l)
 	}
+}
+
+func (r *runner) logLat(label string, size int, l latFigs) {
+	r.logf("%s RTT %s: p50 %.1f µs, p99 %.1f µs, p99.9 %.1f µs %s", label, report.FormatSize(size),
+		l.p50.Value, l.p99.Value, l.p999.Value, l.p50.Status)
 }
 
 func (r *runner) logThr(label string, size int, f report.Figure) {
@@ -175,7 +186,7 @@ func (r *runner) logThr(label string, size int, f report.Figure) {
 // stageEmbedded: two processes with an embedded node each, joined, over
 // loopback multicast.
 func (r *runner) stageEmbedded() error {
-	pool := randomPool()
+	pool := r.nodeConfig()
 	a, err := r.spawn("emb-a", rolePub)
 	if err != nil {
 		return err
@@ -264,6 +275,7 @@ func (r *runner) stageDaemonGoClient() error {
 			}
 		}
 		r.latSeries(sysDaemonCI, label, p, s, procs)
+		r.busy(sysDaemonCI, func(bs string) { r.latSeries(bs, label+" (busy host)", p, s, procs) })
 	})
 }
 
@@ -284,7 +296,7 @@ func (r *runner) oneDaemonThen(sys, label, op string, unix bool, plan seriesPlan
 	var p, s *agent.Process
 	defer func() { r.closeAll(p, s, d) }()
 	err = func() error {
-		c := randomPool()
+		c := r.nodeConfig()
 		c.Socket = true
 		if unix {
 			c.SocketPath = filepath.Join(os.TempDir(), fmt.Sprintf("rsbd-bench-%d-%d.sock", os.Getpid(), rand.Uint32()))
@@ -324,7 +336,7 @@ func (r *runner) stageDaemons() error {
 		if db, err = r.spawn("daemon-b", roleServer); err != nil {
 			return err
 		}
-		c := randomPool()
+		c := r.nodeConfig()
 		c.Socket = true
 		ra, err := startNode(da, c)
 		if err != nil {
@@ -409,6 +421,7 @@ func (r *runner) stageUDP() error {
 	}
 	r.refLatency(sysUDP, "raw UDP", c)
 	r.polled(sysUDP, func(ps string) { r.refLatency(ps, "raw UDP (idle CPUs poll)", c) })
+	r.busy(sysUDP, func(bs string) { r.refLatency(bs, "raw UDP (busy host)", c) })
 	return r.refMcast()
 }
 
@@ -421,6 +434,9 @@ func (r *runner) stageDDS() error {
 	dr := &ddsperf.Runner{PinPub: r.pinFor(rolePub), PinSub: r.pinFor(roleSub), Log: r.agentW.named("ddsperf")}
 	ctx := context.Background()
 	for _, size := range sizes {
+		if r.latOnly {
+			break
+		}
 		c0 := readCPU()
 		th, err := dr.Throughput(ctx, size, r.p.ddsThr)
 		again := ""
@@ -445,6 +461,7 @@ func (r *runner) stageDDS() error {
 	}
 	r.ddsLatency(dr, sysDDS, "")
 	r.polled(sysDDS, func(ps string) { r.ddsLatency(dr, ps, " (idle CPUs poll)") })
+	r.busy(sysDDS, func(bs string) { r.ddsLatency(dr, bs, " (busy host)") })
 	return nil
 }
 

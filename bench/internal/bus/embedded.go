@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rsbd/rsbd/group"
 	"github.com/rsbd/rsbd/internal/gcfloor"
@@ -31,6 +32,9 @@ type NodeConfig struct {
 	// MaxParticipants, if positive, raises the socket server's bound on
 	// the listener participants tracked per connection.
 	MaxParticipants int `json:"max_participants,omitempty"`
+	// SpinWait, if set, replaces the node's default UDP reader poll for
+	// an answer (transport.Config.SpinWait; negative: never poll).
+	SpinWait time.Duration `json:"spin_wait,omitempty"`
 }
 
 // Embedded is an rsbd node used in-process: Publish and Subscribe call
@@ -80,6 +84,7 @@ func NewEmbedded(c NodeConfig) (*Embedded, error) {
 		e.gcStop = stop
 	}
 	cfg.SocketPath = c.SocketPath
+	cfg.Transport.SpinWait = c.SpinWait
 	cfg.Socket.MaxParticipants = c.MaxParticipants
 	n, err := node.New(cfg, nil)
 	if err != nil {

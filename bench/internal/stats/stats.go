@@ -35,6 +35,7 @@ type Latency struct {
 	P50   time.Duration `json:"p50_ns"`
 	P90   time.Duration `json:"p90_ns"`
 	P99   time.Duration `json:"p99_ns"`
+	P999  time.Duration `json:"p999_ns"`
 	Max   time.Duration `json:"max_ns"`
 	Mean  time.Duration `json:"mean_ns"`
 }
@@ -56,6 +57,7 @@ func Summarize(samples []time.Duration) Latency {
 		P50:   percentileSorted(s, 50),
 		P90:   percentileSorted(s, 90),
 		P99:   percentileSorted(s, 99),
+		P999:  percentileSorted(s, 99.9),
 		Max:   s[len(s)-1],
 		Mean:  sum / time.Duration(len(s)),
 	}
