@@ -36,6 +36,7 @@ type agentState struct {
 	acker   *workload.Acker
 	pongs   map[string]func()
 	profile *os.File
+	trace   *os.File
 	// sockAddr is the daemon the socket endpoint dialled.
 	sockAddr string
 }
@@ -102,6 +103,8 @@ func (s *agentState) ops() map[string]agent.Op {
 		"memstats":  s.opMemstats,
 		"profile":   s.opProfile,
 		"unprofile": s.opUnprofile,
+		"trace":     s.opTrace,
+		"untrace":   s.opUntrace,
 	} {
 		ops[name] = op
 	}
@@ -125,6 +128,7 @@ func (s *agentState) closeAll() {
 		pprof.StopCPUProfile()
 		s.profile.Close()
 	}
+	_ = s.stopTrace()
 	if s.ep != nil {
 		_ = s.ep.Close()
 	}

@@ -24,6 +24,8 @@ type options struct {
 	noPoll         bool
 	// latencyOnly runs the round trips of the chosen stages only.
 	latencyOnly bool
+	// traceDir receives execution traces of the rsbd processes' round trips.
+	traceDir string
 	// spinWait replaces the rsbd nodes' default poll for an answer.
 	spinWait time.Duration
 	// burn makes the process one of the busy stage's load processes.
@@ -44,6 +46,7 @@ func main() {
 	flag.StringVar(&o.logPath, "log", "", "file for the worker processes' logs (default: a file in the temporary directory)")
 	flag.BoolVar(&o.noPoll, "no-idle-poll", false, "skip the second round-trip series with idle CPUs polling (PM QoS request on /dev/cpu_dma_latency, needs root)")
 	flag.BoolVar(&o.latencyOnly, "latency-only", false, "run only the round trips of the chosen stages (no throughput, no scaling)")
+	flag.StringVar(&o.traceDir, "trace-dir", "", "write execution traces (runtime/trace) of the rsbd processes of every round-trip run to this directory")
 	flag.DurationVar(&o.spinWait, "spin-wait", 0, "the rsbd nodes' UDP reader poll for an answer (default: the node's; negative: never poll)")
 	flag.BoolVar(&o.burn, "burn", false, "internal: run as a load process of the busy stage")
 	flag.Parse()

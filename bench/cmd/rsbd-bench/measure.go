@@ -236,11 +236,13 @@ type latRun struct {
 	ping, pong *agent.Process
 	in, out    string // pong topic (the pinger subscribes), ping topic
 	size       int
-	// procs lists the rsbd processes whose counters go into the note.
+	sys        string // the figure keys' system, naming its traces
+	// procs lists the rsbd processes whose counters go into the note (and
+	// are traced with --trace-dir).
 	procs []*agent.Process
 }
 
-// latency runs one ping-pong measurement and returns p50 and p99.
+// latency runs one ping-pong measurement and returns its percentiles.
 func (r *runner) latency(t latRun) latFigs {
 	if t.pong != nil {
 		if err := t.pong.Do("pong", pongArgs{In: t.out, Out: t.in}, setupTimeout, nil); err != nil {
@@ -251,7 +253,10 @@ func (r *runner) latency(t latRun) latFigs {
 	var pr workload.PingResult
 	pa := workload.PingArgs{In: t.in, Out: t.out, N: r.p.pings, Warm: r.p.pingWarm, Size: t.size, Timeout: time.Second}
 	drops0 := r.drops(t.procs)
-	if err := t.ping.Do("ping", pa, probeTimeout+2*time.Minute, &pr); err != nil {
+	stopTraces := r.startTraces(t)
+	err := t.ping.Do("ping", pa, probeTimeout+2*time.Minute, &pr)
+	stopTraces()
+	if err != nil {
 		return failedLat(err)
 	}
 	l := latFigures(pr)

@@ -72,8 +72,11 @@ func newRunner(o options) (*runner, error) {
 			r.only[strings.TrimSpace(s)] = true
 		}
 	}
-	if o.profileDir != "" {
-		if err := os.MkdirAll(o.profileDir, 0o755); err != nil {
+	for _, dir := range []string{o.profileDir, o.traceDir} {
+		if dir == "" {
+			continue
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
 	}

@@ -164,7 +164,7 @@ func (r *runner) seriesWith(sys, label string, send, recv *agent.Process, procs 
 func (r *runner) latSeries(sys, label string, ping, pong *agent.Process, procs []*agent.Process) {
 	for _, size := range latencySizes {
 		l := r.latency(latRun{
-			ping: ping, pong: pong, size: size, procs: procs,
+			ping: ping, pong: pong, size: size, procs: procs, sys: sys,
 			in:  fmt.Sprintf("/bench/%s/pong/%d/", sys, size),
 			out: fmt.Sprintf("/bench/%s/ping/%d/", sys, size),
 		})
