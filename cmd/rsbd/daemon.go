@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync/atomic"
 	"time"
 
 	"github.com/rsbd/rsbd/config"
@@ -111,94 +109,28 @@ func serve(s settings, log *slog.Logger, signals <-chan os.Signal) int {
 	if stop := startGCFloor(s.gcFloorMiB, log); stop != nil {
 		defer stop()
 	}
-	reg := metrics.NewRegistry()
-	nd, err := node.New(s.node, reg)
-	if err != nil {
-		log.Error("cannot start", "err", err)
+	st := &stack{log: log}
+	var d daemon
+	if err := d.start(s, log, st); err != nil {
+		log.Error("cannot start the daemon", "err", err)
+		_ = st.close()
 		return exitFailure
 	}
-	defer watchKeys(nd, s.keyFile, log)()
-	var gw *gateway
-	if s.gatewayAddr != "" {
-		if gw, err = startGateway(nd, s.gatewayAddr, s.gatewaySec, s.gatewayHooks, s.gatewayAgents, log, reg); err != nil {
-			log.Error("cannot serve the gateway", "addr", s.gatewayAddr, "err", err)
-			nd.Close()
-			return exitFailure
-		}
-		reg.MustRegister(gatewayUp(gw))
-	}
-	var mm *meshListener
-	if s.meshAddr != "" {
-		if mm, err = startMeshListener(nd, s.meshAddr, s.gatewaySec, log, reg); err != nil {
-			log.Error("cannot serve the meshmessage listener", "addr", s.meshAddr, "err", err)
-			closeAll(nd, nil, gw, log)
-			return exitFailure
-		}
-	}
-	view, err := startDaemonView(nd, s.webAddr, log)
-	if err != nil {
-		log.Error("cannot start the daemon's introspection", "web", s.webAddr, "err", err)
-		closeAll(nd, nil, gw, log, mm)
-		return exitFailure
-	}
-	// From here on closeAll closes the daemon's introspection first.
-	closeAll := func(nd *node.Node, ms *metrics.Server, gw *gateway, log *slog.Logger, mm ...*meshListener) error {
-		ctx, cancel := context.WithTimeout(context.Background(), webCloseTimeout)
-		view.close(ctx)
-		cancel()
-		return closeAll(nd, ms, gw, log, mm...)
-	}
-	br, err := startBridges(nd, s.bridges, log, reg)
-	if err != nil {
-		log.Error("cannot start the bridges", "err", err)
-		closeAll(nd, nil, gw, log, mm)
-		return exitFailure
-	}
-	defer br.close() // on the paths that end before the shutdown, which closes them first
-	var stopping atomic.Bool
-	ready := func() error {
-		if stopping.Load() {
-			return errShuttingDown
-		}
-		if err := errors.Join(gw.ready(), mm.ready()); err != nil {
-			return err
-		}
-		if err := br.ready(); err != nil {
-			return err
-		}
-		return nd.Ready()
-	}
-	var ms *metrics.Server
-	if s.metricsAddr != "" {
-		ms = metrics.NewServer(metrics.NewHandler(reg, ready), log)
-		reg.MustRegister(ms.Collector())
-		if err := ms.Start(s.metricsAddr); err != nil {
-			log.Error("cannot serve metrics", "addr", s.metricsAddr, "err", err)
-			_ = br.close()
-			closeAll(nd, nil, gw, log, mm)
-			return exitFailure
-		}
-	}
-	info := readyInfoOf(nd, ms, gw)
-	if mm != nil {
-		info.MeshMessage = mm.Addr().String()
-	}
-	info.Web = view.webAddr()
+	info := d.info()
 	if s.readyFile != "" {
 		if err := writeReadyFile(s.readyFile, info); err != nil {
 			log.Error("cannot write ready file", "path", s.readyFile, "err", err)
-			_ = br.close()
-			closeAll(nd, ms, gw, log, mm)
+			_ = st.close()
 			return exitFailure
 		}
 		defer os.Remove(s.readyFile)
 	}
 	log.Info("rsbd serving", "version", version, "socket", info.Socket, "socket_path", info.SocketPath, "gossip", info.Gossip,
-		"data", info.Data, "metrics", info.Metrics, "gateway", info.Gateway, "web", info.Web, "multicast", !s.node.Unicast, "peers", len(nd.Members()))
+		"data", info.Data, "metrics", info.Metrics, "gateway", info.Gateway, "web", info.Web, "multicast", !s.node.Unicast, "peers", len(d.nd.Members()))
 	sig := <-signals
 	log.Info("shutting down", "signal", sig.String())
-	stopping.Store(true)
-	return shutdown(log, func() error { return errors.Join(br.close(), closeAll(nd, ms, gw, log, mm)) }, signals, shutdownTimeout)
+	d.stopping.Store(true)
+	return shutdown(log, st.close, signals, shutdownTimeout)
 }
 
 // startGCFloor puts the heap floor of --gc-floor in force, unless it is
@@ -224,36 +156,6 @@ func startGCFloor(floorMiB int, log *slog.Logger) func() {
 		log.Info("heap floor lowered to a quarter of the cgroup's memory limit", "floor_mib", floor>>20, "asked_mib", floorMiB)
 	}
 	return stop
-}
-
-// closeAll closes the gateway listeners (nil: none; a meshmessage one
-// says SERVER_GOODBYE to its clients), the node (socket clients, reliable
-// flush, leaving the cluster), then the HTTP endpoints, so /readyz
-// answers 503 meanwhile.
-func closeAll(nd *node.Node, ms *metrics.Server, gw *gateway, log *slog.Logger, mm ...*meshListener) error {
-	for _, m := range mm {
-		ctx, cancel := context.WithTimeout(context.Background(), gatewayCloseTimeout)
-		if err := m.close(ctx); err != nil {
-			log.Warn("meshmessage listener closed with errors", "err", err)
-		}
-		cancel()
-	}
-	if gw != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), gatewayCloseTimeout)
-		if err := gw.close(ctx); err != nil {
-			log.Warn("gateway closed with errors", "err", err)
-		}
-		cancel()
-	}
-	err := nd.Close()
-	if ms != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), metricsCloseTimeout)
-		defer cancel()
-		if cerr := ms.Close(ctx); cerr != nil {
-			log.Warn("metrics server closed with errors", "err", cerr)
-		}
-	}
-	return err
 }
 
 // shutdown runs closeFn, bounded by timeout; a second signal ends the wait
