@@ -175,33 +175,18 @@ func (r *receiver3) received(_ paho3.Client, m paho3.Message) {
 // when ctx ends, when the connection goes down (ErrDisconnected), or with
 // deliver's error.
 func (r *receiver3) Receive(ctx context.Context, deliver bridge.Deliver) error {
-	if err := r.conn.await(ctx); err != nil {
-		return err
-	}
-	select {
-	case <-r.conn.down:
-	default:
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-r.closed:
-			return bridge.ErrClosed
-		case <-r.conn.down:
-			return ErrDisconnected
-		case pm := <-r.inbox:
-			if pm.Retained() && !r.cfg.Retain {
-				pm.Ack()
-				continue
-			}
-			m := Message{Topic: pm.Topic(), QoS: pm.Qos(), Retain: pm.Retained(), Payload: pm.Payload()}
-			if err := deliver(ctx, message(&m, r.cfg.Format, r.ids.next(m.Topic), time.Now())); err != nil {
-				return err
-			}
+	return receiveLoop(ctx, r.conn.await, r.conn.down, r.closed, r.inbox, func(pm paho3.Message) error {
+		if pm.Retained() && !r.cfg.Retain {
 			pm.Ack()
+			return nil
 		}
-	}
+		m := Message{Topic: pm.Topic(), QoS: pm.Qos(), Retain: pm.Retained(), Payload: pm.Payload()}
+		if err := deliver(ctx, message(&m, r.cfg.Format, r.ids.next(m.Topic), time.Now())); err != nil {
+			return err
+		}
+		pm.Ack()
+		return nil
+	})
 }
 
 // Close disconnects; it is idempotent.

@@ -220,32 +220,17 @@ func (r *receiver5) received(pr paho.PublishReceived) (bool, error) {
 // session and gives the unacknowledged messages again), or with deliver's
 // error.
 func (r *receiver5) Receive(ctx context.Context, deliver bridge.Deliver) error {
-	if err := r.conn.await(ctx); err != nil {
-		return err
-	}
-	select {
-	case <-r.conn.down:
-	default:
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-r.closed:
-			return bridge.ErrClosed
-		case <-r.conn.down:
-			return ErrDisconnected
-		case m := <-r.inbox:
-			if err := deliver(ctx, r.convert(m.pub)); err != nil {
-				return err
-			}
-			if m.pub.QoS > 0 {
-				// An acknowledgement on a connection that is gone fails; the
-				// broker gives the message again on the next one.
-				_ = m.cli.Ack(m.pub)
-			}
+	return receiveLoop(ctx, r.conn.await, r.conn.down, r.closed, r.inbox, func(m received5) error {
+		if err := deliver(ctx, r.convert(m.pub)); err != nil {
+			return err
 		}
-	}
+		if m.pub.QoS > 0 {
+			// An acknowledgement on a connection that is gone fails; the
+			// broker gives the message again on the next one.
+			_ = m.cli.Ack(m.pub)
+		}
+		return nil
+	})
 }
 
 // convert turns a PUBLISH into what the runner delivers.
