@@ -2,6 +2,7 @@ package grpcbus
 
 import (
 	"fmt"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -44,8 +45,9 @@ func unmarshal(f string, data []byte, v any) error {
 	return proto.Unmarshal(data, m)
 }
 
-// encodeFrame encodes fr in wire format f.
-func encodeFrame(f string, fr *grpcbuspb.TransportFrame) ([]byte, error) {
+// encodeFrame encodes fr in wire format f; the protobuf form is appended
+// to b.
+func encodeFrame(b []byte, f string, fr *grpcbuspb.TransportFrame) ([]byte, error) {
 	if f == WireJSON {
 		return protojson.Marshal(fr)
 	}
@@ -53,7 +55,7 @@ func encodeFrame(f string, fr *grpcbuspb.TransportFrame) ([]byte, error) {
 	if m, ok := fr.Frame.(*grpcbuspb.TransportFrame_Message); ok {
 		size += len(m.Message.GetPayload())
 	}
-	return appendFrame(make([]byte, 0, size), fr), nil
+	return appendFrame(slices.Grow(b[:0], size), fr), nil
 }
 
 // decodeFrame decodes and checks a frame received in wire format f: it must
@@ -62,12 +64,13 @@ func decodeFrame(f string, data []byte) (*grpcbuspb.TransportFrame, error) {
 	if len(data) > maxFrameBytes {
 		return nil, fmt.Errorf("%w: %d bytes", ErrBadFrame, len(data))
 	}
-	fr := new(grpcbuspb.TransportFrame)
+	var fr *grpcbuspb.TransportFrame
 	var err error
 	switch f {
 	case WireProto:
 		fr, err = parseFrame(data)
 	case WireJSON:
+		fr = new(grpcbuspb.TransportFrame)
 		err = protojson.Unmarshal(data, fr)
 	default:
 		return nil, fmt.Errorf("%w: %w %q", ErrBadFrame, ErrWireFormat, f)

@@ -45,7 +45,7 @@ func TestFrameRoundTrip(t *testing.T) {
 	for _, f := range []string{WireProto, WireJSON} {
 		in := &grpcbuspb.TransportFrame{StreamId: 7, StreamSequence: 3,
 			Frame: &grpcbuspb.TransportFrame_Message{Message: &grpcbuspb.Message{Payload: []byte{0, 1, 0xff}}}}
-		b, err := encodeFrame(f, in)
+		b, err := encodeFrame(nil, f, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func TestDecodeFrameRejects(t *testing.T) {
 func FuzzDecodeFrame(f *testing.F) {
 	for _, fr := range sampleFrames() {
 		for _, w := range []string{WireProto, WireJSON} {
-			b, _ := encodeFrame(w, fr)
+			b, _ := encodeFrame(nil, w, fr)
 			f.Add(w == WireJSON, b)
 		}
 	}
@@ -133,7 +133,7 @@ func FuzzDecodeFrame(f *testing.F) {
 				t.Fatalf("protobuf reads the re-encoded frame as %v (%v), want %v", ref, err, fr)
 			}
 		}
-		b, err := encodeFrame(w, fr)
+		b, err := encodeFrame(nil, w, fr)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -211,14 +211,35 @@ func (e *endpoint) stream(id uint64) *stream {
 	return e.streams[id]
 }
 
+// outEvent is the event a frame is published as and the buffer it is
+// encoded into, used again once the informer returns: PublishEvent keeps
+// none of an event's memory.
+type outEvent struct {
+	ev  client.Event
+	buf []byte
+}
+
+var outEvents = sync.Pool{New: func() any { return new(outEvent) }}
+
 // sendFrame publishes fr to the endpoint at to, in wire format f, with
 // extra user infos.
 func (e *endpoint) sendFrame(ctx context.Context, to scope.Scope, f string, fr *grpcbuspb.TransportFrame, infos []notification.UserInfo) error {
-	data, err := encodeFrame(f, fr)
+	out := outEvents.Get().(*outEvent)
+	defer func() {
+		if cap(out.buf) > maxPooledFrame {
+			out.buf = nil
+		}
+		out.ev = client.Event{}
+		outEvents.Put(out)
+	}()
+	data, err := encodeFrame(out.buf, f, fr)
 	if err != nil {
 		return err
 	}
-	ev := &client.Event{}
+	if f == WireProto {
+		out.buf = data
+	}
+	ev := &out.ev
 	ev.Scope, ev.Method, ev.WireSchema, ev.Data = to, methodFrame, wireSchemaRaw, data
 	if infos == nil {
 		infos = formatInfos[f] // the informer copies user infos: shared is safe

@@ -83,3 +83,7 @@ const frameOverhead = 32
 // maxStatusText bounds the status message or cancel reason a frame may
 // carry: a status message is a sentence, not a payload.
 const maxStatusText = 1 << 16
+
+// maxPooledFrame bounds the encoding buffer an endpoint keeps for its next
+// frame: a larger message's buffer is left to the collector.
+const maxPooledFrame = 64 << 10
