@@ -75,7 +75,7 @@ func (cs *clientStream) open(body []byte) error {
 	}
 	ctx, cancel := c.withCallTimeout(cs.ctx)
 	defer cancel()
-	rep, err := c.request(ctx, s.method, s.format, body, extra, false)
+	rep, err := c.request(ctx, s.method, s.format, body, extra, waitOpen)
 	if err == nil {
 		err = replyStatus(rep)
 	}
@@ -174,9 +174,9 @@ func (cs *clientStream) SendMsg(m any) error {
 			return status.Error(codes.Internal, "grpcbus: second request on a server-streaming call")
 		}
 		cs.sent = true
-		if err := cs.open(data); err != nil {
-			return io.EOF
-		}
+		// As with grpc-go, a failed opening of a call whose client does not
+		// stream returns nil here: RecvMsg gives its status.
+		_ = cs.open(data)
 		return nil
 	}
 	fr := &grpcbuspb.TransportFrame{Frame: &grpcbuspb.TransportFrame_Message{Message: &grpcbuspb.Message{Payload: data}}}

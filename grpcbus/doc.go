@@ -45,7 +45,9 @@
 //     acknowledgement has its server's endpoint pinged too, and fails with
 //     UNAVAILABLE (ErrServerSilent) when that endpoint answers nothing for
 //     the ping timeout. A call answered within a ping interval costs no
-//     ping.
+//     ping. A server answers a stream's handshake before the handler runs,
+//     so an opening nobody answers within the open timeout fails with
+//     UNAVAILABLE (ErrNoServer) as well.
 //
 // Wire formats are "proto" (the default) and "json" (protojson for messages
 // and frames). Errors returned to callers are status errors; metrics

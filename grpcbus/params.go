@@ -31,6 +31,11 @@ const (
 	// request to cross hosts and a loaded server to answer, short against a
 	// call's usual deadline.
 	DefaultAckTimeout = 5 * time.Second
+	// DefaultOpenTimeout is how long a stream's opening waits for a
+	// server's handshake reply before it fails with UNAVAILABLE. A server
+	// replies before it runs the handler, so this is the acknowledgement
+	// timeout of streams, as long as DefaultAckTimeout for the same reasons.
+	DefaultOpenTimeout = 5 * time.Second
 	// DefaultCallTimeout bounds a call whose context has no deadline, so a
 	// request nobody answers does not wait forever.
 	DefaultCallTimeout = 5 * time.Minute
