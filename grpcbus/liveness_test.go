@@ -172,3 +172,43 @@ func TestStreamOpenWaitsForDeadline(t *testing.T) {
 		t.Fatalf("stream without an open timeout: %v", err)
 	}
 }
+
+// TestVanishedUnaryCaller closes the node of a caller whose unary call is
+// blocked in its handler: the caller's pings stop, and the handler's
+// context is cancelled within the caller's ping timeout. A call whose
+// caller stays keeps running (TestLongUnaryCallKeptAlive).
+func TestVanishedUnaryCaller(t *testing.T) {
+	nodes := clienttest.StartNodes(t, 2)
+	cfg := testConfig()
+	reg := prometheus.NewRegistry()
+	srvCfg := cfg
+	srvCfg.Registerer = reg
+	e := newEchoServer()
+	startBusServer(t, embeddedBus(t, 1, nodes), e, srvCfg)
+	conn := busConn(t, embeddedBus(t, 0, nodes), cfg)
+	awaitServing(t, conn)
+	blockedUnary(t, conn)
+	testutil.WaitFor(t, 10*time.Second, "handler waiting", func() bool { return e.waiting.Load() == 1 })
+	// Pings keep the call alive past the ping timeout.
+	select {
+	case err := <-e.ended:
+		t.Fatalf("handler of a live caller ended: %v", err)
+	case <-time.After(2 * cfg.PingTimeout):
+	}
+	start := time.Now()
+	nodes[0].Close()
+	limit := cfg.PingTimeout + cfg.PingInterval + 2*time.Second
+	select {
+	case err := <-e.ended:
+		took := time.Since(start)
+		if err != context.Canceled {
+			t.Errorf("handler's context ended with %v", err)
+		}
+		t.Logf("vanished caller noticed after %v", took)
+	case <-time.After(limit):
+		t.Fatalf("handler of a vanished caller still runs after %v", limit)
+	}
+	if n := counter(t, reg, "rsbd_grpc_heartbeats_missed_total"); n < 1 {
+		t.Errorf("missed heartbeats %v", n)
+	}
+}
