@@ -179,8 +179,7 @@ func (cs *clientStream) SendMsg(m any) error {
 		_ = cs.open(data)
 		return nil
 	}
-	fr := &grpcbuspb.TransportFrame{Frame: &grpcbuspb.TransportFrame_Message{Message: &grpcbuspb.Message{Payload: data}}}
-	if err := cs.s.snd.send(cs.ctx, outFrame{fr: fr, isMsg: true}); err != nil {
+	if err := cs.s.snd.send(cs.ctx, outFrame{payload: data, isMsg: true}); err != nil {
 		return io.EOF
 	}
 	return nil
@@ -211,14 +210,15 @@ func (cs *clientStream) recv(m any) error {
 		if err != nil {
 			return err
 		}
-		switch v := in.fr.Frame.(type) {
-		case *grpcbuspb.TransportFrame_Message:
+		if in.fr == nil {
 			cs.s.consume()
-			if err := unmarshal(cs.s.format, v.Message.Payload, m); err != nil {
+			if err := unmarshal(cs.s.format, in.payload, m); err != nil {
 				cs.s.abort(codes.Internal, "grpcbus: decoding a response: "+err.Error(), true)
 				return cs.s.err()
 			}
 			return nil
+		}
+		switch v := in.fr.Frame.(type) {
 		case *grpcbuspb.TransportFrame_Trailers:
 			cs.trailer = takeMetadata(in.infos, prefixTrailer)
 			if cs.co.trailer != nil {
