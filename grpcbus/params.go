@@ -7,9 +7,13 @@ const (
 	// DefaultPrefix is the scope under which services and endpoints live.
 	DefaultPrefix = "/grpc/"
 	// DefaultInitialWindow is the number of Message frames a receiver
-	// grants a sender per stream: enough to keep a stream busy across
-	// hosts, small enough that a slow reader holds little.
-	DefaultInitialWindow = 64
+	// grants a sender per stream. A stream's throughput is at most its
+	// window per round trip of a WindowUpdate, and through a daemon that
+	// round trip crosses two socket connections and their goroutines: a
+	// window of this size keeps a stream of small messages busy there. It
+	// is also what a slow reader holds per stream (as much again waits on
+	// a sender whose writer runs ahead, MaxBufferedWrites).
+	DefaultInitialWindow = 256
 	// DefaultMaxStreams bounds the streams one endpoint multiplexes, so a
 	// flood of opens cannot grow its stream map without bound; opens past it
 	// fail with RESOURCE_EXHAUSTED.
