@@ -99,7 +99,11 @@ func (c *ClientConn) roundTrip(ctx context.Context, method string, args, reply a
 	}
 	ctx, cancel := c.withCallTimeout(ctx)
 	defer cancel()
-	rep, err := c.request(ctx, method, co.format, data, nil, c.o.cfg.AckTimeout > 0)
+	wait := waitDeadline
+	if c.o.cfg.AckTimeout > 0 {
+		wait = waitAck
+	}
+	rep, err := c.request(ctx, method, co.format, data, nil, wait)
 	if err != nil {
 		return err
 	}
@@ -123,13 +127,26 @@ func (c *ClientConn) withCallTimeout(ctx context.Context) (context.Context, cont
 	return context.WithTimeout(ctx, c.o.cfg.CallTimeout)
 }
 
+// waitMode says how long a request waits for a sign of a server.
+type waitMode int
+
+const (
+	// waitDeadline waits for the reply until the context ends.
+	waitDeadline waitMode = iota
+	// waitAck asks for an acknowledgement, which must come within
+	// AckTimeout; the acknowledging server is then pinged (watchCalls).
+	waitAck
+	// waitOpen expects the reply itself within OpenTimeout: a stream's
+	// handshake, which servers answer before the handler runs.
+	waitOpen
+)
+
 // request publishes a REQUEST for method on its service address, with
 // extra user infos, and waits for its reply. A ctx that ends first sends
-// the server a CANCEL and gives the context's status. A request that asks
-// for an acknowledgement (ack set) fails with UNAVAILABLE
-// when none comes within AckTimeout, or when the acknowledging server
-// falls silent (see watchCalls).
-func (c *ClientConn) request(ctx context.Context, method, format string, data []byte, extra []notification.UserInfo, ack bool) (*client.Event, error) {
+// the server a CANCEL and gives the context's status. A request waiting
+// for a sign of a server (wait) fails with UNAVAILABLE when none comes in
+// time, or when the acknowledging server falls silent (see watchCalls).
+func (c *ClientConn) request(ctx context.Context, method, format string, data []byte, extra []notification.UserInfo, wait waitMode) (*client.Event, error) {
 	service, _, ok := splitMethod(method)
 	if !ok {
 		return nil, status.Errorf(codes.Internal, "grpcbus: malformed method name %q", method)
@@ -144,8 +161,9 @@ func (c *ClientConn) request(ctx context.Context, method, format string, data []
 	if data == nil {
 		ev.WireSchema = notification.SchemaVoid
 	}
-	if ack {
-		extra = append(extra, notification.UserInfo{Key: keyAck, Value: "1"})
+	if wait == waitAck {
+		extra = append(extra, notification.UserInfo{Key: keyAck, Value: "1"},
+			notification.UserInfo{Key: keyPingTimeout, Value: strconv.FormatInt(c.o.cfg.PingTimeout.Milliseconds(), 10)})
 	}
 	ev.MetaData.UserInfos = c.requestInfos(ctx, method, format, id, extra)
 	cl, err := c.expect(id)
@@ -157,13 +175,14 @@ func (c *ClientConn) request(ctx context.Context, method, format string, data []
 		return nil, status.Errorf(codeOf(err), "grpcbus: sending the request: %v", err)
 	}
 	var noAck <-chan time.Time
-	acked := cl.acked
-	if ack {
-		t := time.NewTimer(c.o.cfg.AckTimeout)
+	acked, limit := cl.acked, c.o.cfg.AckTimeout
+	if wait != waitAck {
+		acked, limit = nil, c.o.cfg.OpenTimeout
+	}
+	if wait != waitDeadline && limit > 0 {
+		t := time.NewTimer(limit)
 		defer t.Stop()
 		noAck = t.C
-	} else {
-		acked = nil
 	}
 	for {
 		select {
@@ -176,7 +195,7 @@ func (c *ClientConn) request(ctx context.Context, method, format string, data []
 			acked, noAck = nil, nil
 		case <-noAck:
 			go c.cancelCall(sc, id) // a server may yet be slow to answer
-			return nil, status.Errorf(codes.Unavailable, "%v within %v", ErrNoServer, c.o.cfg.AckTimeout)
+			return nil, status.Errorf(codes.Unavailable, "%v within %v", ErrNoServer, limit)
 		case <-cl.lost:
 			go c.cancelCall(sc, id)
 			return nil, status.Errorf(codes.Unavailable, "%v for %v", ErrServerSilent, c.o.cfg.PingTimeout)

@@ -75,7 +75,7 @@ func (cs *clientStream) open(body []byte) error {
 	}
 	ctx, cancel := c.withCallTimeout(cs.ctx)
 	defer cancel()
-	rep, err := c.request(ctx, s.method, s.format, body, extra, false)
+	rep, err := c.request(ctx, s.method, s.format, body, extra, waitOpen)
 	if err == nil {
 		err = replyStatus(rep)
 	}
@@ -174,13 +174,12 @@ func (cs *clientStream) SendMsg(m any) error {
 			return status.Error(codes.Internal, "grpcbus: second request on a server-streaming call")
 		}
 		cs.sent = true
-		if err := cs.open(data); err != nil {
-			return io.EOF
-		}
+		// As with grpc-go, a failed opening of a call whose client does not
+		// stream returns nil here: RecvMsg gives its status.
+		_ = cs.open(data)
 		return nil
 	}
-	fr := &grpcbuspb.TransportFrame{Frame: &grpcbuspb.TransportFrame_Message{Message: &grpcbuspb.Message{Payload: data}}}
-	if err := cs.s.snd.send(cs.ctx, outFrame{fr: fr, isMsg: true}); err != nil {
+	if err := cs.s.snd.send(cs.ctx, outFrame{payload: data, isMsg: true}); err != nil {
 		return io.EOF
 	}
 	return nil
@@ -211,14 +210,15 @@ func (cs *clientStream) recv(m any) error {
 		if err != nil {
 			return err
 		}
-		switch v := in.fr.Frame.(type) {
-		case *grpcbuspb.TransportFrame_Message:
+		if in.fr == nil {
 			cs.s.consume()
-			if err := unmarshal(cs.s.format, v.Message.Payload, m); err != nil {
+			if err := unmarshal(cs.s.format, in.payload, m); err != nil {
 				cs.s.abort(codes.Internal, "grpcbus: decoding a response: "+err.Error(), true)
 				return cs.s.err()
 			}
 			return nil
+		}
+		switch v := in.fr.Frame.(type) {
 		case *grpcbuspb.TransportFrame_Trailers:
 			cs.trailer = takeMetadata(in.infos, prefixTrailer)
 			if cs.co.trailer != nil {

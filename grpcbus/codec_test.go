@@ -45,7 +45,7 @@ func TestFrameRoundTrip(t *testing.T) {
 	for _, f := range []string{WireProto, WireJSON} {
 		in := &grpcbuspb.TransportFrame{StreamId: 7, StreamSequence: 3,
 			Frame: &grpcbuspb.TransportFrame_Message{Message: &grpcbuspb.Message{Payload: []byte{0, 1, 0xff}}}}
-		b, err := encodeFrame(f, in)
+		b, err := encodeFrame(nil, f, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,12 +104,13 @@ func TestDecodeFrameRejects(t *testing.T) {
 	}
 }
 
-// FuzzDecodeFrame feeds arbitrary bytes to the frame decoder: it must not
-// panic, and what it accepts must encode again and decode the same.
+// FuzzDecodeFrame feeds arbitrary bytes to the frame decoders: they must
+// not panic, accept the same frames, and what they accept must encode
+// again and decode the same.
 func FuzzDecodeFrame(f *testing.F) {
 	for _, fr := range sampleFrames() {
 		for _, w := range []string{WireProto, WireJSON} {
-			b, _ := encodeFrame(w, fr)
+			b, _ := encodeFrame(nil, w, fr)
 			f.Add(w == WireJSON, b)
 		}
 	}
@@ -124,16 +125,21 @@ func FuzzDecodeFrame(f *testing.F) {
 			w = WireJSON
 		}
 		fr, err := decodeFrame(w, data)
+		in, inErr := readFrame(w, data)
+		if (err == nil) != (inErr == nil) {
+			t.Fatalf("decodeFrame: %v; readFrame: %v", err, inErr)
+		}
 		if err != nil {
 			return
 		}
+		checkFrameIn(t, in, fr)
 		if w == WireProto {
 			ref := new(grpcbuspb.TransportFrame)
 			if err := proto.Unmarshal(appendFrame(nil, fr), ref); err != nil || !proto.Equal(ref, fr) {
 				t.Fatalf("protobuf reads the re-encoded frame as %v (%v), want %v", ref, err, fr)
 			}
 		}
-		b, err := encodeFrame(w, fr)
+		b, err := encodeFrame(nil, w, fr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,6 +148,41 @@ func FuzzDecodeFrame(f *testing.F) {
 			t.Fatalf("re-decoding: %v %v", again, err)
 		}
 	})
+}
+
+// checkFrameIn fails unless in is what readFrame must make of fr.
+func checkFrameIn(t *testing.T, in frameIn, fr *grpcbuspb.TransportFrame) {
+	t.Helper()
+	if in.streamID != fr.StreamId || in.seq != fr.StreamSequence {
+		t.Fatalf("readFrame: ids %d/%d, want %d/%d", in.streamID, in.seq, fr.StreamId, fr.StreamSequence)
+	}
+	if m, ok := fr.Frame.(*grpcbuspb.TransportFrame_Message); ok {
+		if !in.msg || in.fr != nil || string(in.payload) != string(m.Message.Payload) {
+			t.Fatalf("readFrame: %+v for %v", in, fr)
+		}
+		return
+	}
+	if in.msg || !proto.Equal(in.fr, fr) {
+		t.Fatalf("readFrame: %+v for %v", in, fr)
+	}
+}
+
+// TestReadFrame reads every sample frame in both wire formats as the
+// endpoint does.
+func TestReadFrame(t *testing.T) {
+	for _, fr := range sampleFrames() {
+		for _, w := range []string{WireProto, WireJSON} {
+			b, err := encodeFrame(nil, w, fr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, err := readFrame(w, b)
+			if err != nil {
+				t.Fatalf("%s %v: %v", w, fr, err)
+			}
+			checkFrameIn(t, in, fr)
+		}
+	}
 }
 
 func TestTimeoutFormat(t *testing.T) {

@@ -55,6 +55,12 @@ type Config struct {
 	// acknowledgement, for servers that do not send one; such a call waits
 	// for its deadline.
 	AckTimeout time.Duration
+	// OpenTimeout is how long a stream's opening waits for a server's
+	// handshake reply before it fails with UNAVAILABLE (default
+	// DefaultOpenTimeout): servers reply at once, before the handler runs,
+	// so only a service nobody serves (or an unreachable one) goes
+	// unanswered. A negative value waits for the call's deadline.
+	OpenTimeout time.Duration
 	// CallTimeout bounds calls whose context has no deadline (default
 	// DefaultCallTimeout).
 	CallTimeout time.Duration
@@ -71,7 +77,8 @@ func DefaultConfig() Config {
 		InitialWindow: DefaultInitialWindow, MaxBufferedWrites: DefaultInitialWindow,
 		MaxStreams: DefaultMaxStreams, MaxCalls: DefaultMaxCalls,
 		PingInterval: DefaultPingInterval, PingTimeout: DefaultPingTimeout,
-		MaxPingTimeout: DefaultMaxPingTimeout, AckTimeout: DefaultAckTimeout, CallTimeout: DefaultCallTimeout,
+		MaxPingTimeout: DefaultMaxPingTimeout, AckTimeout: DefaultAckTimeout,
+		OpenTimeout: DefaultOpenTimeout, CallTimeout: DefaultCallTimeout,
 		Logger: slog.Default(),
 	}
 }
@@ -115,6 +122,7 @@ func (c Config) withDefaults() Config {
 	setDefault(&c.PingTimeout, d.PingTimeout)
 	setDefault(&c.MaxPingTimeout, d.MaxPingTimeout)
 	setDefault(&c.AckTimeout, d.AckTimeout)
+	setDefault(&c.OpenTimeout, d.OpenTimeout)
 	setDefault(&c.CallTimeout, d.CallTimeout)
 	if c.Logger == nil {
 		c.Logger = d.Logger

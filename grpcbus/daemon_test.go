@@ -18,8 +18,12 @@ import (
 )
 
 // serveEnv names the socket URI a re-executed test binary serves the echo
-// service on, as a server process of its own.
-const serveEnv = "GRPCBUS_TEST_SERVE"
+// service on, as a server process of its own; callEnv the one it makes a
+// unary call on that blocks for a minute, as a caller process.
+const (
+	serveEnv = "GRPCBUS_TEST_SERVE"
+	callEnv  = "GRPCBUS_TEST_CALL"
+)
 
 func TestMain(m *testing.M) {
 	if uri := os.Getenv(serveEnv); uri != "" {
@@ -28,6 +32,10 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		select {} // serves until killed
+	}
+	if uri := os.Getenv(callEnv); uri != "" {
+		fmt.Fprintln(os.Stderr, callProcess(uri)) // the call blocks until killed
+		os.Exit(1)
 	}
 	code := m.Run()
 	testutil.RemoveBinaries()
@@ -53,11 +61,36 @@ func serveProcess(uri string) error {
 	return srv.Start()
 }
 
+// callProcess makes, over the socket transport at uri, a unary call whose
+// handler waits a minute.
+func callProcess(uri string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	bus, err := client.Dial(ctx, uri)
+	if err != nil {
+		return err
+	}
+	cfg := DefaultConfig()
+	cfg.PingInterval, cfg.PingTimeout = testConfig().PingInterval, testConfig().PingTimeout
+	conn, err := NewClientConn(bus, WithConfig(cfg))
+	if err != nil {
+		return err
+	}
+	_, err = pb.NewEchoClient(conn).Unary(context.Background(), &pb.EchoRequest{Text: "blocked", WaitMs: 60000})
+	return err
+}
+
 // startServerProcess runs this test binary as a server process on uri.
 func startServerProcess(t *testing.T, uri string) *exec.Cmd {
 	t.Helper()
+	return startProcess(t, serveEnv, uri)
+}
+
+// startProcess runs this test binary with env set to uri.
+func startProcess(t *testing.T, env, uri string) *exec.Cmd {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), serveEnv+"="+uri)
+	cmd.Env = append(os.Environ(), env+"="+uri)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -114,4 +147,34 @@ func TestAcrossDaemons(t *testing.T) {
 		t.Errorf("unary call took %v to notice, limit %v", took, limit)
 	}
 	t.Logf("killed server noticed by a unary call after %v", took)
+}
+
+// TestKilledCallerEndsHandler has a caller process attached to another
+// rsbd daemon make a unary call that blocks in its handler, then kills the
+// caller: the handler's context is cancelled within the caller's ping
+// timeout.
+func TestKilledCallerEndsHandler(t *testing.T) {
+	if testing.Short() {
+		t.Skip("rsbd processes are not started with -short")
+	}
+	ds := clienttest.StartDaemons(t, 2)
+	cfg := testConfig()
+	e := newEchoServer()
+	startBusServer(t, dialBus(t, ds[1].URI()), e, cfg)
+	caller := startProcess(t, callEnv, ds[0].URI())
+	testutil.WaitFor(t, 30*time.Second, "handler of the caller process waiting", func() bool { return e.waiting.Load() == 1 })
+	start := time.Now()
+	if err := caller.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	limit := cfg.PingTimeout + cfg.PingInterval + 2*time.Second
+	select {
+	case err := <-e.ended:
+		if err != context.Canceled {
+			t.Errorf("handler's context ended with %v", err)
+		}
+		t.Logf("killed caller noticed after %v", time.Since(start))
+	case <-time.After(limit):
+		t.Fatalf("handler of a killed caller still runs after %v", limit)
+	}
 }

@@ -22,7 +22,8 @@
 //     addition to the draft, which a ClientConn sends unless
 //     Config.AckTimeout is negative) is also acknowledged at once, while
 //     its handler runs: an ACK event to the caller's private scope with
-//     "grpc-call-id" and the server's "grpc-endpoint-address".
+//     "grpc-call-id" and the server's "grpc-endpoint-address". Such a
+//     request also carries the caller's "grpc-ping-timeout".
 //   - A streaming call opens with the same request/reply (the handshake),
 //     which exchanges the endpoints' private scopes, each side's stream id
 //     and receive window and the client's ping timeout; a server-streaming
@@ -45,7 +46,12 @@
 //     acknowledgement has its server's endpoint pinged too, and fails with
 //     UNAVAILABLE (ErrServerSilent) when that endpoint answers nothing for
 //     the ping timeout. A call answered within a ping interval costs no
-//     ping.
+//     ping. A server answers a stream's handshake before the handler runs,
+//     so an opening nobody answers within the open timeout fails with
+//     UNAVAILABLE (ErrNoServer) as well. The server holds the caller of an
+//     acknowledged unary call to its pings: a caller silent for its ping
+//     timeout has gone, and the handler's context is cancelled. A unary
+//     call without acknowledgement has no such signal.
 //
 // Wire formats are "proto" (the default) and "json" (protojson for messages
 // and frames). Errors returned to callers are status errors; metrics

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,26 +105,26 @@ func (e *endpoint) receive(ev *client.Event) error {
 		return nil
 	}
 	format, _ := userInfo(ev.MetaData.UserInfos, keyWireFormat)
-	fr, err := decodeFrame(format, ev.Data)
+	in, err := readFrame(format, ev.Data)
 	if err != nil {
 		e.met.drop(dropMalformed)
 		return nil
 	}
-	if p, ok := fr.Frame.(*grpcbuspb.TransportFrame_Ping); ok {
+	if p, ok := in.ping(); ok {
 		from, _ := userInfo(ev.MetaData.UserInfos, keyEndpoint)
 		select {
-		case e.pings <- pingIn{from: from, p: p.Ping}:
+		case e.pings <- pingIn{from: from, p: p}:
 		default:
 			e.met.drop(dropOverflow)
 		}
 		return nil
 	}
-	s := e.stream(fr.StreamId)
+	s := e.stream(in.streamID)
 	if s == nil {
 		e.met.drop(dropUnknownStream)
 		return nil
 	}
-	s.onFrame(fr, ev.MetaData.UserInfos)
+	s.onFrame(in, ev.MetaData.UserInfos)
 	return nil
 }
 
@@ -211,14 +212,58 @@ func (e *endpoint) stream(id uint64) *stream {
 	return e.streams[id]
 }
 
+// outEvent is the event a frame is published as and the buffer it is
+// encoded into, used again once the informer returns: PublishEvent keeps
+// none of an event's memory.
+type outEvent struct {
+	ev  client.Event
+	buf []byte
+}
+
+var outEvents = sync.Pool{New: func() any { return new(outEvent) }}
+
 // sendFrame publishes fr to the endpoint at to, in wire format f, with
 // extra user infos.
 func (e *endpoint) sendFrame(ctx context.Context, to scope.Scope, f string, fr *grpcbuspb.TransportFrame, infos []notification.UserInfo) error {
-	data, err := encodeFrame(f, fr)
+	out := outEvents.Get().(*outEvent)
+	defer out.release()
+	data, err := encodeFrame(out.buf, f, fr)
 	if err != nil {
 		return err
 	}
-	ev := &client.Event{}
+	if f == WireProto {
+		out.buf = data
+	}
+	return e.publish(ctx, out, to, f, data, infos)
+}
+
+// sendMessage publishes a Message frame of stream id with sequence seq and
+// payload p to the endpoint at to, in wire format f.
+func (e *endpoint) sendMessage(ctx context.Context, to scope.Scope, f string, id, seq uint64, p []byte) error {
+	if f != WireProto {
+		fr := &grpcbuspb.TransportFrame{StreamId: id, StreamSequence: seq,
+			Frame: &grpcbuspb.TransportFrame_Message{Message: &grpcbuspb.Message{Payload: p}}}
+		return e.sendFrame(ctx, to, f, fr, nil)
+	}
+	out := outEvents.Get().(*outEvent)
+	defer out.release()
+	out.buf = appendMessageFrame(slices.Grow(out.buf[:0], frameOverhead+len(p)), id, seq, p)
+	return e.publish(ctx, out, to, f, out.buf, nil)
+}
+
+// release gives out back to the pool, without a buffer too large to keep.
+func (out *outEvent) release() {
+	if cap(out.buf) > maxPooledFrame {
+		out.buf = nil
+	}
+	out.ev = client.Event{}
+	outEvents.Put(out)
+}
+
+// publish publishes data, a frame in wire format f, as out's event to the
+// endpoint at to, with extra user infos.
+func (e *endpoint) publish(ctx context.Context, out *outEvent, to scope.Scope, f string, data []byte, infos []notification.UserInfo) error {
+	ev := &out.ev
 	ev.Scope, ev.Method, ev.WireSchema, ev.Data = to, methodFrame, wireSchemaRaw, data
 	if infos == nil {
 		infos = formatInfos[f] // the informer copies user infos: shared is safe
@@ -264,4 +309,16 @@ func (e *endpoint) close(code codes.Code) {
 		e.lis.Close()
 	}
 	e.pub.Close()
+}
+
+// ping returns the Ping of a frame that is one.
+func (in *frameIn) ping() (*grpcbuspb.Ping, bool) {
+	if in.fr == nil {
+		return nil, false
+	}
+	p, ok := in.fr.Frame.(*grpcbuspb.TransportFrame_Ping)
+	if !ok {
+		return nil, false
+	}
+	return p.Ping, true
 }

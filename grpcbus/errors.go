@@ -14,7 +14,8 @@ var (
 	// ErrWireFormat reports a wire format the package does not know.
 	ErrWireFormat = errors.New("grpcbus: unsupported wire format")
 	// ErrNoServer is the cause in the UNAVAILABLE status of a unary call no
-	// server acknowledged within Config.AckTimeout.
+	// server acknowledged within Config.AckTimeout, or of a stream whose
+	// opening no server answered within Config.OpenTimeout.
 	ErrNoServer = errors.New("grpcbus: no server acknowledged the call")
 	// ErrServerSilent is the cause in the UNAVAILABLE status of a call whose
 	// server endpoint answered no ping within Config.PingTimeout.

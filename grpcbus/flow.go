@@ -8,11 +8,13 @@ import (
 	"github.com/rsbd/rsbd/proto/grpcbuspb"
 )
 
-// outFrame is a frame waiting to be sent and the user infos it carries.
+// outFrame is a frame waiting to be sent and the user infos it carries: a
+// Message's payload (isMsg), or another frame.
 type outFrame struct {
-	fr    *grpcbuspb.TransportFrame
-	infos []notification.UserInfo
-	isMsg bool
+	fr      *grpcbuspb.TransportFrame
+	payload []byte
+	infos   []notification.UserInfo
+	isMsg   bool
 }
 
 // sender sends a stream's ordered frames (Message, Headers, HalfClose,
@@ -163,7 +165,7 @@ func (q *sender) flush() {
 func (q *sender) publish(ctx context.Context, of outFrame) error {
 	if of.isMsg {
 		q.seq++
-		of.fr.StreamSequence = q.seq
+		return q.s.sendMessage(ctx, q.seq, of.payload)
 	}
 	return q.s.sendFrame(ctx, of.fr, of.infos)
 }

@@ -33,21 +33,14 @@ var errFrame = errors.New("frame")
 // appendFrame appends fr in protobuf binary form, as proto.Marshal writes
 // it, without reflection: frames are the per-message cost of a stream.
 func appendFrame(b []byte, fr *pbf.TransportFrame) []byte {
+	if v, ok := fr.Frame.(*pbf.TransportFrame_Message); ok {
+		return appendMessageFrame(b, fr.StreamId, fr.StreamSequence, v.Message.GetPayload())
+	}
 	b = appendVarintField(b, numStreamID, fr.StreamId)
 	b = appendVarintField(b, numSequence, fr.StreamSequence)
 	var inner []byte
 	var num protowire.Number
 	switch v := fr.Frame.(type) {
-	case *pbf.TransportFrame_Message:
-		// The payload is written in place: a message is copied once.
-		p := v.Message.GetPayload()
-		size := 0
-		if len(p) > 0 {
-			size = protowire.SizeTag(numFirst) + protowire.SizeBytes(len(p))
-		}
-		b = protowire.AppendTag(b, numMessage, protowire.BytesType)
-		b = protowire.AppendVarint(b, uint64(size))
-		return appendBytesField(b, numFirst, p)
 	case *pbf.TransportFrame_WindowUpdate:
 		num, inner = numWindow, appendVarintField(nil, numFirst, uint64(v.WindowUpdate.GetDelta()))
 	case *pbf.TransportFrame_HalfClose:
@@ -68,6 +61,20 @@ func appendFrame(b []byte, fr *pbf.TransportFrame) []byte {
 	}
 	b = protowire.AppendTag(b, num, protowire.BytesType)
 	return protowire.AppendBytes(b, inner)
+}
+
+// appendMessageFrame appends a Message frame with payload p, written in
+// place: a message is copied once, and no TransportFrame is built for it.
+func appendMessageFrame(b []byte, id, seq uint64, p []byte) []byte {
+	b = appendVarintField(b, numStreamID, id)
+	b = appendVarintField(b, numSequence, seq)
+	size := 0
+	if len(p) > 0 {
+		size = protowire.SizeTag(numFirst) + protowire.SizeBytes(len(p))
+	}
+	b = protowire.AppendTag(b, numMessage, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(size))
+	return appendBytesField(b, numFirst, p)
 }
 
 func boolBit(v bool) uint64 {
@@ -93,42 +100,62 @@ func appendBytesField(b []byte, num protowire.Number, v []byte) []byte {
 	return protowire.AppendBytes(b, v)
 }
 
-// parseFrame reads a frame in protobuf binary form. Every length is
-// checked against what is left; unknown fields are skipped; a variant
-// given twice keeps the last, as protobuf's oneof does.
+// wireFrame is a TransportFrame as read from its protobuf form, without
+// allocating: its ids, the number of its variant (0 for none) and the
+// variant's fields.
+type wireFrame struct {
+	streamID uint64
+	seq      uint64
+	variant  protowire.Number
+	f        variantFields
+}
+
+// parseFrame reads a frame in protobuf binary form.
 func parseFrame(b []byte) (*pbf.TransportFrame, error) {
-	fr := new(pbf.TransportFrame)
+	w, err := parseWire(b)
+	if err != nil {
+		return nil, err
+	}
+	return w.frame(), nil
+}
+
+// parseWire reads a frame in protobuf binary form. Every length is checked
+// against what is left; unknown fields are skipped; a variant given twice
+// keeps the last, as protobuf's oneof does.
+func parseWire(b []byte) (wireFrame, error) {
+	var w wireFrame
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return nil, fmt.Errorf("%w: %w", errFrame, protowire.ParseError(n))
+			return w, fmt.Errorf("%w: %w", errFrame, protowire.ParseError(n))
 		}
 		b = b[n:]
 		var err error
 		switch {
 		case num == numStreamID && typ == protowire.VarintType:
-			fr.StreamId, n = protowire.ConsumeVarint(b)
+			w.streamID, n = protowire.ConsumeVarint(b)
 		case num == numSequence && typ == protowire.VarintType:
-			fr.StreamSequence, n = protowire.ConsumeVarint(b)
+			w.seq, n = protowire.ConsumeVarint(b)
 		case num >= numMessage && num <= numPing && typ == protowire.BytesType:
 			var inner []byte
 			if inner, n = protowire.ConsumeBytes(b); n >= 0 {
-				err = parseVariant(fr, num, inner)
+				w.variant, w.f = num, variantFields{}
+				err = w.f.parse(inner)
 			}
 		case num >= numStreamID && num <= numPing:
-			return nil, fmt.Errorf("%w: field %d: %s", errFrame, num, errWrongType)
+			return w, fmt.Errorf("%w: field %d: %s", errFrame, num, errWrongType)
 		default:
 			n = protowire.ConsumeFieldValue(num, typ, b)
 		}
 		if n < 0 {
-			return nil, fmt.Errorf("%w: field %d: %w", errFrame, num, protowire.ParseError(n))
+			return w, fmt.Errorf("%w: field %d: %w", errFrame, num, protowire.ParseError(n))
 		}
 		if err != nil {
-			return nil, err
+			return w, err
 		}
 		b = b[n:]
 	}
-	return fr, nil
+	return w, nil
 }
 
 // variantFields are the two scalar fields a variant may carry.
@@ -139,13 +166,12 @@ type variantFields struct {
 	text   []byte // field 2 as bytes (status message, reason)
 }
 
-// parseVariant reads the body of variant num into fr.
-func parseVariant(fr *pbf.TransportFrame, num protowire.Number, b []byte) error {
-	var f variantFields
-	if err := f.parse(b); err != nil {
-		return err
-	}
-	switch num {
+// frame builds the TransportFrame w stands for.
+func (w *wireFrame) frame() *pbf.TransportFrame {
+	fr := &pbf.TransportFrame{StreamId: w.streamID, StreamSequence: w.seq}
+	f := &w.f
+	switch w.variant {
+	case 0:
 	case numMessage:
 		fr.Frame = &pbf.TransportFrame_Message{Message: &pbf.Message{Payload: f.bytes}}
 	case numWindow:
@@ -161,7 +187,7 @@ func parseVariant(fr *pbf.TransportFrame, num protowire.Number, b []byte) error 
 	default:
 		fr.Frame = &pbf.TransportFrame_Ping{Ping: &pbf.Ping{Data: f.first, Ack: f.second != 0}}
 	}
-	return nil
+	return fr
 }
 
 // parse reads fields 1 and 2 of a variant, as varints or bytes; others

@@ -7,9 +7,13 @@ const (
 	// DefaultPrefix is the scope under which services and endpoints live.
 	DefaultPrefix = "/grpc/"
 	// DefaultInitialWindow is the number of Message frames a receiver
-	// grants a sender per stream: enough to keep a stream busy across
-	// hosts, small enough that a slow reader holds little.
-	DefaultInitialWindow = 64
+	// grants a sender per stream. A stream's throughput is at most its
+	// window per round trip of a WindowUpdate, and through a daemon that
+	// round trip crosses two socket connections and their goroutines: a
+	// window of this size keeps a stream of small messages busy there. It
+	// is also what a slow reader holds per stream (as much again waits on
+	// a sender whose writer runs ahead, MaxBufferedWrites).
+	DefaultInitialWindow = 256
 	// DefaultMaxStreams bounds the streams one endpoint multiplexes, so a
 	// flood of opens cannot grow its stream map without bound; opens past it
 	// fail with RESOURCE_EXHAUSTED.
@@ -31,6 +35,11 @@ const (
 	// request to cross hosts and a loaded server to answer, short against a
 	// call's usual deadline.
 	DefaultAckTimeout = 5 * time.Second
+	// DefaultOpenTimeout is how long a stream's opening waits for a
+	// server's handshake reply before it fails with UNAVAILABLE. A server
+	// replies before it runs the handler, so this is the acknowledgement
+	// timeout of streams, as long as DefaultAckTimeout for the same reasons.
+	DefaultOpenTimeout = 5 * time.Second
 	// DefaultCallTimeout bounds a call whose context has no deadline, so a
 	// request nobody answers does not wait forever.
 	DefaultCallTimeout = 5 * time.Minute
@@ -83,3 +92,7 @@ const frameOverhead = 32
 // maxStatusText bounds the status message or cancel reason a frame may
 // carry: a status message is a sentence, not a payload.
 const maxStatusText = 1 << 16
+
+// maxPooledFrame bounds the encoding buffer an endpoint keeps for its next
+// frame: a larger message's buffer is left to the collector.
+const maxPooledFrame = 64 << 10

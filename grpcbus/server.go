@@ -32,7 +32,8 @@ type Server struct {
 	mu        sync.Mutex
 	services  map[string]*service
 	listeners []*client.Listener
-	calls     map[string]context.CancelFunc // running unary calls by caller and call id
+	calls     map[string]*running // running calls by caller and call id
+	callers   map[string]*caller  // callers of acknowledged unary calls, by endpoint
 	started   bool
 	stopped   bool
 
@@ -60,11 +61,11 @@ func NewServer(bus *client.Bus, opts ...Option) (*Server, error) {
 	}
 	sv := &Server{bus: bus, o: o, met: newMetrics(o.cfg.Registerer, "server"),
 		unaryInt: chainUnaryServer(o.unarySrv),
-		services: make(map[string]*service), calls: make(map[string]context.CancelFunc)}
+		services: make(map[string]*service), calls: make(map[string]*running), callers: make(map[string]*caller)}
 	if sv.ep, err = newEndpoint(bus, &sv.o.cfg, sv.met); err != nil {
 		return nil, err
 	}
-	sv.ep.onPing = sv.onPing
+	sv.ep.onPing, sv.ep.tick = sv.onPing, sv.watchCallers
 	sv.ctx, sv.cancel = context.WithCancel(context.Background())
 	return sv, nil
 }
@@ -188,13 +189,13 @@ func (sv *Server) onRequest(svc *service, ev *client.Event) {
 		sv.met.drop(dropMalformed)
 		return
 	}
-	rq := &request{svc: svc, ev: ev, to: to, callID: id, key: from + " " + id}
+	rq := &request{svc: svc, ev: ev, to: to, from: from, callID: id, key: from + " " + id}
 	rq.action, _ = userInfo(infos, keyAction)
 	rq.format, _ = userInfo(infos, keyWireFormat)
 	// The call is tracked before this returns, so that a CANCEL the
 	// caller sends after it finds the call.
 	rq.ctx, rq.cancel = sv.callContext(rq)
-	if !sv.trackCall(rq.key, rq.cancel) {
+	if !sv.trackCall(rq) {
 		rq.cancel()
 		sv.reject(rq)
 		return
@@ -221,6 +222,7 @@ type request struct {
 	svc    *service
 	ev     *client.Event
 	to     scope.Scope
+	from   string // the caller's endpoint
 	callID string
 	action string
 	format string
@@ -235,7 +237,7 @@ func (rq *request) fullMethod() string { return "/" + rq.svc.name + "/" + rq.act
 // serve answers one request: a unary call, or the opening of a stream.
 func (sv *Server) serve(rq *request) {
 	defer rq.cancel()
-	defer sv.untrackCall(rq.key)
+	defer sv.untrackCall(rq)
 	if !sv.o.cfg.supports(rq.format) {
 		sv.fail(rq, status.Newf(codes.Unimplemented, "grpcbus: wire format %q not supported", rq.format))
 		return

@@ -44,8 +44,7 @@ func (sv *Server) serveStream(rq *request, sd *grpc.StreamDesc) {
 		{Key: keyInitialWindow, Value: strconv.Itoa(s.window)},
 	})
 	if !sd.ClientStreams {
-		s.inbox <- inFrame{fr: &grpcbuspb.TransportFrame{Frame: &grpcbuspb.TransportFrame_Message{
-			Message: &grpcbuspb.Message{Payload: rq.ev.Data}}}}
+		s.inbox <- inFrame{payload: rq.ev.Data}
 		s.inbox <- inFrame{fr: &grpcbuspb.TransportFrame{Frame: &grpcbuspb.TransportFrame_HalfClose{}}}
 	}
 	ss.ctx = grpc.NewContextWithServerTransportStream(ctx, &streamTransport{ss})
@@ -164,8 +163,7 @@ func (ss *serverStream) SendMsg(m any) error {
 	if err != nil {
 		return status.Error(codes.Internal, err.Error())
 	}
-	fr := &grpcbuspb.TransportFrame{Frame: &grpcbuspb.TransportFrame_Message{Message: &grpcbuspb.Message{Payload: data}}}
-	return ss.s.snd.send(ss.ctx, outFrame{fr: fr, isMsg: true})
+	return ss.s.snd.send(ss.ctx, outFrame{payload: data, isMsg: true})
 }
 
 // RecvMsg receives a request message; io.EOF once the client half-closed.
@@ -178,13 +176,14 @@ func (ss *serverStream) RecvMsg(m any) error {
 		if err != nil {
 			return err
 		}
-		switch v := in.fr.Frame.(type) {
-		case *grpcbuspb.TransportFrame_Message:
+		if in.fr == nil {
 			ss.s.consume()
-			if err := unmarshal(ss.s.format, v.Message.Payload, m); err != nil {
+			if err := unmarshal(ss.s.format, in.payload, m); err != nil {
 				return status.Errorf(codes.Internal, "grpcbus: decoding a request: %v", err)
 			}
 			return nil
+		}
+		switch in.fr.Frame.(type) {
 		case *grpcbuspb.TransportFrame_HalfClose:
 			ss.halfClosed = true
 			return io.EOF

@@ -11,7 +11,6 @@ import (
 
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/notification"
-	"github.com/rsbd/rsbd/proto/grpcbuspb"
 )
 
 // serveUnary runs a unary handler and replies with its answer.
@@ -65,44 +64,6 @@ func (sv *Server) invokeUnary(md *grpc.MethodDesc, impl any, ctx context.Context
 		}
 	}()
 	return md.Handler(impl, ctx, dec, sv.unaryInt)
-}
-
-// trackCall records a running unary call so a CANCEL can reach it; false
-// when MaxCalls are running.
-func (sv *Server) trackCall(key string, cancel context.CancelFunc) bool {
-	sv.mu.Lock()
-	defer sv.mu.Unlock()
-	if len(sv.calls) >= sv.o.cfg.MaxCalls {
-		return false
-	}
-	sv.calls[key] = cancel
-	return true
-}
-
-func (sv *Server) untrackCall(key string) {
-	sv.mu.Lock()
-	defer sv.mu.Unlock()
-	delete(sv.calls, key)
-}
-
-// cancelCall cancels the handler's context of a running unary call.
-func (sv *Server) cancelCall(key string) {
-	sv.mu.Lock()
-	cancel := sv.calls[key]
-	sv.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-}
-
-// onPing answers a client's ping; its streams are alive.
-func (sv *Server) onPing(from string, p *grpcbuspb.Ping) {
-	if p.Ack {
-		sv.ep.heard(from)
-		return
-	}
-	sv.ep.heard(from)
-	sv.ep.ping(from, p.Data, true)
 }
 
 // unaryTransport collects the metadata a unary handler sets with

@@ -18,10 +18,11 @@ import (
 )
 
 // inFrame is a received frame that waits for the reader, with the user
-// infos of its event.
+// infos of its event: a Message's payload (fr nil), or another frame.
 type inFrame struct {
-	fr    *grpcbuspb.TransportFrame
-	infos []notification.UserInfo
+	fr      *grpcbuspb.TransportFrame
+	payload []byte
+	infos   []notification.UserInfo
 }
 
 // stream is the state one side keeps of a streaming call: the inbound
@@ -93,8 +94,15 @@ func (s *stream) silentSince(now time.Time) bool {
 
 // onFrame takes a frame for this stream on the delivering goroutine; it
 // never blocks. Frames the reader must see in order go to the inbox.
-func (s *stream) onFrame(fr *grpcbuspb.TransportFrame, infos []notification.UserInfo) {
+func (s *stream) onFrame(in frameIn, infos []notification.UserInfo) {
 	s.lastHeard.Store(time.Now().UnixNano())
+	if in.msg {
+		if s.inOrder(in.seq) {
+			s.enqueue(inFrame{payload: in.payload, infos: infos})
+		}
+		return
+	}
+	fr := in.fr
 	switch v := fr.Frame.(type) {
 	case *grpcbuspb.TransportFrame_WindowUpdate:
 		if s.peerAddr.Load() != nil {
@@ -106,12 +114,8 @@ func (s *stream) onFrame(fr *grpcbuspb.TransportFrame, infos []notification.User
 		if s.onHeaders != nil {
 			s.onHeaders(takeMetadata(infos, prefixHeader))
 		}
-	case *grpcbuspb.TransportFrame_Message:
-		if s.inOrder(fr.StreamSequence) {
-			s.enqueue(fr, infos)
-		}
 	default:
-		s.enqueue(fr, infos)
+		s.enqueue(inFrame{fr: fr, infos: infos})
 	}
 }
 
@@ -132,9 +136,9 @@ func (s *stream) inOrder(seq uint64) bool {
 
 // enqueue hands a frame to the reader; a full inbox means the peer sent
 // past its window.
-func (s *stream) enqueue(fr *grpcbuspb.TransportFrame, infos []notification.UserInfo) {
+func (s *stream) enqueue(in inFrame) {
 	select {
-	case s.inbox <- inFrame{fr: fr, infos: infos}:
+	case s.inbox <- in:
 	default:
 		s.ep.met.drop(dropOverflow)
 		s.abort(codes.ResourceExhausted, "peer exceeded the flow-control window", true)
@@ -176,6 +180,12 @@ func (s *stream) consume() {
 	if err := s.sendFrame(s.ep.ctx, fr, nil); err != nil {
 		s.abort(codeOf(err), "sending a window update failed: "+err.Error(), false)
 	}
+}
+
+// sendMessage sends a Message frame with sequence seq and payload p to the
+// peer's endpoint, addressed to its stream id.
+func (s *stream) sendMessage(ctx context.Context, seq uint64, p []byte) error {
+	return s.ep.sendMessage(ctx, s.peer, s.format, s.peerID, seq, p)
 }
 
 // sendFrame sends fr to the peer's endpoint, addressed to its stream id.
