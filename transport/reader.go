@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"golang.org/x/net/ipv4"
-
-	"github.com/rsbd/rsbd/internal/spinpay"
 )
 
 // reader is the receive loop of one socket. It owns its buffers; the
@@ -22,6 +20,8 @@ type reader struct {
 	pkts   []Packet
 	errors uint64
 	spin   spinner
+	// batch reads batches without allocating, where it exists (Linux).
+	batch *batchReader
 }
 
 func newReader(e *Endpoint, s *sock) *reader {
@@ -37,9 +37,12 @@ func newReader(e *Endpoint, s *sock) *reader {
 		r.ms[i].OOB = oob[i*oobSize : (i+1)*oobSize : (i+1)*oobSize]
 	}
 	r.spin.limit, r.spin.st = max(e.cfg.SpinWait, 0), &e.stats
-	r.spin.gate, r.spin.preempt = &e.spinGate, spinpay.PreemptGap
+	r.spin.gate, r.spin.preempt = &e.spinGate, spinPreemptGap
 	if rc, err := s.conn.SyscallConn(); err == nil {
 		r.spin.rc = rc
+		if n > 1 {
+			r.batch = newBatchReader(rc, r.ms)
+		}
 	}
 	return r
 }
@@ -79,6 +82,9 @@ func (r *reader) fill() (int, error) {
 		n, nn, flags, from, err := r.s.conn.ReadMsgUDPAddrPort(m.Buffers[0], m.OOB)
 		m.N, m.NN, m.Flags, r.from[0] = n, nn, flags, from
 		return 1, err
+	}
+	if r.batch != nil {
+		return r.batch.fill(r.ms, r.from)
 	}
 	n, err := r.s.pc.ReadBatch(r.ms, 0)
 	for i := range n {

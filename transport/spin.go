@@ -8,6 +8,11 @@ import (
 	"github.com/rsbd/rsbd/internal/spinpay"
 )
 
+// spinPreemptGap is the gap between two checks of a poll that ends it as
+// preempted (spinpay.PreemptGap); tests that need every poll to run its
+// course turn it off.
+var spinPreemptGap = spinpay.PreemptGap
+
 // spinner lets a reader whose delivery was answered at once poll its socket
 // for the next datagram before it parks in the runtime's poller. Parking
 // costs a wake-up when that datagram arrives; when the other CPU is idle

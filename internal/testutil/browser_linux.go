@@ -16,6 +16,11 @@ const (
 	browserWait     = 20 * time.Second
 )
 
+// BrowserStartTimeout is how long a test waits for what a page it had
+// RunBrowser open does first (a connection, a request): Chromium's cold
+// start takes seconds on a loaded host.
+const BrowserStartTimeout = 90 * time.Second
+
 // RunBrowser runs headless Chromium (Debian's chromium) on url, with a
 // profile of its own, until the end of the test. The browser and its
 // helper processes share a process group that the end of the test kills;

@@ -47,7 +47,7 @@ func TestBrowserSubscribesByWebSocket(t *testing.T) {
 	})
 	testutil.RunBrowser(t, e.srv.URL+browserPage)
 
-	e.waitSubscribers(t, 1)
+	testutil.WaitFor(t, testutil.BrowserStartTimeout, "the browser's subscription", func() bool { return e.g.Stats().Subscribers == 1 })
 	ev := e.publishRSB(t, "/robot/leg/", "to the browser")
 
 	var res testutil.BrowserReport

@@ -221,11 +221,12 @@ func (e *Engine) sendAcks(now time.Time, force bool) {
 			continue
 		}
 		e.acks[key] = ackState{edge: edge, at: now}
-		e.out.Datagrams = append(e.out.Datagrams, &datagram.Datagram{
-			Kind:   datagram.KindAck,
-			Stream: datagram.StreamKey{Instance: e.cfg.Instance, Group: key.Group, Class: key.Class},
-			Target: key.Instance,
-			Edge:   edge,
-		})
+		// From the engine's free list: nothing holds an ACK once it is
+		// transmitted, and handleOutput puts it back.
+		d := e.free.datagram()
+		d.Kind = datagram.KindAck
+		d.Stream = datagram.StreamKey{Instance: e.cfg.Instance, Group: key.Group, Class: key.Class}
+		d.Target, d.Edge = key.Instance, edge
+		e.out.Datagrams = append(e.out.Datagrams, d)
 	}
 }

@@ -71,8 +71,9 @@ func (o *fragOwners) drop(fb *fragmentation.Buf, n int32) {
 }
 
 // datagramFree keeps DATA datagrams the senders let go, and their record
-// lists, for the engine's next ones: a datagram and its list are otherwise
-// two allocations per datagram sent, fresh memory on a steady stream. Each
+// lists, and the engine's own ACKs once transmitted, for the engine's next
+// ones: a datagram and its list are otherwise two allocations per datagram
+// sent, fresh memory on a steady stream. Each
 // list holds at most maxFreeDatagrams. The engine owns it.
 type datagramFree struct {
 	dgs  []*datagram.Datagram

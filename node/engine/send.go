@@ -99,7 +99,11 @@ func (e *Engine) publish(p Request, now time.Time) {
 			e.queuePieces(st, ps, now)
 		}
 	}
-	clear(pieces) // the engine's scratch list keeps no event body alive
+	// The engine's scratch lists keep no event body alive.
+	clear(pieces)
+	if p.Frags == nil {
+		clear(recs)
+	}
 	e.settleHolds(p.Owner, queued)
 }
 
@@ -162,10 +166,12 @@ func (e *Engine) records(p Request) (recs [][]byte, pieces [][][]byte, err error
 	body := p.Body
 	capacity := e.capacity
 	if p.Record != nil && len(p.Record) <= capacity {
-		return append(e.scratch.recs[:0], p.Record), nil, nil
+		e.scratch.recs = append(e.scratch.recs[:0], p.Record)
+		return e.scratch.recs, nil, nil
 	}
 	if fragmentation.WholeSize(len(body)) <= capacity {
-		return append(e.scratch.recs[:0], fragmentation.AppendWhole(make([]byte, 0, fragmentation.WholeSize(len(body))), body)), nil, nil
+		e.scratch.recs = append(e.scratch.recs[:0], fragmentation.AppendWhole(make([]byte, 0, fragmentation.WholeSize(len(body))), body))
+		return e.scratch.recs, nil, nil
 	}
 	pieces, err = fragmentation.SplitPieces(e.scratch.pieces[:0], body, capacity)
 	e.scratch.pieces = pieces

@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/rsbd/rsbd/transport/datagram"
+)
 
 // drainPublishes handles queued publish requests so that small events share
 // datagrams under load, without waiting when the queue is empty.
@@ -81,6 +85,11 @@ func (e *Engine) handleOutput(now time.Time) {
 			e.deliverRecords(d, now)
 		}
 		e.transmit(e.out.Datagrams)
+		for _, d := range e.out.Datagrams {
+			if d.Kind == datagram.KindAck {
+				e.free.put(d) // the engine's own (sendAcks): transmitted, held by nothing
+			}
+		}
 		for _, l := range e.out.Losses {
 			e.dl = append(e.dl, Delivery{Kind: DeliverLoss, Loss: &l})
 		}
