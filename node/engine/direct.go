@@ -93,7 +93,7 @@ func (e *Engine) lockSoon(start time.Time) bool {
 // made before directReceive returns, by this goroutine when no other one
 // delivers, else they are copied and queued.
 func (e *Engine) directReceive(b rxBatch) bool {
-	if !e.idle() || !e.mu.TryLock() {
+	if !e.idle() || !e.lockSoon(time.Now()) {
 		return false
 	}
 	if !e.idle() {

@@ -57,7 +57,7 @@ func (e *Engine) tick(now time.Time) {
 		}
 	}
 	e.rcv.Tick(now, &e.out)
-	e.sendAcks(now, true)
+	e.sendAcks(now, false)
 	e.recheckBlocked(now)
 	e.asmRel.Prune(now)
 	e.asmUnrel.Prune(now)
