@@ -142,22 +142,33 @@ type receiver struct {
 
 // Receive reads the address with a link of the bridge's credit, delivers
 // each message in order and accepts it once deliver returned nil. It
-// returns when ctx ends, the link fails (ErrDisconnected), or with
-// deliver's error; it closes its connection then, so the broker gives the
-// unaccepted messages again.
+// returns when ctx ends, the link fails (ErrDisconnected), the broker
+// overruns the credit (ErrCreditExceeded), or with deliver's error; it
+// closes its connection then, so the broker gives the unaccepted messages
+// again. The receiver grants credit itself, a window at a time (window).
 func (r *receiver) Receive(ctx context.Context, deliver bridge.Deliver) error {
 	link, err := r.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer r.drop()
+	w := newWindow(r.cfg.Credit)
+	if err := link.IssueCredit(w.open()); err != nil {
+		return fmt.Errorf("%w: credit: %w", ErrDisconnected, err)
+	}
+	var next *amqp.Message
 	for {
-		m, err := link.Receive(ctx, nil)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
+		m := next
+		if m == nil {
+			if m, err = link.Receive(ctx, nil); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return fmt.Errorf("%w: %w", ErrDisconnected, err)
 			}
-			return fmt.Errorf("%w: %w", ErrDisconnected, err)
+		}
+		if next, err = r.credit(link, w); err != nil {
+			return err
 		}
 		if err := deliver(ctx, r.convert(m)); err != nil {
 			return err
@@ -166,6 +177,26 @@ func (r *receiver) Receive(ctx context.Context, deliver bridge.Deliver) error {
 			return fmt.Errorf("%w: accept: %w", ErrDisconnected, err)
 		}
 	}
+}
+
+// credit counts a message read on link and grants the next window once
+// the broker sent the whole last one. A message already waiting then is
+// one the broker sent over its credit: credit returns it, to be read
+// next, and grants after it.
+func (r *receiver) credit(link *amqp.Receiver, w *window) (*amqp.Message, error) {
+	if err := w.received(); err != nil {
+		return nil, err
+	}
+	if !w.exhausted() {
+		return nil, nil
+	}
+	if m := link.Prefetched(); m != nil {
+		return m, nil
+	}
+	if err := link.IssueCredit(w.refill()); err != nil {
+		return nil, fmt.Errorf("%w: credit: %w", ErrDisconnected, err)
+	}
+	return nil, nil
 }
 
 // open connects and attaches the receiving link.
@@ -181,7 +212,7 @@ func (r *receiver) open(ctx context.Context) (*amqp.Receiver, error) {
 	}
 	lctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	l, err := c.s.NewReceiver(lctx, r.address, &amqp.ReceiverOptions{Credit: int32(r.cfg.Credit)})
+	l, err := c.s.NewReceiver(lctx, r.address, &amqp.ReceiverOptions{Credit: manualCredit})
 	if err != nil {
 		c.close()
 		return nil, fmt.Errorf("amqp receiver link from %q: %w", r.address, err)

@@ -1,0 +1,46 @@
+package amqp1
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestWindowGrantsOnlyWhenTheBrokerSentItAll drives a window of 4 through
+// a broker that keeps to its credit, then through one that overshoots:
+// the grant makes up for the overshoot, and a whole window over the
+// credit fails.
+func TestWindowGrantsOnlyWhenTheBrokerSentItAll(t *testing.T) {
+	w := newWindow(4)
+	if got := w.open(); got != 4 {
+		t.Fatalf("first grant %d", got)
+	}
+	for i := range 3 {
+		if err := w.received(); err != nil || w.exhausted() {
+			t.Fatalf("message %d: %v, exhausted %v", i, err, w.exhausted())
+		}
+	}
+	if err := w.received(); err != nil || !w.exhausted() {
+		t.Fatalf("last message of the window: %v, exhausted %v", err, w.exhausted())
+	}
+	if got := w.refill(); got != 4 || w.exhausted() {
+		t.Fatalf("refill %d, exhausted %v", got, w.exhausted())
+	}
+	// The broker sends 6 on a credit of 4: the link credit of the client
+	// library is -2, so the grant of 6 makes it 4 again.
+	for range 6 {
+		if err := w.received(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := w.refill(); got != 6 {
+		t.Fatalf("refill after an overshoot of 2: %d", got)
+	}
+	for range 7 {
+		if err := w.received(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.received(); !errors.Is(err, ErrCreditExceeded) {
+		t.Fatalf("a window over the credit: %v", err)
+	}
+}
