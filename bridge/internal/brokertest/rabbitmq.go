@@ -65,6 +65,15 @@ func StartRabbitMQ(dir string) (*RabbitMQ, error) {
 		"RABBITMQ_ENABLED_PLUGINS_FILE="+plugins,
 		"ERL_EPMD_ADDRESS=127.0.0.1",
 		"ERL_EPMD_PORT="+strconv.Itoa(ports[2]),
+		// No Erlang program of the node starts a port mapper of its own:
+		// "epmd -daemon" leaves the process group and outlives the test.
+		// The node, and the helper it runs to check for one, use the
+		// test's.
+		"ERL_FLAGS=-start_epmd false",
+		// The start script then execs the node instead of running it in
+		// the background, so the node is the test's child and dies with
+		// the test binary (Pdeathsig) rather than living on orphaned.
+		"RUNNING_UNDER_SYSTEMD=true",
 	)
 	epmd, err := start(r.command("epmd", "-port", strconv.Itoa(ports[2])))
 	if err != nil {
