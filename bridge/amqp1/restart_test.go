@@ -84,20 +84,25 @@ func inbound(t *testing.T, r bridge.Receiver) <-chan bridge.Message {
 	return out
 }
 
-// queueDepth returns the messages of queue name ready and held by
-// consumers, read over AMQP 0.9.1 (the management commands need the CLI's
-// cookie).
-func queueDepth(node *brokertest.RabbitMQ, name string) string {
+// queueState returns queue name as a passive declaration over AMQP
+// 0.9.1 sees it: its ready messages and consumers (the management
+// commands need the CLI's cookie).
+func queueState(node *brokertest.RabbitMQ, name string) (amqp091.Queue, error) {
 	conn, err := amqp091.Dial(node.URL091())
 	if err != nil {
-		return err.Error()
+		return amqp091.Queue{}, err
 	}
 	defer conn.Close()
 	ch, err := conn.Channel()
 	if err != nil {
-		return err.Error()
+		return amqp091.Queue{}, err
 	}
-	q, err := ch.QueueDeclarePassive(name, true, false, false, false, nil)
+	return ch.QueueDeclarePassive(name, true, false, false, false, nil)
+}
+
+// queueDepth describes queue name for a failure message.
+func queueDepth(node *brokertest.RabbitMQ, name string) string {
+	q, err := queueState(node, name)
 	if err != nil {
 		return err.Error()
 	}
