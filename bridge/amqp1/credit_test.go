@@ -3,6 +3,8 @@ package amqp1
 import (
 	"errors"
 	"testing"
+
+	amqp "github.com/Azure/go-amqp"
 )
 
 // TestWindowGrantsOnlyWhenTheBrokerSentItAll drives a window of 4 through
@@ -42,5 +44,19 @@ func TestWindowGrantsOnlyWhenTheBrokerSentItAll(t *testing.T) {
 	}
 	if err := w.received(); !errors.Is(err, ErrCreditExceeded) {
 		t.Fatalf("a window over the credit: %v", err)
+	}
+}
+
+// TestOutcomeOnlyAcceptedIsSent: a message the broker released, modified,
+// rejected or settled without an outcome is not on the broker.
+func TestOutcomeOnlyAcceptedIsSent(t *testing.T) {
+	if err := outcome(&amqp.StateAccepted{}); err != nil {
+		t.Fatalf("accepted: %v", err)
+	}
+	for _, st := range []amqp.DeliveryState{&amqp.StateReleased{}, &amqp.StateModified{DeliveryFailed: true},
+		&amqp.StateRejected{Error: &amqp.Error{Condition: amqp.ErrCondResourceLimitExceeded}}, &amqp.StateRejected{}, nil} {
+		if err := outcome(st); !errors.Is(err, ErrNotAccepted) {
+			t.Errorf("%T: %v", st, err)
+		}
 	}
 }

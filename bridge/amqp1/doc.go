@@ -31,8 +31,9 @@
 // # Delivery
 //
 // A sender sends unsettled transfers and returns from Send only once the
-// broker accepted every message; a rejection, a timeout or a lost
-// connection fails the Send, and the next one connects again. A receiver
+// broker accepted every message; any other outcome (rejected, released,
+// modified), a timeout or a lost connection fails the Send, and the next
+// one connects again. A receiver
 // reads its address over one link (messages in order) with a credit of
 // Config.Credit, accepts each message only after the bus took it, and
 // closes its connection when Receive ends, so the broker gives the

@@ -18,6 +18,10 @@ import (
 // ErrDisconnected: the connection, session or link to the broker closed.
 var ErrDisconnected = errors.New("amqp: disconnected from the broker")
 
+// ErrNotAccepted: the broker settled a message the sender sent with an
+// outcome other than accepted.
+var ErrNotAccepted = errors.New("amqp: message not accepted by the broker")
+
 // conn is a connection and its one session.
 type conn struct {
 	c *amqp.Conn
@@ -65,9 +69,9 @@ type sender struct {
 }
 
 // Send sends events in order and returns once the broker accepted every
-// one (unsettled transfers: Send waits for each outcome). A rejection, a
-// timeout or a lost connection fails the Send, and the next one connects
-// again. An event that cannot be encoded gives an error wrapping
+// one (unsettled transfers: Send waits for each outcome). Any other
+// outcome (ErrNotAccepted), a timeout or a lost connection fails the
+// Send, and the next one connects again. An event that cannot be encoded gives an error wrapping
 // bridge.ErrRejected before anything is sent.
 func (s *sender) Send(ctx context.Context, events []*cloudevent.Event) error {
 	msgs := make([]*amqp.Message, len(events))
@@ -88,7 +92,7 @@ func (s *sender) Send(ctx context.Context, events []*cloudevent.Event) error {
 	}
 	for i, m := range msgs {
 		sctx, cancel := context.WithTimeout(ctx, sendTimeout)
-		err := s.link.Send(sctx, m, nil)
+		err := s.send(sctx, m)
 		cancel()
 		if err != nil {
 			s.conn.close()
@@ -97,6 +101,41 @@ func (s *sender) Send(ctx context.Context, events []*cloudevent.Event) error {
 		}
 	}
 	return nil
+}
+
+// send sends m and waits for the broker's outcome, which must be
+// accepted: go-amqp's Send takes released and modified for success.
+func (s *sender) send(ctx context.Context, m *amqp.Message) error {
+	receipt, err := s.link.SendWithReceipt(ctx, m, nil)
+	if err != nil {
+		return err
+	}
+	state, err := receipt.Wait(ctx)
+	if err != nil {
+		return err
+	}
+	return outcome(state)
+}
+
+// outcome returns nil for an accepted message and ErrNotAccepted, saying
+// what the broker did, for any other outcome: a rejected, released or
+// modified message is not on the broker, and the runner sends it again.
+func outcome(state amqp.DeliveryState) error {
+	switch st := state.(type) {
+	case *amqp.StateAccepted:
+		return nil
+	case *amqp.StateRejected:
+		if st.Error != nil {
+			return fmt.Errorf("%w: rejected: %w", ErrNotAccepted, st.Error)
+		}
+		return fmt.Errorf("%w: rejected", ErrNotAccepted)
+	case *amqp.StateReleased:
+		return fmt.Errorf("%w: released", ErrNotAccepted)
+	case *amqp.StateModified:
+		return fmt.Errorf("%w: modified", ErrNotAccepted)
+	default:
+		return fmt.Errorf("%w: outcome %T", ErrNotAccepted, state)
+	}
 }
 
 // connect opens the connection and the link when there is none.

@@ -25,7 +25,9 @@ var ErrNoRabbitMQ = errors.New("brokertest: rabbitmq-server not installed")
 // RabbitMQ is a RabbitMQ node a test started on a loopback port, with the
 // AMQP 1.0 plugin enabled: AMQP 0.9.1 and 1.0 share its port. Its Erlang
 // port mapper runs as a child of the test on a port of its own, so
-// nodes of other tests never meet it.
+// nodes of other tests never meet it, and is the only one the node uses.
+// The node and the port mapper are children of the test binary and die
+// with it, so a test that times out or crashes leaves neither behind.
 type RabbitMQ struct {
 	dir  string
 	port int
