@@ -203,8 +203,9 @@ func (c *Config) warn(msg string) {
 }
 
 // Dump writes every effective key in sorted order as "key = value  # origin", adding the
-// origins it replaced, one key per line. Values that would not read back (containing
-// '#' or non-printable characters) are written quoted.
+// origins it replaced, one key per line. Values that would not read back as they are
+// (containing '#', starting with '"', with surrounding spaces or non-printable characters)
+// are written quoted, which Parse reads back.
 func (c *Config) Dump(w io.Writer) error {
 	c.mu.RLock()
 	snap := make(map[string]Value, len(c.values))
@@ -231,7 +232,7 @@ func (c *Config) Dump(w io.Writer) error {
 
 // dumpValue quotes values that would not survive a round trip through Parse.
 func dumpValue(s string) string {
-	if strings.ContainsRune(s, '#') || strings.TrimSpace(s) != s {
+	if strings.ContainsRune(s, '#') || strings.HasPrefix(s, `"`) || strings.TrimSpace(s) != s {
 		return strconv.Quote(s)
 	}
 	for _, r := range s {

@@ -25,7 +25,10 @@
 // Files use the INI dialect RSB reads: "[section.sub]" headers, "key = value" options
 // (the key becomes "section.sub.key"), full-line comments starting with '#' or ';', blank
 // lines and surrounding whitespace ignored. As in RSB, everything from the first '#' in a
-// value on is a comment, so values cannot contain '#'. An option before the first section
+// value on is a comment. A value that starts with '"' is a quoted string in Go's syntax
+// instead, which holds '#' and keeps its spaces, so an MQTT filter or a RabbitMQ binding
+// key is written filter = "sensors/#"; only a comment may follow the closing quote, and
+// --print-config quotes the values that need it the same way. An option before the first section
 // header is a syntax error, as it is for RSB. Files are bounded in size ([MaxFileSize])
 // and parse errors name the file and line ([ErrSyntax]).
 //

@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -11,7 +12,7 @@ import (
 // Entry is one option read from a configuration file.
 type Entry struct {
 	Key   string // canonical key, section and option joined with '.'
-	Value string // value with the inline comment and surrounding whitespace removed
+	Value string // value without its inline comment and surrounding whitespace, unquoted
 	Line  int    // 1-based line number
 }
 
@@ -89,12 +90,52 @@ func parseOption(line, section string) (Entry, string) {
 	if err != nil {
 		return Entry{}, "bad key " + quote(k) + ": " + strings.TrimPrefix(err.Error(), ErrSyntax.Error()+": ")
 	}
-	v, _, _ = strings.Cut(v, "#")
-	v = strings.TrimSpace(v)
+	v, msg := parseValue(strings.TrimSpace(v))
+	if msg != "" {
+		return Entry{}, "value of " + key + ": " + msg
+	}
 	if msg := checkValue(v); msg != "" {
 		return Entry{}, "value of " + key + ": " + msg
 	}
 	return Entry{Key: section + "." + key, Value: v}, ""
+}
+
+// parseValue returns the value of an option from the text after its '=',
+// trimmed, or an error message. A value that starts with '"' is a quoted
+// string in Go's syntax (\" \\ \t \xNN \u... escapes), in which '#' is a
+// plain character and the spaces inside are kept; only a comment may
+// follow it. Any other value ends at the first '#', as in RSB.
+func parseValue(v string) (string, string) {
+	if !strings.HasPrefix(v, `"`) {
+		v, _, _ = strings.Cut(v, "#")
+		return strings.TrimSpace(v), ""
+	}
+	end := closingQuote(v)
+	if end < 0 {
+		return "", "quoted value " + quote(v) + " lacks its closing '\"'"
+	}
+	if rest := strings.TrimSpace(v[end+1:]); rest != "" && rest[0] != '#' {
+		return "", "unexpected text after quoted value: " + quote(rest)
+	}
+	u, err := strconv.Unquote(v[:end+1])
+	if err != nil {
+		return "", "bad quoted value " + quote(v[:end+1]) + ": " + err.Error()
+	}
+	return u, ""
+}
+
+// closingQuote returns the index of the '"' that closes the quoted string
+// at the start of v, skipping escaped characters, or -1.
+func closingQuote(v string) int {
+	for i := 1; i < len(v); i++ {
+		switch v[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return -1
 }
 
 // checkValue rejects values that are not valid UTF-8 or contain control characters other

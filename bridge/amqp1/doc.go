@@ -31,12 +31,16 @@
 // # Delivery
 //
 // A sender sends unsettled transfers and returns from Send only once the
-// broker accepted every message; a rejection, a timeout or a lost
-// connection fails the Send, and the next one connects again. A receiver
+// broker accepted every message; any other outcome (rejected, released,
+// modified), a timeout or a lost connection fails the Send, and the next
+// one connects again. A receiver
 // reads its address over one link (messages in order) with a credit of
 // Config.Credit, accepts each message only after the bus took it, and
 // closes its connection when Receive ends, so the broker gives the
-// unaccepted messages again.
+// unaccepted messages again. It grants credit itself, a window at a time
+// and only once the broker sent the whole window (window in credit.go):
+// RabbitMQ's AMQP 1.0 plugin overshoots credit that is topped up while it
+// sends, and go-amqp's automatic credit then waits for ever.
 //
 // Each sender and receiver owns one connection and its session; the
 // client library's goroutines read them. Close is idempotent.

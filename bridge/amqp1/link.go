@@ -18,6 +18,10 @@ import (
 // ErrDisconnected: the connection, session or link to the broker closed.
 var ErrDisconnected = errors.New("amqp: disconnected from the broker")
 
+// ErrNotAccepted: the broker settled a message the sender sent with an
+// outcome other than accepted.
+var ErrNotAccepted = errors.New("amqp: message not accepted by the broker")
+
 // conn is a connection and its one session.
 type conn struct {
 	c *amqp.Conn
@@ -65,9 +69,9 @@ type sender struct {
 }
 
 // Send sends events in order and returns once the broker accepted every
-// one (unsettled transfers: Send waits for each outcome). A rejection, a
-// timeout or a lost connection fails the Send, and the next one connects
-// again. An event that cannot be encoded gives an error wrapping
+// one (unsettled transfers: Send waits for each outcome). Any other
+// outcome (ErrNotAccepted), a timeout or a lost connection fails the
+// Send, and the next one connects again. An event that cannot be encoded gives an error wrapping
 // bridge.ErrRejected before anything is sent.
 func (s *sender) Send(ctx context.Context, events []*cloudevent.Event) error {
 	msgs := make([]*amqp.Message, len(events))
@@ -88,7 +92,7 @@ func (s *sender) Send(ctx context.Context, events []*cloudevent.Event) error {
 	}
 	for i, m := range msgs {
 		sctx, cancel := context.WithTimeout(ctx, sendTimeout)
-		err := s.link.Send(sctx, m, nil)
+		err := s.send(sctx, m)
 		cancel()
 		if err != nil {
 			s.conn.close()
@@ -97,6 +101,41 @@ func (s *sender) Send(ctx context.Context, events []*cloudevent.Event) error {
 		}
 	}
 	return nil
+}
+
+// send sends m and waits for the broker's outcome, which must be
+// accepted: go-amqp's Send takes released and modified for success.
+func (s *sender) send(ctx context.Context, m *amqp.Message) error {
+	receipt, err := s.link.SendWithReceipt(ctx, m, nil)
+	if err != nil {
+		return err
+	}
+	state, err := receipt.Wait(ctx)
+	if err != nil {
+		return err
+	}
+	return outcome(state)
+}
+
+// outcome returns nil for an accepted message and ErrNotAccepted, saying
+// what the broker did, for any other outcome: a rejected, released or
+// modified message is not on the broker, and the runner sends it again.
+func outcome(state amqp.DeliveryState) error {
+	switch st := state.(type) {
+	case *amqp.StateAccepted:
+		return nil
+	case *amqp.StateRejected:
+		if st.Error != nil {
+			return fmt.Errorf("%w: rejected: %w", ErrNotAccepted, st.Error)
+		}
+		return fmt.Errorf("%w: rejected", ErrNotAccepted)
+	case *amqp.StateReleased:
+		return fmt.Errorf("%w: released", ErrNotAccepted)
+	case *amqp.StateModified:
+		return fmt.Errorf("%w: modified", ErrNotAccepted)
+	default:
+		return fmt.Errorf("%w: outcome %T", ErrNotAccepted, state)
+	}
 }
 
 // connect opens the connection and the link when there is none.
@@ -142,22 +181,33 @@ type receiver struct {
 
 // Receive reads the address with a link of the bridge's credit, delivers
 // each message in order and accepts it once deliver returned nil. It
-// returns when ctx ends, the link fails (ErrDisconnected), or with
-// deliver's error; it closes its connection then, so the broker gives the
-// unaccepted messages again.
+// returns when ctx ends, the link fails (ErrDisconnected), the broker
+// overruns the credit (ErrCreditExceeded), or with deliver's error; it
+// closes its connection then, so the broker gives the unaccepted messages
+// again. The receiver grants credit itself, a window at a time (window).
 func (r *receiver) Receive(ctx context.Context, deliver bridge.Deliver) error {
 	link, err := r.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer r.drop()
+	w := newWindow(r.cfg.Credit)
+	if err := link.IssueCredit(w.open()); err != nil {
+		return fmt.Errorf("%w: credit: %w", ErrDisconnected, err)
+	}
+	var next *amqp.Message
 	for {
-		m, err := link.Receive(ctx, nil)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
+		m := next
+		if m == nil {
+			if m, err = link.Receive(ctx, nil); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return fmt.Errorf("%w: %w", ErrDisconnected, err)
 			}
-			return fmt.Errorf("%w: %w", ErrDisconnected, err)
+		}
+		if next, err = r.credit(link, w); err != nil {
+			return err
 		}
 		if err := deliver(ctx, r.convert(m)); err != nil {
 			return err
@@ -166,6 +216,26 @@ func (r *receiver) Receive(ctx context.Context, deliver bridge.Deliver) error {
 			return fmt.Errorf("%w: accept: %w", ErrDisconnected, err)
 		}
 	}
+}
+
+// credit counts a message read on link and grants the next window once
+// the broker sent the whole last one. A message already waiting then is
+// one the broker sent over its credit: credit returns it, to be read
+// next, and grants after it.
+func (r *receiver) credit(link *amqp.Receiver, w *window) (*amqp.Message, error) {
+	if err := w.received(); err != nil {
+		return nil, err
+	}
+	if !w.exhausted() {
+		return nil, nil
+	}
+	if m := link.Prefetched(); m != nil {
+		return m, nil
+	}
+	if err := link.IssueCredit(w.refill()); err != nil {
+		return nil, fmt.Errorf("%w: credit: %w", ErrDisconnected, err)
+	}
+	return nil, nil
 }
 
 // open connects and attaches the receiving link.
@@ -181,7 +251,7 @@ func (r *receiver) open(ctx context.Context) (*amqp.Receiver, error) {
 	}
 	lctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	l, err := c.s.NewReceiver(lctx, r.address, &amqp.ReceiverOptions{Credit: int32(r.cfg.Credit)})
+	l, err := c.s.NewReceiver(lctx, r.address, &amqp.ReceiverOptions{Credit: manualCredit})
 	if err != nil {
 		c.close()
 		return nil, fmt.Errorf("amqp receiver link from %q: %w", r.address, err)

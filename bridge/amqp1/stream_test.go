@@ -1,7 +1,10 @@
 package amqp1
 
 import (
+	"context"
+	"strconv"
 	"testing"
+	"time"
 
 	amqp091 "github.com/rabbitmq/amqp091-go"
 
@@ -49,6 +52,39 @@ func TestAMQP1OrderIsKeptBothWays(t *testing.T) {
 	for i := range n {
 		if _, e := bridgetest.ReadCE(t, rd); bridgetest.Seq(e) != i {
 			t.Fatalf("event %d on the bus has seq %d", i, bridgetest.Seq(e))
+		}
+	}
+}
+
+// TestAMQP1ReceiverReadsManyCreditWindows reads a queue of many times the
+// receiver's credit, so the receiver grants credit again and again while
+// the broker sends: it never waits with messages in the queue (a client
+// that tops credit up while RabbitMQ's plugin sends makes it overshoot,
+// and then waits for ever).
+func TestAMQP1ReceiverReadsManyCreditWindows(t *testing.T) {
+	node := brokertest.Shared(t)
+	const n, credit = 600, 4
+	addr := durableQueue(t, node, "credit.amqp1")
+	send(t, session(t, node.URL10()), addr, encodedStream(t, n)...)
+	b, err := Open(bridge.Settings{Name: "t", Kind: Kind, URL: node.URL10(), Format: bridge.FormatBinary,
+		Options: map[string]string{OptCredit: strconv.Itoa(credit)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.NewReceiver(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := inbound(t, r)
+	for i := range n {
+		select {
+		case m := <-in:
+			if m.Event == nil || bridgetest.Seq(m.Event) != i {
+				t.Fatalf("message %d: %+v", i, m)
+			}
+		case <-time.After(timeout):
+			t.Fatalf("the receiver delivered %d of %d messages, then nothing for %v; the queue: %s",
+				i, n, timeout, queueDepth(node, "credit.amqp1"))
 		}
 	}
 }

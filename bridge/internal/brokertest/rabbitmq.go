@@ -25,7 +25,9 @@ var ErrNoRabbitMQ = errors.New("brokertest: rabbitmq-server not installed")
 // RabbitMQ is a RabbitMQ node a test started on a loopback port, with the
 // AMQP 1.0 plugin enabled: AMQP 0.9.1 and 1.0 share its port. Its Erlang
 // port mapper runs as a child of the test on a port of its own, so
-// nodes of other tests never meet it.
+// nodes of other tests never meet it, and is the only one the node uses.
+// The node and the port mapper are children of the test binary and die
+// with it, so a test that times out or crashes leaves neither behind.
 type RabbitMQ struct {
 	dir  string
 	port int
@@ -65,6 +67,15 @@ func StartRabbitMQ(dir string) (*RabbitMQ, error) {
 		"RABBITMQ_ENABLED_PLUGINS_FILE="+plugins,
 		"ERL_EPMD_ADDRESS=127.0.0.1",
 		"ERL_EPMD_PORT="+strconv.Itoa(ports[2]),
+		// No Erlang program of the node starts a port mapper of its own:
+		// "epmd -daemon" leaves the process group and outlives the test.
+		// The node, and the helper it runs to check for one, use the
+		// test's.
+		"ERL_FLAGS=-start_epmd false",
+		// The start script then execs the node instead of running it in
+		// the background, so the node is the test's child and dies with
+		// the test binary (Pdeathsig) rather than living on orphaned.
+		"RUNNING_UNDER_SYSTEMD=true",
 	)
 	epmd, err := start(r.command("epmd", "-port", strconv.Itoa(ports[2])))
 	if err != nil {
