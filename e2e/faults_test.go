@@ -214,6 +214,10 @@ func testKill(t *testing.T, s *faultSummary) {
 	rejoin := r.c.waitPeers(30 * time.Second)
 	subC2 := dial(t, c, "C/sub again")
 	subC2.listen("/f/")
+	// The stream is C's from the first event after A routes to it again.
+	prober = dial(t, r.d["A"], "A/prober again")
+	waitRoute(t, 30*time.Second, prober, faultScope, subC2)
+	prober.close()
 	mark = p.count()
 	testutil.WaitFor(t, 20*time.Second, "C's new subscriber receiving the stream", func() bool { return lastDelivered(subC2) > mark })
 	back := time.Since(start)
