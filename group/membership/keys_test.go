@@ -3,6 +3,7 @@ package membership
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/rsbd/rsbd/internal/testutil"
@@ -23,9 +24,14 @@ func keyedConfig(name, label string, keys ...[]byte) Config {
 func TestKeyedGossip(t *testing.T) {
 	a := startNodeConfig(t, keyedConfig("a", "lab", gossipKey(1)), 1, nil)
 	b := startNodeConfig(t, keyedConfig("b", "lab", gossipKey(1)), 2, nil, a)
-	if name, ok := a.Sender(b.Instance()); !ok || name != "b" {
-		t.Fatalf("a.Sender(b) = %q %v", name, ok)
-	}
+	// b's join returns once a answered; a takes b in right after.
+	testutil.WaitForMsg(t, waitTimeout, func() string {
+		name, ok := a.Sender(b.Instance())
+		return fmt.Sprintf("a naming b's instance: a.Sender(b) = %q %v", name, ok)
+	}, func() bool {
+		name, ok := a.Sender(b.Instance())
+		return ok && name == "b"
+	})
 	if _, ok := a.Sender(datagram.InstanceID{9}); ok {
 		t.Fatal("an unknown instance is named")
 	}
