@@ -2,7 +2,9 @@ package grpcbus
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -41,6 +43,9 @@ func slowReader(t *testing.T, k int) {
 	reg := prometheus.NewRegistry()
 	cfg := testConfig()
 	cfg.InitialWindow, cfg.MaxBufferedWrites, cfg.Registerer = 8, 4, reg
+	// Flow control is under test, not liveness: a loaded host may delay a
+	// ping past the tests' short timeout.
+	cfg.PingInterval, cfg.PingTimeout = 500*time.Millisecond, 20*time.Second
 	e := newEchoServer()
 	srv := startBusServer(t, embeddedBus(t, k-1, nodes), e, cfg)
 	conn := busConn(t, embeddedBus(t, 0, nodes), cfg)
@@ -79,6 +84,9 @@ func slowReader(t *testing.T, k int) {
 	for {
 		r, err := st.Recv()
 		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Errorf("the stream ended after %d of %d messages: %v", read, total, err)
+			}
 			break
 		}
 		check(r)
@@ -103,6 +111,9 @@ func TestDuplicateWindowUpdateGrantsNothing(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	cfg := testConfig()
 	cfg.InitialWindow, cfg.MaxBufferedWrites, cfg.Registerer = 8, 4, reg
+	// Flow control is under test, not liveness: a loaded host may delay a
+	// ping past the tests' short timeout.
+	cfg.PingInterval, cfg.PingTimeout = 500*time.Millisecond, 20*time.Second
 	srv := startBusServer(t, bus, newEchoServer(), cfg)
 	conn := busConn(t, bus, cfg)
 	awaitServing(t, conn)
