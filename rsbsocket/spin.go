@@ -97,6 +97,10 @@ type answerPoll struct {
 	own      uintptr
 	fds      [2]unix.PollFd
 	hit      bool
+	// missed is set when the poll ran out or lost its CPU: what the gate
+	// counts against polling. A poll another reader's frame ended is
+	// neither a hit nor a miss.
+	missed   bool
 	frames   uint64           // the server's count of frames read when the poll began: when it moves, another reader is busy
 	withOwn  func(fd uintptr) // ownFD and peerFD, bound once
 	withPeer func(fd uintptr)
@@ -120,16 +124,19 @@ func (c *conn) awaitAnswer(st *readState, t *conn) {
 		p.withOwn, p.withPeer = p.ownFD, p.peerFD
 		st.poll = p
 	}
-	p.t, p.hit, p.deadline = t, false, time.Now().Add(s.cfg.SpinWait)
+	p.t, p.hit, p.missed, p.deadline = t, false, false, time.Now().Add(s.cfg.SpinWait)
 	p.frames = s.stats.framesIn.Load()
 	s.stats.spinWaits.Add(1)
 	// Control holds both descriptors open while they are polled.
 	_ = c.raw.Control(p.withOwn)
 	p.t = nil
-	if p.hit {
+	switch {
+	case p.hit:
 		s.stats.spinHits.Add(1)
+		s.spinGate.Record(true)
+	case p.missed:
+		s.spinGate.Record(false)
 	}
-	s.spinGate.Record(p.hit)
 }
 
 // overUnix reports whether c's client is connected over a Unix socket.
@@ -159,9 +166,12 @@ func (p *answerPoll) peerFD(fd uintptr) {
 			p.hit = true
 			return
 		}
+		if (err != nil && err != unix.EINTR) || p.t.srv.stats.framesIn.Load() != p.frames {
+			return
+		}
 		now := time.Now()
-		if (err != nil && err != unix.EINTR) || p.t.srv.stats.framesIn.Load() != p.frames ||
-			now.After(p.deadline) || (spinPreemptGap > 0 && now.Sub(prev) > spinPreemptGap) {
+		if now.After(p.deadline) || (spinPreemptGap > 0 && now.Sub(prev) > spinPreemptGap) {
+			p.missed = true
 			return
 		}
 		prev = now
