@@ -12,6 +12,7 @@ import (
 	"github.com/rsbd/rsbd/bridge/bridgetest"
 	"github.com/rsbd/rsbd/bridge/internal/brokertest"
 	_ "github.com/rsbd/rsbd/bridge/kafka" // registers kind kafka
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // TestKafkaToMQTTThroughRsbdKeepsEveryAttribute: a CloudEvent produced
@@ -45,15 +46,18 @@ func TestKafkaToMQTTThroughRsbdKeepsEveryAttribute(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The way out first: an event the Kafka bridge puts on the bus before
+	// anything reads /cross/ reaches no one.
+	out := bridge.DefaultConfig()
+	out.Settings = bridge.Settings{Name: "to-mqtt", Kind: Kind, URL: m.URL(), Format: bridge.FormatBinary}
+	out.Out = bridge.Route{Scope: "/cross/", Address: "cross/out"}
+	ob := bridgetest.Run(t, bus, out, nil)
+	testutil.WaitFor(t, bridgetest.Timeout, "the MQTT bridge up", func() bool { return ob.Ready() == nil })
 	in := bridge.DefaultConfig()
 	in.Settings = bridge.Settings{Name: "from-kafka", Kind: "kafka", URL: kc.ListenAddrs()[0], Format: bridge.FormatBinary,
 		Options: map[string]string{"start": "earliest"}}
 	in.In = bridge.Route{Scope: "/cross/", Address: "ce-in"}
 	bridgetest.Run(t, bus, in, nil)
-	out := bridge.DefaultConfig()
-	out.Settings = bridge.Settings{Name: "to-mqtt", Kind: Kind, URL: m.URL(), Format: bridge.FormatBinary}
-	out.Out = bridge.Route{Scope: "/cross/", Address: "cross/out"}
-	bridgetest.Run(t, bus, out, nil)
 
 	var p *paho.Publish
 	select {
