@@ -5,6 +5,7 @@ import (
 
 	"github.com/rsbd/rsbd/group/membership"
 	"github.com/rsbd/rsbd/metrics"
+	"github.com/rsbd/rsbd/node/engine"
 	"github.com/rsbd/rsbd/rsbsocket"
 	"github.com/rsbd/rsbd/transport"
 )
@@ -67,6 +68,14 @@ func (n *Node) registerTransportCollector() {
 	}
 	if err := n.m.Register(transport.Collector(n.ep.Stats)); err != nil {
 		n.log.Error("cannot register transport metrics", "err", err)
+	}
+}
+
+// registerEngineCollector exports the engine's receive paths and timer
+// wake-ups (engine.PathsCollector).
+func (n *Node) registerEngineCollector() {
+	if err := n.m.Register(engine.PathsCollector(n.eng.Paths)); err != nil {
+		n.log.Error("cannot register engine metrics", "err", err)
 	}
 }
 

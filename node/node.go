@@ -130,6 +130,7 @@ func (n *Node) start() error {
 	n.registerCollectors()
 	n.registerTransportCollector()
 	n.registerMembershipCollector()
+	n.registerEngineCollector()
 	n.registerStreamsCollector()
 	n.wg.Add(4)
 	go func() { defer n.wg.Done(); n.eng.Run() }()

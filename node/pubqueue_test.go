@@ -43,9 +43,8 @@ func TestPublishWaitingForRoom(t *testing.T) {
 			release()
 		}
 	}()
-	// The queue holds one request (half of PublishQueue); the publishes
-	// that do not go to it wait for the engine's lock (direct) for at most
-	// directSpin and then queue.
+	// The queue holds one request (half of PublishQueue); while the engine
+	// is held, publishes do not wait for its lock (direct) but queue.
 	if err := a.Publish(context.Background(), testutil.Event("/room/", 0, nil)); err != nil {
 		t.Fatal(err)
 	}

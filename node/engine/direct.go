@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"runtime"
 	"sync"
 	"time"
 )
@@ -18,7 +17,7 @@ import (
 // (FlushReplies). A publisher on another goroutine that happens to run
 // meanwhile is sent at that point too.
 func (e *Engine) direct(p Request) bool {
-	if !e.idle() {
+	if !e.idle() || e.holding.Load() {
 		// A burst is queued (the engine stamps lastPublish as it takes
 		// them): this publish joins it without reading the clock.
 		return false
@@ -26,9 +25,12 @@ func (e *Engine) direct(p Request) bool {
 	now := time.Now()
 	prev := time.Unix(0, e.lastPublish.Swap(now.UnixNano()))
 	reply := e.dq.busy.Load()
-	if (!reply && now.Sub(prev) < directGap) || !e.lockSoon(now) {
+	if !reply && now.Sub(prev) < directGap {
 		return false
 	}
+	// A section another goroutine holds is brief, and the engine goroutine
+	// would wait for it too: the publisher waits rather than queue.
+	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.idle() || len(e.blocked) > 0 {
 		return false
@@ -73,33 +75,30 @@ func (e *Engine) queueDeliveries() {
 	e.dl = e.dl[:0]
 }
 
-// lockSoon takes mu if it comes free within directSpin. It never blocks
-// for long: a section never waits for a delivery, so mu is held briefly.
-func (e *Engine) lockSoon(start time.Time) bool {
-	for {
-		if e.mu.TryLock() {
-			return true
-		}
-		if time.Since(start) > directSpin {
-			return false
-		}
-		runtime.Gosched()
-	}
-}
-
 // directReceive handles b on the caller's (socket reader's) goroutine when
 // the engine is idle and nothing is queued. It reports whether it did.
 // b's datagrams lie in the reader's buffer: the deliveries they release are
 // made before directReceive returns, by this goroutine when no other one
 // delivers, else they are copied and queued.
 func (e *Engine) directReceive(b rxBatch) bool {
-	if !e.idle() || !e.lockSoon(time.Now()) {
+	if !e.idle() || e.holding.Load() {
+		e.paths.rxQueued.Add(1)
 		return false
+	}
+	if !e.mu.TryLock() {
+		// Another section holds the engine: a reader, a direct publish or
+		// the timer, each brief (no section waits for a delivery). The
+		// engine goroutine would have to wait for the same lock, and a
+		// hand-off to it costs two goroutine wake-ups, so the reader waits.
+		e.paths.rxWaited.Add(1)
+		e.mu.Lock()
 	}
 	if !e.idle() {
 		e.mu.Unlock()
+		e.paths.rxQueued.Add(1)
 		return false
 	}
+	e.paths.rxDirect.Add(1)
 	now := time.Now()
 	e.receive(b, now)
 	e.flush(now)

@@ -116,11 +116,16 @@ type Engine struct {
 	// held says publishes made while a delivery ran wait in the senders'
 	// pending datagrams for the delivering goroutine to flush them.
 	held atomic.Bool
-	// senderDue is the earliest deadline of any sender stream (see
-	// noteSender), so that flushes need not scan every stream.
-	senderDue time.Time
+	// due orders the sender streams by deadline (noteSender), so that
+	// ticks need not scan every stream.
+	due senderHeap
 	// lastActive is when the engine last sent DATA or heard a NACK.
 	lastActive time.Time
+	// paths counts the receive paths and timer wake-ups (Paths).
+	paths paths
+	// holding says a Hold is under way: the direct paths queue instead of
+	// waiting for the engine.
+	holding atomic.Bool
 }
 
 // scratch holds reusable slices of the hot path.
@@ -204,8 +209,11 @@ func (e *Engine) Run() {
 			e.mu.Lock()
 			fn(e)
 		case <-e.timer.C:
+			e.paths.timer.Add(1)
 			e.mu.Lock()
-			e.tick(time.Now())
+			if !e.tick(time.Now()) {
+				e.paths.idle.Add(1)
+			}
 		case <-e.stop:
 			return
 		}

@@ -75,8 +75,12 @@ func (e *Engine) Buffers() BufferState {
 // goroutine and the direct paths wait (publishes and received batches
 // queue up). For tests of the queues' bounds; release must be called once.
 func (e *Engine) Hold() (release func()) {
+	e.holding.Store(true)
 	e.mu.Lock()
-	return e.mu.Unlock
+	return func() {
+		e.holding.Store(false)
+		e.mu.Unlock()
+	}
 }
 
 // StreamCounts is how many streams the engine keeps state for.

@@ -87,9 +87,6 @@ const (
 	// goes through the engine's queue (and shares datagrams with its
 	// neighbours); a sparser one is sent on the publisher's goroutine.
 	directGap = 50 * time.Microsecond
-	// directSpin is how long a sparse publish waits for the engine to come
-	// free before it takes the queue: less than a goroutine wake-up.
-	directSpin = 20 * time.Microsecond
 	// deliveryHighWater: while deliveries costing more than this wait for
 	// the local sinks (handlers slower than the network), the engine holds
 	// its ACKs, so remote reliable senders stop at their flow window. A

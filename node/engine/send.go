@@ -52,6 +52,10 @@ type senderState struct {
 	// list, or a new one; see datagramFree).
 	lastRecords int
 	used        time.Time
+	// due is the deadline st is filed under in the engine's senderHeap,
+	// dueIdx its index there (-1 when it has none).
+	due    time.Time
+	dueIdx int
 }
 
 // idle reports whether st has no pending DATA datagram.
@@ -198,7 +202,7 @@ func (e *Engine) sender(key datagram.StreamKey, now time.Time) *senderState {
 		e.log.Error("cannot create sender stream", "err", err)
 		return nil
 	}
-	st := &senderState{s: s, used: now, size: dataHeader}
+	st := &senderState{s: s, used: now, size: dataHeader, dueIdx: -1}
 	if key.Class.Reliable() {
 		// Until a receiver ACKs, pace the stream as if one sat at its start:
 		// the first burst must not overrun receivers before they report.
@@ -219,6 +223,7 @@ func (e *Engine) evictOldestSender() {
 	}
 	if !t.IsZero() {
 		e.senders[oldest].s.ReleaseAll(&e.out)
+		e.dropSender(e.senders[oldest])
 		addSenderStats(&e.retired, e.senders[oldest].s.Stats())
 		delete(e.blocked, e.senders[oldest])
 		delete(e.senders, oldest)
@@ -233,6 +238,7 @@ func (e *Engine) expireSenders(now time.Time) {
 	for k, st := range e.senders {
 		if st.idle() && st.s.Retained() == 0 && now.Sub(st.used) > DefaultSenderIdle {
 			addSenderStats(&e.retired, st.s.Stats())
+			e.dropSender(st)
 			delete(e.senders, k)
 			e.lastSender = nil
 		}

@@ -45,17 +45,11 @@ func (e *Engine) publishesReady() chan struct{} {
 	return e.pubs.ready
 }
 
-// tick drives every machine's timers.
-func (e *Engine) tick(now time.Time) {
-	if !e.senderDue.IsZero() && !e.senderDue.After(now) {
-		e.senderDue = time.Time{}
-		for _, st := range e.senders {
-			if dl := st.s.NextDeadline(); !dl.IsZero() && !dl.After(now) {
-				st.s.Tick(now, &e.out)
-			}
-			e.noteSender(st)
-		}
-	}
+// tick drives every machine's timers. It reports whether any had
+// something to do (a sender due, a datagram, a delivery or a loss to
+// report), so that wake-ups for nothing are counted.
+func (e *Engine) tick(now time.Time) bool {
+	ticked := e.tickSenders(now)
 	e.rcv.Tick(now, &e.out)
 	e.sendAcks(now, false)
 	e.recheckBlocked(now)
@@ -63,6 +57,7 @@ func (e *Engine) tick(now time.Time) {
 	e.asmUnrel.Prune(now)
 	e.countAssemblyDrops(now)
 	e.expireSenders(now)
+	return ticked || len(e.out.Datagrams)+len(e.out.Deliveries)+len(e.out.Losses) > 0
 }
 
 // flush packs pending records, transmits what the machines produced,
@@ -102,15 +97,6 @@ func (e *Engine) handleOutput(now time.Time) {
 	}
 }
 
-// noteSender lowers senderDue to st's deadline. senderDue may run early
-// (a sender's deadline moved later), never late: sender deadlines change
-// only when it sends, answers a NACK or ticks, and each of those notes it.
-func (e *Engine) noteSender(st *senderState) {
-	if dl := st.s.NextDeadline(); !dl.IsZero() && (e.senderDue.IsZero() || dl.Before(e.senderDue)) {
-		e.senderDue = dl
-	}
-}
-
 // rearm sets the timer to the earliest deadline of any machine.
 func (e *Engine) rearm(now time.Time) {
 	next := now.Add(time.Second)
@@ -119,7 +105,7 @@ func (e *Engine) rearm(now time.Time) {
 			next = t
 		}
 	}
-	consider(e.senderDue)
+	consider(e.senderDue())
 	consider(e.rcv.NextDeadline())
 	if e.ackDirty {
 		consider(now.Add(ackInterval))

@@ -418,9 +418,10 @@ func (s *agentState) opUnprofile(context.Context, json.RawMessage, agent.Progres
 
 // countedFamily says whether a metric family is reported with each run:
 // drops, losses, NACKs, repairs, datagram counts and the polls for
-// answers (UDP readers and socket readers).
+// answers (UDP readers and socket readers), the engine's receive paths
+// and timer wake-ups.
 func countedFamily(name string) bool {
-	for _, w := range []string{"drop", "lost", "loss", "nack", "repair", "datagrams", "spin"} {
+	for _, w := range []string{"drop", "lost", "loss", "nack", "repair", "datagrams", "spin", "engine"} {
 		if strings.Contains(name, w) {
 			return true
 		}
