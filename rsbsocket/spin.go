@@ -44,11 +44,6 @@ import (
 // too few recent polls saw their answer, and a poll that finds it lost its
 // CPU between two checks ends as a miss.
 
-// spinPreemptGap is the gap between two checks of a poll that ends it as
-// preempted (spinpay.PreemptGap); tests that need every poll to run its
-// course turn it off.
-var spinPreemptGap = spinpay.PreemptGap
-
 // epoch is the origin of the relay times connections keep.
 var epoch = time.Now()
 
@@ -170,7 +165,7 @@ func (p *answerPoll) peerFD(fd uintptr) {
 			return
 		}
 		now := time.Now()
-		if now.After(p.deadline) || (spinPreemptGap > 0 && now.Sub(prev) > spinPreemptGap) {
+		if now.After(p.deadline) || spinpay.Preempted(prev, now) {
 			p.missed = true
 			return
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/internal/spinpay"
 	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/rsbsocket/frame"
 	"github.com/rsbd/rsbd/rsbsocket/internal/socktest"
@@ -74,9 +75,7 @@ func pingPongThrough(t *testing.T, s *Server, addr string, dialer func(testing.T
 func TestAwaitAnswer(t *testing.T) {
 	// Every poll runs to its answer, however the loaded host or the race
 	// detector spaces its checks.
-	gap := spinPreemptGap
-	spinPreemptGap = 0
-	t.Cleanup(func() { spinPreemptGap = gap })
+	t.Cleanup(spinpay.IgnorePreemption())
 	for _, c := range []struct {
 		name string
 		spin time.Duration

@@ -37,7 +37,7 @@ func newReader(e *Endpoint, s *sock) *reader {
 		r.ms[i].OOB = oob[i*oobSize : (i+1)*oobSize : (i+1)*oobSize]
 	}
 	r.spin.limit, r.spin.st = max(e.cfg.SpinWait, 0), &e.stats
-	r.spin.gate, r.spin.preempt = &e.spinGate, spinPreemptGap
+	r.spin.gate = &e.spinGate
 	if rc, err := s.conn.SyscallConn(); err == nil {
 		r.spin.rc = rc
 		if n > 1 {

@@ -8,11 +8,6 @@ import (
 	"github.com/rsbd/rsbd/internal/spinpay"
 )
 
-// spinPreemptGap is the gap between two checks of a poll that ends it as
-// preempted (spinpay.PreemptGap); tests that need every poll to run its
-// course turn it off.
-var spinPreemptGap = spinpay.PreemptGap
-
 // spinner lets a reader whose delivery was answered at once poll its socket
 // for the next datagram before it parks in the runtime's poller. Parking
 // costs a wake-up when that datagram arrives; when the other CPU is idle
@@ -36,10 +31,8 @@ type spinner struct {
 	limit time.Duration // 0: never poll
 	rc    syscall.RawConn
 	st    *counters
-	// gate, if set, decides whether a poll pays; preempt, if set, is the
-	// gap between two checks that ends a poll as preempted.
-	gate    *spinpay.Gate
-	preempt time.Duration
+	// gate, if set, decides whether a poll pays.
+	gate *spinpay.Gate
 	// until is the deadline of the poll under way, zero when none is:
 	// set by wait, kept across batches of own datagrams, cleared by any
 	// other batch and by a poll that ran out.
@@ -91,7 +84,7 @@ func (s *spinner) poll() bool {
 			return true
 		}
 		now := time.Now()
-		if now.After(s.until) || (s.preempt > 0 && now.Sub(prev) > s.preempt) {
+		if now.After(s.until) || spinpay.Preempted(prev, now) {
 			s.until = time.Time{}
 			s.record(false)
 			return false

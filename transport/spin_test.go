@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rsbd/rsbd/internal/spinpay"
 )
 
 // TestSpinnerWait: wait reports a queued datagram at once, gives up on an
@@ -25,6 +27,7 @@ func TestSpinnerWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(spinpay.IgnorePreemption()) // the poll runs to its limit
 	st := &counters{}
 	s := spinner{limit: 2 * time.Millisecond, rc: rc, st: st}
 	start := time.Now()
@@ -164,9 +167,7 @@ func TestSpinResumesAfterOwnDatagram(t *testing.T) {
 	}
 	// Every poll runs to its answer, however the loaded host or the race
 	// detector spaces its checks.
-	gap := spinPreemptGap
-	spinPreemptGap = 0
-	t.Cleanup(func() { spinPreemptGap = gap })
+	t.Cleanup(spinpay.IgnorePreemption())
 	for _, loop := range []bool{true, false} {
 		t.Run(fmt.Sprintf("reply looped back %v", loop), func(t *testing.T) {
 			g := testGroups(t, 1)[0]

@@ -23,9 +23,9 @@ const (
 	// again once the host is quiet.
 	probeEvery = 16
 
-	// PreemptGap is how long a gap between two consecutive checks of a
+	// preemptGap is how long a gap between two consecutive checks of a
 	// poll means that the polling thread lost its CPU to another: the
 	// poller ends the poll as a miss, since polling on a contended CPU
 	// only delays the thread it competes with.
-	PreemptGap = 20 * time.Microsecond
+	preemptGap = 20 * time.Microsecond
 )

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,18 +25,19 @@ import (
 // agentState is what one agent process holds between operations: at most
 // one endpoint it publishes and subscribes through, and the servers it runs.
 type agentState struct {
-	mu      sync.Mutex
-	ep      bus.Endpoint
-	emb     *bus.Embedded
-	nats    *server.Server
-	echo    *bus.UDPEcho
-	refs    []io.Closer // the raw references' echoes and relay
-	start   chan struct{}
-	abort   context.CancelFunc
-	acker   *workload.Acker
-	pongs   map[string]func()
-	profile *os.File
-	trace   *os.File
+	mu    sync.Mutex
+	ep    bus.Endpoint
+	emb   *bus.Embedded
+	nats  *server.Server
+	echo  *bus.UDPEcho
+	refs  []io.Closer // the raw references' echoes and relay
+	start chan struct{}
+	abort context.CancelFunc
+	acker *workload.Acker
+	pongs map[string]func()
+	// recording holds the file of each recording under way, by kind
+	// (recorders).
+	recording map[string]*os.File
 	// sockAddr is the daemon the socket endpoint dialled.
 	sockAddr string
 }
@@ -101,13 +102,10 @@ func (s *agentState) ops() map[string]agent.Op {
 		"hold":      s.opHoldListeners,
 		"drops":     s.opDrops,
 		"memstats":  s.opMemstats,
-		"profile":   s.opProfile,
-		"unprofile": s.opUnprofile,
-		"trace":     s.opTrace,
-		"untrace":   s.opUntrace,
 	} {
 		ops[name] = op
 	}
+	maps.Copy(ops, s.recordOps())
 	return ops
 }
 
@@ -124,11 +122,9 @@ func (s *agentState) closeAll() {
 	for _, stop := range s.pongs {
 		stop()
 	}
-	if s.profile != nil {
-		pprof.StopCPUProfile()
-		s.profile.Close()
+	for name := range s.recording {
+		_ = s.stopRecording(name)
 	}
-	_ = s.stopTrace()
 	if s.ep != nil {
 		_ = s.ep.Close()
 	}
@@ -380,40 +376,6 @@ func (s *agentState) opIdleSubs(_ context.Context, raw json.RawMessage, _ agent.
 	res.Cancel = time.Since(t0)
 	res.BytesPerSub = (float64(after) - float64(before)) / float64(a.N)
 	return res, nil
-}
-
-func (s *agentState) opProfile(_ context.Context, raw json.RawMessage, _ agent.Progress) (any, error) {
-	a, err := args[addrArgs](raw)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.profile != nil {
-		return nil, errors.New("profile already running")
-	}
-	f, err := os.Create(a.Addr)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	s.profile = f
-	return nil, nil
-}
-
-func (s *agentState) opUnprofile(context.Context, json.RawMessage, agent.Progress) (any, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.profile == nil {
-		return nil, nil
-	}
-	pprof.StopCPUProfile()
-	err := s.profile.Close()
-	s.profile = nil
-	return nil, err
 }
 
 // countedFamily says whether a metric family is reported with each run:

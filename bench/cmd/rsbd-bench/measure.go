@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -190,27 +189,9 @@ func (r *runner) stopSender(p *agent.Process, sc *agent.Call) bool {
 // profileClients of its client processes, a peer's too) and returns the
 // function that stops them.
 func (r *runner) startProfiles(t thrRun) func() {
-	ps := profiled(t, r.o.profileClients)
-	if r.o.profileDir == "" || len(ps) == 0 {
-		return func() {}
-	}
-	var started []*agent.Process
-	for _, p := range ps {
-		name := fmt.Sprintf("%s-%d-%s.pprof", strings.ReplaceAll(t.label, " ", "_"), t.size, p.Name())
-		path := filepath.Join(r.o.profileDir, name)
-		if err := p.Do("profile", addrArgs{Addr: path}, setupTimeout, nil); err != nil {
-			r.logf("profile %s: %v", path, err)
-			continue
-		}
-		started = append(started, p)
-	}
-	return func() {
-		for _, p := range started {
-			if err := p.Do("unprofile", nil, setupTimeout, nil); err != nil {
-				r.logf("stop profile: %v", err)
-			}
-		}
-	}
+	return r.startRecordings("profile", r.o.profileDir, profiled(t, r.o.profileClients), func(p *agent.Process) string {
+		return fmt.Sprintf("%s-%d-%s.pprof", strings.ReplaceAll(t.label, " ", "_"), t.size, p.Name())
+	})
 }
 
 // profiled lists the processes of a run to profile: its rsbd processes
@@ -253,7 +234,9 @@ func (r *runner) latency(t latRun) latFigs {
 	var pr workload.PingResult
 	pa := workload.PingArgs{In: t.in, Out: t.out, N: r.p.pings, Warm: r.p.pingWarm, Size: t.size, Timeout: time.Second}
 	drops0 := r.drops(t.procs)
-	stopTraces := r.startTraces(t)
+	stopTraces := r.startRecordings("trace", r.o.traceDir, t.procs, func(p *agent.Process) string {
+		return fmt.Sprintf("%s-%d-%s.trace", strings.ReplaceAll(t.sys, "/", "_"), t.size, p.Name())
+	})
 	err := t.ping.Do("ping", pa, probeTimeout+2*time.Minute, &pr)
 	stopTraces()
 	if err != nil {
