@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"slices"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/rsbd/rsbd/node/interest"
 	"github.com/rsbd/rsbd/qos"
 	"github.com/rsbd/rsbd/scope"
+	"github.com/rsbd/rsbd/transport"
 	"github.com/rsbd/rsbd/transport/datagram"
 )
 
@@ -167,7 +169,7 @@ func (n *Node) updateJoins(joined map[netip.AddrPort]bool, ids []datagram.GroupI
 	}
 	for a := range joined {
 		if !want[a] {
-			if err := n.conn.Leave(a); err != nil {
+			if err := n.conn.Leave(a); err != nil && !errors.Is(err, transport.ErrClosed) {
 				n.log.Warn("cannot leave multicast group", "addr", a, "err", err)
 			}
 			delete(joined, a)
@@ -186,7 +188,9 @@ func (n *Node) joinAddr(joined map[netip.AddrPort]bool, a netip.AddrPort) {
 		return
 	}
 	if err := n.conn.Join(a); err != nil {
-		n.log.Error("cannot join multicast group", "addr", a, "err", err)
+		if !errors.Is(err, transport.ErrClosed) { // a node closing while its interest changes
+			n.log.Error("cannot join multicast group", "addr", a, "err", err)
+		}
 		return
 	}
 	joined[a] = true
