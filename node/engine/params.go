@@ -71,8 +71,12 @@ const (
 	MinFlowWindow = 16
 	// defaultRetainCount mirrors qos's retention count when unset.
 	defaultRetainCount = 16384
-	// ackInterval is the longest a receiver waits to ACK progress.
-	ackInterval = time.Millisecond
+	// ackInterval is the longest a receiver waits to ACK progress of less
+	// than a quarter window. Every ACK wakes a reader of the sender's
+	// unicast socket, which on a host with few CPUs takes one from a
+	// request/reply exchange under way; a sender far from its window loses
+	// nothing by hearing of progress later.
+	ackInterval = 10 * time.Millisecond
 	// ackTimeout drops a receiver that has not ACKed for this long from its
 	// sender's window.
 	ackTimeout = time.Second
