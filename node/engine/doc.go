@@ -15,7 +15,11 @@
 //     the UDP reader's goroutine (Submit, Receive), saving a goroutine
 //     wake-up per hop; bursts go through the queues, where small events
 //     share datagrams. Order is kept: the direct paths run only when
-//     nothing is queued.
+//     nothing is queued. A direct path that finds another goroutine's
+//     section under way waits for it: sections are brief, and the engine
+//     goroutine would wait for the same lock. The timer fires at the
+//     earliest real deadline (sender streams sit in a heap by deadline),
+//     so it does not take the lock for nothing.
 //   - The publish queue (pubQueue) has its own mutex: publishers append,
 //     the engine takes everything queued at once.
 //   - Handlers never run under the engine mutex. The delivery Queue
