@@ -76,7 +76,7 @@ func TestRabbitMQBridgeBothWaysThroughTheBusInEveryFormat(t *testing.T) {
 			for i := range n {
 				d := get(t, ch, q+".out")
 				in := Delivery{Queue: q + ".out", RoutingKey: d.RoutingKey, MessageID: d.MessageId, ContentType: d.ContentType, Headers: d.Headers, Body: d.Body}
-				e, err := Decode(&in, f, "x", at)
+				e, err := Decode(&in, f, "x", bridgetest.At)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/rsbd/rsbd/bridge"
+	"github.com/rsbd/rsbd/bridge/bridgetest"
 	"github.com/rsbd/rsbd/bridge/internal/brokertest"
 	"github.com/rsbd/rsbd/cloudevent"
 	"github.com/rsbd/rsbd/internal/testutil"
@@ -149,7 +150,7 @@ func sendAll(t *testing.T, s bridge.Sender, events []*cloudevent.Event) (retries
 
 // seqEvent is event number i of a stream.
 func seqEvent(i int) *cloudevent.Event {
-	e := sample()
+	e := bridgetest.Sample()
 	e.ID = "seq-" + strconv.Itoa(i)
 	e.Extensions = map[string]string{"seq": strconv.Itoa(i)}
 	e.Data = fmt.Appendf(nil, `{"seq":%d}`, i)
@@ -161,7 +162,7 @@ func TestRabbitMQBinaryOutHasHeadersAndConfirms(t *testing.T) {
 	q := queueName(t)
 	s, _ := openBroker(t, node.URL091(), bridge.FormatDefault, nil).NewSender(context.Background(), q)
 	defer s.Close()
-	sendAll(t, s, []*cloudevent.Event{sample()})
+	sendAll(t, s, []*cloudevent.Event{bridgetest.Sample()})
 	d := get(t, channel(t, node.URL091()), q)
 	if d.Headers["cloudEvents:id"] != "e-1" || d.Headers["cloudEvents:specversion"] != "1.0" || d.ContentType != "application/json" ||
 		string(d.Body) != `{"c":21.5}` || d.DeliveryMode != amqp.Persistent {
@@ -180,13 +181,13 @@ func TestRabbitMQExchangeAndRoutingKeyBothWays(t *testing.T) {
 	// the first event arrives.
 	var got bridge.Message
 	for got.Event == nil {
-		sendAll(t, s, []*cloudevent.Event{sample()})
+		sendAll(t, s, []*cloudevent.Event{bridgetest.Sample()})
 		select {
 		case got = <-in:
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-	sameEvent(t, got.Event, sample(), "sensors.temp", "false")
+	sameEvent(t, got.Event, bridgetest.Sample(), "sensors.temp", "false")
 }
 
 // mustReceiver returns the receiver of q.

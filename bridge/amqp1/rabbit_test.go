@@ -129,7 +129,7 @@ func TestAMQP1BridgeBothWaysThroughTheBus(t *testing.T) {
 					m.Properties.GroupID != nil) {
 					t.Fatalf("message %d: %+v", i, m.ApplicationProperties)
 				}
-				e, err := Decode(m, out, f, "x", at)
+				e, err := Decode(m, out, f, "x", bridgetest.At)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -144,7 +144,7 @@ func TestAMQP1PlainMessagesMalformedOnesAndPartitionKey(t *testing.T) {
 	in := queue(t, ".in")
 	s := session(t, node.URL10())
 	st := cloudevent.MediaType
-	withPK := sample()
+	withPK := bridgetest.Sample()
 	pk, _ := Encode(bridge.FormatBinary, withPK)
 	send(t, s, in,
 		&amqp.Message{Properties: &amqp.MessageProperties{MessageID: "plain-7"}, Data: [][]byte{[]byte("hello")}},

@@ -108,7 +108,7 @@ func TestMQTTBridgeBothWaysThroughTheBusInEveryFormat(t *testing.T) {
 						msg.User = append(msg.User, UserProperty{u.Key, u.Value})
 					}
 				}
-				e, err := Decode(&msg, tc.f, "x", at)
+				e, err := Decode(&msg, tc.f, "x", bridgetest.At)
 				if err != nil {
 					t.Fatal(err)
 				}
