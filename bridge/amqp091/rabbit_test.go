@@ -2,8 +2,6 @@ package amqp091
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -82,87 +80,12 @@ func get(t *testing.T, ch *amqp.Channel, q string) amqp.Delivery {
 	return d
 }
 
-// inbound runs r as the runner does and returns what it delivers, through
-// a channel of buf messages: with 0, the receiver acknowledges a message
-// only once the test took it.
-func inbound(t *testing.T, r bridge.Receiver, buf int) <-chan bridge.Message {
-	t.Helper()
-	out := make(chan bridge.Message, buf)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			err := r.Receive(ctx, func(ctx context.Context, m bridge.Message) error {
-				select {
-				case out <- m:
-					return nil
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			})
-			if errors.Is(err, bridge.ErrClosed) {
-				return
-			}
-			if err != nil && ctx.Err() == nil {
-				select {
-				case <-time.After(50 * time.Millisecond): // the runner's back-off
-				case <-ctx.Done():
-				}
-			}
-		}
-	}()
-	t.Cleanup(func() { cancel(); _ = r.Close(); <-done })
-	return out
-}
-
-// next returns the next message of ch.
-func next(t *testing.T, ch <-chan bridge.Message) bridge.Message {
-	t.Helper()
-	select {
-	case m := <-ch:
-		return m
-	case <-time.After(timeout):
-		t.Fatal("no message")
-	}
-	return bridge.Message{}
-}
-
-// sendAll sends events as the runner does: a failed batch again until the
-// broker takes it.
-func sendAll(t *testing.T, s bridge.Sender, events []*cloudevent.Event) (retries int) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		err := s.Send(ctx, events)
-		cancel()
-		if err == nil {
-			return retries
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("send: %v", err)
-		}
-		retries++
-		<-time.After(50 * time.Millisecond) // the runner's back-off
-	}
-}
-
-// seqEvent is event number i of a stream.
-func seqEvent(i int) *cloudevent.Event {
-	e := bridgetest.Sample()
-	e.ID = "seq-" + strconv.Itoa(i)
-	e.Extensions = map[string]string{"seq": strconv.Itoa(i)}
-	e.Data = fmt.Appendf(nil, `{"seq":%d}`, i)
-	return e
-}
-
 func TestRabbitMQBinaryOutHasHeadersAndConfirms(t *testing.T) {
 	node := brokertest.Shared(t)
 	q := queueName(t)
 	s, _ := openBroker(t, node.URL091(), bridge.FormatDefault, nil).NewSender(context.Background(), q)
 	defer s.Close()
-	sendAll(t, s, []*cloudevent.Event{bridgetest.Sample()})
+	bridgetest.SendAll(t, s, []*cloudevent.Event{bridgetest.Sample()}, timeout)
 	d := get(t, channel(t, node.URL091()), q)
 	if d.Headers["cloudEvents:id"] != "e-1" || d.Headers["cloudEvents:specversion"] != "1.0" || d.ContentType != "application/json" ||
 		string(d.Body) != `{"c":21.5}` || d.DeliveryMode != amqp.Persistent {
@@ -174,14 +97,14 @@ func TestRabbitMQExchangeAndRoutingKeyBothWays(t *testing.T) {
 	node := brokertest.Shared(t)
 	q := queueName(t)
 	b := openBroker(t, node.URL091(), bridge.FormatBinary, map[string]string{"bind": "amq.topic/sensors.#"})
-	in := inbound(t, mustReceiver(t, b, q), 4096)
+	in := bridgetest.Inbound(t, mustReceiver(t, b, q), 4096)
 	s, _ := b.NewSender(context.Background(), "amq.topic/sensors.temp")
 	defer s.Close()
 	// The receiver declares and binds the queue when it starts; send until
 	// the first event arrives.
 	var got bridge.Message
 	for got.Event == nil {
-		sendAll(t, s, []*cloudevent.Event{bridgetest.Sample()})
+		bridgetest.SendAll(t, s, []*cloudevent.Event{bridgetest.Sample()}, timeout)
 		select {
 		case got = <-in:
 		case <-time.After(500 * time.Millisecond):
@@ -213,8 +136,8 @@ func TestRabbitMQPlainMessageFromTheGoClientIsAnEvent(t *testing.T) {
 	if err := ch.PublishWithContext(ctx, "", q, false, false, amqp.Publishing{Body: []byte("no id")}); err != nil {
 		t.Fatal(err)
 	}
-	in := inbound(t, mustReceiver(t, openBroker(t, node.URL091(), bridge.FormatBinary, nil), q), 4096)
-	first, second := next(t, in), next(t, in)
+	in := bridgetest.Inbound(t, mustReceiver(t, openBroker(t, node.URL091(), bridge.FormatBinary, nil), q), 4096)
+	first, second := bridgetest.Next(t, in, timeout), bridgetest.Next(t, in, timeout)
 	want := &cloudevent.Event{ID: "order-42", Source: "/rabbitmq/" + q, Type: bridge.FallbackType, Time: cloudevent.FormatTime(ts),
 		DataContentType: bridge.ContentJSON, Data: []byte(`{"qty":3}`)}
 	sameEvent(t, first.Event, want, q, "false")
@@ -239,13 +162,13 @@ func TestRabbitMQMalformedMessagesAreHandedOnWithAReason(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	in := inbound(t, mustReceiver(t, openBroker(t, node.URL091(), bridge.FormatBinary, nil), q), 4096)
+	in := bridgetest.Inbound(t, mustReceiver(t, openBroker(t, node.URL091(), bridge.FormatBinary, nil), q), 4096)
 	for _, want := range []bridge.Reason{bridge.ReasonJSON, bridge.ReasonAttribute} {
-		if got := next(t, in); got.Event != nil || got.Reason != want || len(got.Payload) == 0 {
+		if got := bridgetest.Next(t, in, timeout); got.Event != nil || got.Reason != want || len(got.Payload) == 0 {
 			t.Fatalf("got %+v, want reason %s", got, want)
 		}
 	}
-	if got := next(t, in); got.Event == nil || got.Event.ID != "fine" {
+	if got := bridgetest.Next(t, in, timeout); got.Event == nil || got.Event.ID != "fine" {
 		t.Fatalf("after the malformed ones: %+v", got)
 	}
 }
@@ -260,13 +183,13 @@ func TestRabbitMQOrderIsKeptBothWays(t *testing.T) {
 	for i := 0; i < n; i += batch {
 		events := make([]*cloudevent.Event, 0, batch)
 		for j := i; j < i+batch; j++ {
-			events = append(events, seqEvent(j))
+			events = append(events, bridgetest.SeqEvent(j))
 		}
-		sendAll(t, s, events)
+		bridgetest.SendAll(t, s, events, timeout)
 	}
-	in := inbound(t, mustReceiver(t, b, q), 4096)
+	in := bridgetest.Inbound(t, mustReceiver(t, b, q), 4096)
 	for i := range n {
-		got := next(t, in)
+		got := bridgetest.Next(t, in, timeout)
 		if got.Event == nil || got.Event.Extensions["seq"] != strconv.Itoa(i) {
 			t.Fatalf("message %d: %+v", i, got)
 		}

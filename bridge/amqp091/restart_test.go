@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rsbd/rsbd/bridge"
+	"github.com/rsbd/rsbd/bridge/bridgetest"
 	"github.com/rsbd/rsbd/bridge/internal/brokertest"
 	"github.com/rsbd/rsbd/cloudevent"
 	"github.com/rsbd/rsbd/internal/testutil"
@@ -41,9 +42,9 @@ func TestRabbitMQRestartLosesNoAcknowledgedEvent(t *testing.T) {
 		}
 		events := make([]*cloudevent.Event, 0, batch)
 		for j := i; j < i+batch; j++ {
-			events = append(events, seqEvent(j))
+			events = append(events, bridgetest.SeqEvent(j))
 		}
-		retries += sendAll(t, s, events)
+		retries += bridgetest.SendAll(t, s, events, timeout)
 	}
 	if err := <-restarted; err != nil {
 		t.Fatal(err)
@@ -71,7 +72,7 @@ func TestRabbitMQRestartLosesNoAcknowledgedEvent(t *testing.T) {
 	}
 	declare(t, ch, "restart.in")
 	for i := range n {
-		p, _ := Encode(bridge.FormatBinary, seqEvent(i))
+		p, _ := Encode(bridge.FormatBinary, bridgetest.SeqEvent(i))
 		dc, err := ch.PublishWithDeferredConfirmWithContext(context.Background(), "", "restart.in", false, false, p)
 		if err != nil {
 			t.Fatal(err)
@@ -80,11 +81,11 @@ func TestRabbitMQRestartLosesNoAcknowledgedEvent(t *testing.T) {
 			t.Fatal("nack")
 		}
 	}
-	in := inbound(t, mustReceiver(t, b, "restart.in"), 0)
+	in := bridgetest.Inbound(t, mustReceiver(t, b, "restart.in"), 0)
 	seen, redelivered := map[int]bool{}, 0
 	restarted = nil
 	for len(seen) < n {
-		m := next(t, in)
+		m := bridgetest.Next(t, in, timeout)
 		if m.Event == nil {
 			t.Fatalf("not an event: %v", m.Err)
 		}

@@ -3,7 +3,6 @@ package amqp1
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -26,62 +25,6 @@ func openBroker(t testing.TB, url string, f bridge.Format) bridge.Broker {
 	}
 	t.Cleanup(func() { _ = b.Close() })
 	return b
-}
-
-// sendAll sends events as the runner does: a failed batch again, after
-// a short back-off, until the broker takes it.
-func sendAll(t *testing.T, s bridge.Sender, events []*cloudevent.Event) (retries int) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		err := s.Send(ctx, events)
-		cancel()
-		if err == nil {
-			return retries
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("send: %v", err)
-		}
-		retries++
-		select {
-		case <-time.After(50 * time.Millisecond):
-		case <-t.Context().Done():
-			t.Fatal(t.Context().Err())
-		}
-	}
-}
-
-// inbound runs r as the runner does (Receive again after a short
-// back-off when it ends) and returns what it delivers, unbuffered: the
-// receiver accepts a message only once the test took it.
-func inbound(t *testing.T, r bridge.Receiver) <-chan bridge.Message {
-	t.Helper()
-	out := make(chan bridge.Message)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			err := r.Receive(ctx, func(ctx context.Context, m bridge.Message) error {
-				select {
-				case out <- m:
-					return nil
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			})
-			if errors.Is(err, bridge.ErrClosed) {
-				return
-			}
-			select {
-			case <-time.After(50 * time.Millisecond):
-			case <-ctx.Done():
-			}
-		}
-	}()
-	t.Cleanup(func() { cancel(); _ = r.Close(); <-done })
-	return out
 }
 
 // queueState returns queue name as a passive declaration over AMQP
@@ -193,7 +136,7 @@ func TestAMQP1SenderLosesNoAcceptedEventAcrossABrokerRestart(t *testing.T) {
 		for j := i; j < i+batch; j++ {
 			events = append(events, bridgetest.Event(j, 64))
 		}
-		retries += sendAll(t, snd, events)
+		retries += bridgetest.SendAll(t, snd, events, timeout)
 	}
 	if err := <-restarted; err != nil {
 		t.Fatal(err)
@@ -223,7 +166,7 @@ func TestAMQP1ReceiverLosesNoMessageAcrossABrokerRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := inbound(t, r)
+	in := bridgetest.Inbound(t, r, 0)
 	seen, dups := map[int]bool{}, 0
 	var restarted <-chan error
 	for len(seen) < n {

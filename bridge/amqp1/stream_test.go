@@ -75,7 +75,7 @@ func TestAMQP1ReceiverReadsManyCreditWindows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := inbound(t, r)
+	in := bridgetest.Inbound(t, r, 0)
 	for i := range n {
 		select {
 		case m := <-in:

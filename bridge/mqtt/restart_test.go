@@ -9,6 +9,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/rsbd/rsbd/bridge"
+	"github.com/rsbd/rsbd/bridge/bridgetest"
 	"github.com/rsbd/rsbd/bridge/internal/brokertest"
 	"github.com/rsbd/rsbd/cloudevent"
 )
@@ -38,7 +39,7 @@ func TestMQTTOrderIsKeptBothWays(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in := inbound(t, r)
+			in := bridgetest.Inbound(t, r, 1024)
 			pub := publisher5(t, m.Addr())
 			subscribed(t, func(p string) { publish5(t, pub, &paho.Publish{Topic: "ord/probe", QoS: 1, Payload: []byte(p)}) }, in)
 			s, err := b.NewSender(context.Background(), "ord/s")
@@ -49,12 +50,12 @@ func TestMQTTOrderIsKeptBothWays(t *testing.T) {
 			for i := 0; i < streamLen; i += batchLen {
 				batch := make([]*cloudevent.Event, 0, batchLen)
 				for j := i; j < i+batchLen; j++ {
-					batch = append(batch, seqEvent(j))
+					batch = append(batch, bridgetest.SeqEvent(j))
 				}
-				sendAll(t, s, batch)
+				bridgetest.SendAll(t, s, batch, timeout)
 			}
 			for i := range streamLen {
-				got := next(t, in)
+				got := bridgetest.Next(t, in, timeout)
 				if got.Event == nil || got.Event.Extensions["seq"] != strconv.Itoa(i) {
 					t.Fatalf("message %d: %+v", i, got)
 				}
@@ -79,9 +80,9 @@ func TestMQTTSenderLosesNoAcknowledgedEventAcrossABrokerRestart(t *testing.T) {
 		}
 		batch := make([]*cloudevent.Event, 0, batchLen)
 		for j := i; j < i+batchLen; j++ {
-			batch = append(batch, seqEvent(j))
+			batch = append(batch, bridgetest.SeqEvent(j))
 		}
-		retries += sendAll(t, s, batch)
+		retries += bridgetest.SendAll(t, s, batch, timeout)
 	}
 	if err := <-restarted; err != nil {
 		t.Fatal(err)
@@ -104,7 +105,7 @@ func TestMQTTReceiverLosesNoAcknowledgedMessageAcrossABrokerRestart(t *testing.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := inbound(t, r)
+	in := bridgetest.Inbound(t, r, 1024)
 	pub := publisher5(t, m.Addr())
 	subscribed(t, func(p string) { publish5(t, pub, &paho.Publish{Topic: "rs/in", QoS: 1, Payload: []byte(p)}) }, in)
 	acked := 0
