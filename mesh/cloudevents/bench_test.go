@@ -15,8 +15,6 @@ import (
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/client/clienttest"
 	"github.com/rsbd/rsbd/mesh/internal/meshtest"
-	"github.com/rsbd/rsbd/notification"
-	"github.com/rsbd/rsbd/scope"
 )
 
 // benchEnv is a node with the gateway embedded and two socket clients.
@@ -46,16 +44,7 @@ func BenchmarkPublish(b *testing.B) {
 		data := bytes.Repeat([]byte("x"), size.N)
 		b.Run("socket-"+size.Name, func(b *testing.B) {
 			e := startBench(b)
-			inf, err := e.pub.NewInformer(scope.MustParse("/bench/"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			send := func() {
-				ev := &client.Event{Event: notification.Event{WireSchema: "bytes", Data: data}}
-				if err := inf.PublishEvent(context.Background(), ev); err != nil {
-					b.Fatal(err)
-				}
-			}
+			send := meshtest.Publisher(b, e.pub, "/bench/", "bytes", data)
 			rd := meshtest.ReaderReady(b, e.sub, "/bench/", send)
 			meshtest.Measure(b, send, meshtest.Read(b, rd), "msgs/s")
 		})
@@ -90,16 +79,7 @@ func BenchmarkSubscribe(b *testing.B) {
 		for _, kind := range []string{"sse", "ws"} {
 			b.Run(kind+"-"+size.Name, func(b *testing.B) {
 				e := startBench(b)
-				inf, err := e.pub.NewInformer(scope.MustParse("/bench/"))
-				if err != nil {
-					b.Fatal(err)
-				}
-				send := func() {
-					ev := &client.Event{Event: notification.Event{WireSchema: "bytes", Data: data}}
-					if err := inf.PublishEvent(context.Background(), ev); err != nil {
-						b.Fatal(err)
-					}
-				}
+				send := meshtest.Publisher(b, e.pub, "/bench/", "bytes", data)
 				meshtest.Measure(b, send, subscriber(b, e, kind), "msgs/s")
 			})
 		}

@@ -3,7 +3,6 @@ package meshmessage
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"net"
 	"testing"
@@ -12,8 +11,6 @@ import (
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/client/clienttest"
 	"github.com/rsbd/rsbd/mesh/internal/meshtest"
-	"github.com/rsbd/rsbd/notification"
-	"github.com/rsbd/rsbd/scope"
 )
 
 // benchEnv is a node with the listener embedded and two socket clients.
@@ -77,16 +74,7 @@ func BenchmarkPublish(b *testing.B) {
 		data := bytes.Repeat([]byte("x"), size.N)
 		b.Run("socket-"+size.Name, func(b *testing.B) {
 			e := startBench(b)
-			inf, err := e.pub.NewInformer(scope.MustParse("/bench/"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			send := func() {
-				ev := &client.Event{Event: notification.Event{WireSchema: TextSchema, Data: data}}
-				if err := inf.PublishEvent(context.Background(), ev); err != nil {
-					b.Fatal(err)
-				}
-			}
+			send := meshtest.Publisher(b, e.pub, "/bench/", TextSchema, data)
 			meshtest.Measure(b, send, meshtest.Read(b, meshtest.ReaderReady(b, e.sub, "/bench/", send)), "events/s")
 		})
 		b.Run("meshmessage-"+size.Name, func(b *testing.B) {
@@ -126,16 +114,7 @@ func BenchmarkSubscribe(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			inf, err := e.pub.NewInformer(scope.MustParse("/bench/"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			send := func() {
-				ev := &client.Event{Event: notification.Event{WireSchema: TextSchema, Data: data}}
-				if err := inf.PublishEvent(context.Background(), ev); err != nil {
-					b.Fatal(err)
-				}
-			}
+			send := meshtest.Publisher(b, e.pub, "/bench/", TextSchema, data)
 			recv := func(timeout time.Duration) bool {
 				deadline := time.After(timeout)
 				for {

@@ -8,6 +8,7 @@ import (
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/internal/rttstat"
 	"github.com/rsbd/rsbd/node"
+	"github.com/rsbd/rsbd/notification"
 	"github.com/rsbd/rsbd/scope"
 )
 
@@ -97,4 +98,20 @@ func Measure(b *testing.B, send, recv func(), rateUnit string) {
 	rttstat.Report(b, lat)
 	b.ReportMetric(float64(len(lat))/sum.Seconds(), rateUnit)
 	b.ReportMetric(0, "ns/op")
+}
+
+// Publisher returns a send function for Measure: it publishes one event
+// of schema with data on sc through an informer of bus.
+func Publisher(b *testing.B, bus *client.Bus, sc, schema string, data []byte) func() {
+	b.Helper()
+	inf, err := bus.NewInformer(scope.MustParse(sc))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		ev := &client.Event{Event: notification.Event{WireSchema: schema, Data: data}}
+		if err := inf.PublishEvent(context.Background(), ev); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
