@@ -2,7 +2,6 @@ package amqp091
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,11 +19,7 @@ import (
 // timeout bounds every wait of these tests: generous, the host is loaded.
 const timeout = 60 * time.Second
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	brokertest.StopShared()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { brokertest.Main(m) }
 
 // queueName returns a queue name of its own for the test.
 func queueName(t *testing.T) string {
@@ -180,13 +175,7 @@ func TestRabbitMQOrderIsKeptBothWays(t *testing.T) {
 	s, _ := b.NewSender(context.Background(), q)
 	defer s.Close()
 	const n, batch = 500, 50
-	for i := 0; i < n; i += batch {
-		events := make([]*cloudevent.Event, 0, batch)
-		for j := i; j < i+batch; j++ {
-			events = append(events, bridgetest.SeqEvent(j))
-		}
-		bridgetest.SendAll(t, s, events, timeout)
-	}
+	bridgetest.SendStream(t, s, n, batch, bridgetest.SeqEvent, nil, timeout)
 	in := bridgetest.Inbound(t, mustReceiver(t, b, q), 4096)
 	for i := range n {
 		got := bridgetest.Next(t, in, timeout)

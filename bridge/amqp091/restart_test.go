@@ -8,7 +8,6 @@ import (
 	"github.com/rsbd/rsbd/bridge"
 	"github.com/rsbd/rsbd/bridge/bridgetest"
 	"github.com/rsbd/rsbd/bridge/internal/brokertest"
-	"github.com/rsbd/rsbd/cloudevent"
 	"github.com/rsbd/rsbd/internal/testutil"
 )
 
@@ -34,21 +33,7 @@ func TestRabbitMQRestartLosesNoAcknowledgedEvent(t *testing.T) {
 	// Out: the restart happens while batches are being sent.
 	s, _ := b.NewSender(context.Background(), "restart.out")
 	defer s.Close()
-	retries := 0
-	var restarted <-chan error
-	for i := 0; i < n; i += batch {
-		if i >= n/2 && restarted == nil {
-			restarted = node.RestartAsync()
-		}
-		events := make([]*cloudevent.Event, 0, batch)
-		for j := i; j < i+batch; j++ {
-			events = append(events, bridgetest.SeqEvent(j))
-		}
-		retries += bridgetest.SendAll(t, s, events, timeout)
-	}
-	if err := <-restarted; err != nil {
-		t.Fatal(err)
-	}
+	retries := bridgetest.SendStream(t, s, n, batch, bridgetest.SeqEvent, node.RestartAsync, timeout)
 	ch := channel(t, node.URL091())
 	out := map[int]bool{}
 	testutil.WaitFor(t, timeout, "every confirmed event in the queue", func() bool {
@@ -83,7 +68,7 @@ func TestRabbitMQRestartLosesNoAcknowledgedEvent(t *testing.T) {
 	}
 	in := bridgetest.Inbound(t, mustReceiver(t, b, "restart.in"), 0)
 	seen, redelivered := map[int]bool{}, 0
-	restarted = nil
+	var restarted <-chan error
 	for len(seen) < n {
 		m := bridgetest.Next(t, in, timeout)
 		if m.Event == nil {

@@ -2,7 +2,6 @@ package amqp1
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,11 +18,7 @@ import (
 // timeout bounds every wait of these tests: generous, the host is loaded.
 const timeout = 60 * time.Second
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	brokertest.StopShared()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { brokertest.Main(m) }
 
 // queue returns an address of RabbitMQ's AMQP 1.0 plugin for the test.
 func queue(t *testing.T, suffix string) string {

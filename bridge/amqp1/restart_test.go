@@ -13,7 +13,6 @@ import (
 	"github.com/rsbd/rsbd/bridge"
 	"github.com/rsbd/rsbd/bridge/bridgetest"
 	"github.com/rsbd/rsbd/bridge/internal/brokertest"
-	"github.com/rsbd/rsbd/cloudevent"
 )
 
 // openBroker opens the kind's Broker on url in format f.
@@ -57,15 +56,7 @@ func queueDepth(node *brokertest.RabbitMQ, name string) string {
 // how many messages repeated one.
 func drain(t *testing.T, node *brokertest.RabbitMQ, name string) (seqs map[int]bool, dups int) {
 	t.Helper()
-	conn, err := amqp091.Dial(node.URL091())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ch := channel091(t, node)
 	seqs = map[int]bool{}
 	for {
 		d, ok, err := ch.Get(name, true)
@@ -86,17 +77,6 @@ func drain(t *testing.T, node *brokertest.RabbitMQ, name string) (seqs map[int]b
 		}
 		seqs[data.N] = true
 	}
-}
-
-// missing lists the numbers below n not in seen.
-func missing(seen map[int]bool, n int) []int {
-	var m []int
-	for i := range n {
-		if !seen[i] {
-			m = append(m, i)
-		}
-	}
-	return m
 }
 
 // encodedStream returns events 0 to n-1 as binary messages.
@@ -126,26 +106,12 @@ func TestAMQP1SenderLosesNoAcceptedEventAcrossABrokerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer snd.Close()
-	retries := 0
-	var restarted <-chan error
-	for i := 0; i < n; i += batch {
-		if i >= n/2 && restarted == nil {
-			restarted = node.RestartAsync()
-		}
-		events := make([]*cloudevent.Event, 0, batch)
-		for j := i; j < i+batch; j++ {
-			events = append(events, bridgetest.Event(j, 64))
-		}
-		retries += bridgetest.SendAll(t, snd, events, timeout)
-	}
-	if err := <-restarted; err != nil {
-		t.Fatal(err)
-	}
+	retries := bridgetest.SendStream(t, snd, n, batch, bridgetest.SizedEvent(64), node.RestartAsync, timeout)
 	depth := queueDepth(node, "restart.out")
 	seen, dups := drain(t, node, "restart.out")
 	if len(seen) != n {
 		t.Fatalf("the queue (%s) holds %d of %d accepted events (%d batches sent again, %d duplicates); missing %v",
-			depth, len(seen), n, retries, dups, missing(seen, n))
+			depth, len(seen), n, retries, dups, bridgetest.Missing(seen, n))
 	}
 	t.Logf("all %d accepted events in the queue after the restart; %d batches sent again, %d duplicates", n, retries, dups)
 }
@@ -181,7 +147,7 @@ func TestAMQP1ReceiverLosesNoMessageAcrossABrokerRestart(t *testing.T) {
 			seen[bridgetest.Seq(m.Event)] = true
 		case <-time.After(timeout):
 			t.Fatalf("the receiver delivered %d of %d messages (%d twice), then nothing for %v; the queue: %s; missing %v",
-				len(seen), n, dups, timeout, queueDepth(node, "restart.in"), missing(seen, n))
+				len(seen), n, dups, timeout, queueDepth(node, "restart.in"), bridgetest.Missing(seen, n))
 		}
 		if len(seen) == n/2 && restarted == nil {
 			restarted = node.RestartAsync()

@@ -3,4 +3,9 @@
 // CloudEvents numbered for order checks, reading events off the bus, and
 // broker servers started as child processes (on a free loopback port,
 // killed at the end of the test, restartable on the same port).
+//
+// Beside those: the binding tests' sample event and comparison (Sample,
+// SameEvent); receivers and senders driven as the bridge runner drives
+// them (Inbound, Next, SendAll, SendStream); and the restart tests' halves
+// (PublishAcrossRestart, ReadInOrder, RoundTripAcrossRestart).
 package bridgetest

@@ -82,3 +82,48 @@ func SendAll(t testing.TB, s bridge.Sender, events []*cloudevent.Event, timeout 
 		}
 	}
 }
+
+// SendStream sends events 0 to n-1, made by event, through s in batches
+// of batch, each with SendAll. With restart set, it calls restart (which
+// restarts the broker in the background and reports the outcome) before
+// the first batch of the second half, and waits for that restart to end
+// before it returns. It returns how many times a batch was sent again.
+func SendStream(t testing.TB, s bridge.Sender, n, batch int, event func(int) *cloudevent.Event,
+	restart func() <-chan error, timeout time.Duration) (retries int) {
+	t.Helper()
+	var restarted <-chan error
+	for i := 0; i < n; i += batch {
+		if restart != nil && i >= n/2 && restarted == nil {
+			restarted = restart()
+		}
+		events := make([]*cloudevent.Event, 0, batch)
+		for j := i; j < min(n, i+batch); j++ {
+			events = append(events, event(j))
+		}
+		retries += SendAll(t, s, events, timeout)
+	}
+	if restarted != nil {
+		if err := <-restarted; err != nil {
+			t.Fatal(err)
+		}
+	}
+	return retries
+}
+
+// SizedEvent returns Event with payloads of at least size bytes, as
+// SendStream's event.
+func SizedEvent(size int) func(int) *cloudevent.Event {
+	return func(i int) *cloudevent.Event { return Event(i, size) }
+}
+
+// Missing lists the numbers below n not in seen: what a failing stream
+// test names as lost.
+func Missing(seen map[int]bool, n int) []int {
+	var m []int
+	for i := range n {
+		if !seen[i] {
+			m = append(m, i)
+		}
+	}
+	return m
+}
