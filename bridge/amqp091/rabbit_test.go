@@ -36,21 +36,6 @@ func openBroker(t *testing.T, url string, f bridge.Format, opts map[string]strin
 	return b
 }
 
-// channel returns a plain channel of the test on the node.
-func channel(t *testing.T, url string) *amqp.Channel {
-	t.Helper()
-	conn, err := amqp.Dial(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ch
-}
-
 // declare declares a durable queue.
 func declare(t *testing.T, ch *amqp.Channel, q string) {
 	t.Helper()
@@ -81,7 +66,7 @@ func TestRabbitMQBinaryOutHasHeadersAndConfirms(t *testing.T) {
 	s, _ := openBroker(t, node.URL091(), bridge.FormatDefault, nil).NewSender(context.Background(), q)
 	defer s.Close()
 	bridgetest.SendAll(t, s, []*cloudevent.Event{bridgetest.Sample()}, timeout)
-	d := get(t, channel(t, node.URL091()), q)
+	d := get(t, node.Channel091(t), q)
 	if d.Headers["cloudEvents:id"] != "e-1" || d.Headers["cloudEvents:specversion"] != "1.0" || d.ContentType != "application/json" ||
 		string(d.Body) != `{"c":21.5}` || d.DeliveryMode != amqp.Persistent {
 		t.Fatalf("delivery %+v", d)
@@ -121,7 +106,7 @@ func mustReceiver(t *testing.T, b bridge.Broker, q string) bridge.Receiver {
 func TestRabbitMQPlainMessageFromTheGoClientIsAnEvent(t *testing.T) {
 	node := brokertest.Shared(t)
 	q := queueName(t)
-	ch := channel(t, node.URL091())
+	ch := node.Channel091(t)
 	declare(t, ch, q)
 	ctx := context.Background()
 	ts := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
@@ -144,7 +129,7 @@ func TestRabbitMQPlainMessageFromTheGoClientIsAnEvent(t *testing.T) {
 func TestRabbitMQMalformedMessagesAreHandedOnWithAReason(t *testing.T) {
 	node := brokertest.Shared(t)
 	q := queueName(t)
-	ch := channel(t, node.URL091())
+	ch := node.Channel091(t)
 	declare(t, ch, q)
 	ctx := context.Background()
 	for _, p := range []amqp.Publishing{

@@ -34,7 +34,7 @@ func TestRabbitMQRestartLosesNoAcknowledgedEvent(t *testing.T) {
 	s, _ := b.NewSender(context.Background(), "restart.out")
 	defer s.Close()
 	retries := bridgetest.SendStream(t, s, n, batch, bridgetest.SeqEvent, node.RestartAsync, timeout)
-	ch := channel(t, node.URL091())
+	ch := node.Channel091(t)
 	out := map[int]bool{}
 	testutil.WaitFor(t, timeout, "every confirmed event in the queue", func() bool {
 		for {

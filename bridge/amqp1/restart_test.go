@@ -56,7 +56,7 @@ func queueDepth(node *brokertest.RabbitMQ, name string) string {
 // how many messages repeated one.
 func drain(t *testing.T, node *brokertest.RabbitMQ, name string) (seqs map[int]bool, dups int) {
 	t.Helper()
-	ch := channel091(t, node)
+	ch := node.Channel091(t)
 	seqs = map[int]bool{}
 	for {
 		d, ok, err := ch.Get(name, true)

@@ -6,41 +6,17 @@ import (
 	"testing"
 	"time"
 
-	amqp091 "github.com/rabbitmq/amqp091-go"
-
 	"github.com/rsbd/rsbd/bridge"
 	"github.com/rsbd/rsbd/bridge/bridgetest"
 	"github.com/rsbd/rsbd/bridge/internal/brokertest"
 )
-
-// channel091 returns a channel to node over AMQP 0.9.1, its connection
-// closed at the end of the test.
-func channel091(t testing.TB, node *brokertest.RabbitMQ) *amqp091.Channel {
-	t.Helper()
-	conn, err := amqp091.Dial(node.URL091())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ch
-}
 
 // durableQueue declares a durable queue (over AMQP 0.9.1, which RabbitMQ's
 // AMQP 1.0 plugin cannot do) empty, and returns its AMQP 1.0 address
 // /amq/queue/NAME.
 func durableQueue(t testing.TB, node *brokertest.RabbitMQ, name string) string {
 	t.Helper()
-	ch := channel091(t, node)
-	if _, err := ch.QueueDelete(name, false, false, false); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ch.QueueDeclare(name, true, false, false, false, nil); err != nil {
-		t.Fatal(err)
-	}
+	brokertest.FreshQueue(t, node.Channel091(t), name)
 	return "/amq/queue/" + name
 }
 

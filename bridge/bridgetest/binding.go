@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbd/rsbd/bridge"
 	"github.com/rsbd/rsbd/cloudevent"
 )
 
@@ -50,5 +51,17 @@ func SameEvent(t testing.TB, got, want *cloudevent.Event, broker map[string]stri
 		got.DataContentType != w.DataContentType || got.DataSchema != w.DataSchema || !maps.Equal(got.Extensions, w.Extensions) ||
 		string(got.Data) != string(w.Data) {
 		t.Fatalf("got  %+v\nwant %+v", got, &w)
+	}
+}
+
+// Refused fails the test unless err, what a decoder returned for the
+// malformed message of case name, is a refusal for reason want.
+func Refused(t testing.TB, name string, err error, want bridge.Reason) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("%s: decoded", name)
+	}
+	if r := bridge.ReasonOf(err); r != want {
+		t.Errorf("%s: reason %s, want %s (%v)", name, r, want, err)
 	}
 }

@@ -136,12 +136,7 @@ func TestMalformedMessagesNameTheirReason(t *testing.T) {
 	} {
 		tc.m.Topic = "t"
 		_, err := Decode(&tc.m, tc.f, "t-1", bridgetest.At)
-		if err == nil {
-			t.Fatalf("%s: decoded", tc.name)
-		}
-		if r := bridge.ReasonOf(err); r != tc.want {
-			t.Errorf("%s: reason %s, want %s (%v)", tc.name, r, tc.want, err)
-		}
+		bridgetest.Refused(t, tc.name, err, tc.want)
 	}
 }
 
