@@ -15,6 +15,10 @@ import (
 // an event whose message carries none.
 var At = time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 
+// Formats are the formats a bridge writes and reads, for the tests that
+// run one case each.
+var Formats = []bridge.Format{bridge.FormatBinary, bridge.FormatStructured, bridge.FormatRaw, bridge.FormatFrame}
+
 // Sample returns an event with every kind of attribute: the optional
 // ones, an extension and JSON data.
 func Sample() *cloudevent.Event {

@@ -4,8 +4,9 @@
 // broker servers started as child processes (on a free loopback port,
 // killed at the end of the test, restartable on the same port).
 //
-// Beside those: the binding tests' sample event and comparison (Sample,
-// SameEvent); receivers and senders driven as the bridge runner drives
+// Beside those: the formats every bridge has (Formats); the binding
+// tests' sample event, comparison and refusal check (Sample, SameEvent,
+// Refused); receivers and senders driven as the bridge runner drives
 // them (Inbound, Next, SendAll, SendStream); and the restart tests' halves
 // (PublishAcrossRestart, ReadInOrder, RoundTripAcrossRestart).
 package bridgetest
