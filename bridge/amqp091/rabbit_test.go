@@ -44,6 +44,19 @@ func declare(t *testing.T, ch *amqp.Channel, q string) {
 	}
 }
 
+// publishTo declares the durable queue q on node and publishes ps to it,
+// in order, over a plain channel of the test.
+func publishTo(t *testing.T, node *brokertest.RabbitMQ, q string, ps ...amqp.Publishing) {
+	t.Helper()
+	ch := node.Channel091(t)
+	declare(t, ch, q)
+	for _, p := range ps {
+		if err := ch.PublishWithContext(context.Background(), "", q, false, false, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // get reads the next message of q, waiting for it.
 func get(t *testing.T, ch *amqp.Channel, q string) amqp.Delivery {
 	t.Helper()
@@ -106,16 +119,9 @@ func mustReceiver(t *testing.T, b bridge.Broker, q string) bridge.Receiver {
 func TestRabbitMQPlainMessageFromTheGoClientIsAnEvent(t *testing.T) {
 	node := brokertest.Shared(t)
 	q := queueName(t)
-	ch := node.Channel091(t)
-	declare(t, ch, q)
-	ctx := context.Background()
 	ts := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-	if err := ch.PublishWithContext(ctx, "", q, false, false, amqp.Publishing{MessageId: "order-42", Timestamp: ts, Body: []byte(`{"qty":3}`)}); err != nil {
-		t.Fatal(err)
-	}
-	if err := ch.PublishWithContext(ctx, "", q, false, false, amqp.Publishing{Body: []byte("no id")}); err != nil {
-		t.Fatal(err)
-	}
+	publishTo(t, node, q, amqp.Publishing{MessageId: "order-42", Timestamp: ts, Body: []byte(`{"qty":3}`)},
+		amqp.Publishing{Body: []byte("no id")})
 	in := bridgetest.Inbound(t, mustReceiver(t, openBroker(t, node.URL091(), bridge.FormatBinary, nil), q), 4096)
 	first, second := bridgetest.Next(t, in, timeout), bridgetest.Next(t, in, timeout)
 	want := &cloudevent.Event{ID: "order-42", Source: "/rabbitmq/" + q, Type: bridge.FallbackType, Time: cloudevent.FormatTime(ts),
@@ -129,19 +135,11 @@ func TestRabbitMQPlainMessageFromTheGoClientIsAnEvent(t *testing.T) {
 func TestRabbitMQMalformedMessagesAreHandedOnWithAReason(t *testing.T) {
 	node := brokertest.Shared(t)
 	q := queueName(t)
-	ch := node.Channel091(t)
-	declare(t, ch, q)
-	ctx := context.Background()
-	for _, p := range []amqp.Publishing{
-		{ContentType: cloudevent.MediaType, Body: []byte(`{"specversion":"1.0",`)},
-		{Headers: amqp.Table{"cloudEvents:specversion": "1.0", "cloudEvents:id": "1", "cloudEvents:source": "/s",
+	publishTo(t, node, q,
+		amqp.Publishing{ContentType: cloudevent.MediaType, Body: []byte(`{"specversion":"1.0",`)},
+		amqp.Publishing{Headers: amqp.Table{"cloudEvents:specversion": "1.0", "cloudEvents:id": "1", "cloudEvents:source": "/s",
 			"cloudEvents:type": "t", "cloudEvents:Not_Valid": "v"}, Body: []byte("x")},
-		{MessageId: "fine", Body: []byte("fine")},
-	} {
-		if err := ch.PublishWithContext(ctx, "", q, false, false, p); err != nil {
-			t.Fatal(err)
-		}
-	}
+		amqp.Publishing{MessageId: "fine", Body: []byte("fine")})
 	in := bridgetest.Inbound(t, mustReceiver(t, openBroker(t, node.URL091(), bridge.FormatBinary, nil), q), 4096)
 	for _, want := range []bridge.Reason{bridge.ReasonJSON, bridge.ReasonAttribute} {
 		if got := bridgetest.Next(t, in, timeout); got.Event != nil || got.Reason != want || len(got.Payload) == 0 {
