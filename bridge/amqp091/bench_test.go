@@ -37,21 +37,8 @@ func benchFill(b *testing.B, ch *amqp.Channel, q string, n int) {
 
 // benchQueue returns a fresh durable queue and a channel on the node.
 func benchQueue(b *testing.B, node *brokertest.RabbitMQ, name string) *amqp.Channel {
-	conn, err := amqp.Dial(node.URL091())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = conn.Close() })
-	ch, err := conn.Channel()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := ch.QueueDelete(name, false, false, false); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := ch.QueueDeclare(name, true, false, false, false, nil); err != nil {
-		b.Fatal(err)
-	}
+	ch := node.Channel091(b)
+	brokertest.FreshQueue(b, ch, name)
 	return ch
 }
 

@@ -8,35 +8,14 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/rsbd/rsbd/bridge"
+	"github.com/rsbd/rsbd/bridge/bridgetest"
 	"github.com/rsbd/rsbd/cloudevent"
 )
-
-// sample returns an event with every kind of attribute.
-func sample() *cloudevent.Event {
-	return &cloudevent.Event{
-		ID: "e-1", Source: "/sensors/7", Type: "com.example.reading", Subject: "temp",
-		Time: "2026-01-02T03:04:05.123456Z", DataContentType: "application/json",
-		DataSchema: "https://example.com/schema", Extensions: map[string]string{"partitionkey": "k1"},
-		Data: []byte(`{"c":21.5}`),
-	}
-}
-
-var at = time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 
 // sameEvent fails unless got is want with the broker extensions.
 func sameEvent(t *testing.T, got, want *cloudevent.Event, key, redelivered string) {
 	t.Helper()
-	w := *want
-	w.Extensions = maps.Clone(want.Extensions)
-	if w.Extensions == nil {
-		w.Extensions = map[string]string{}
-	}
-	w.Extensions[ExtRoutingKey], w.Extensions[ExtRedelivered] = key, redelivered
-	if got.ID != w.ID || got.Source != w.Source || got.Type != w.Type || got.Subject != w.Subject || got.Time != w.Time ||
-		got.DataContentType != w.DataContentType || got.DataSchema != w.DataSchema || !maps.Equal(got.Extensions, w.Extensions) ||
-		string(got.Data) != string(w.Data) {
-		t.Fatalf("got  %+v\nwant %+v", got, &w)
-	}
+	bridgetest.SameEvent(t, got, want, map[string]string{ExtRoutingKey: key, ExtRedelivered: redelivered})
 }
 
 // delivery returns the Delivery of a publishing, as the broker gives it.
@@ -46,7 +25,7 @@ func delivery(p amqp.Publishing, key string) *Delivery {
 }
 
 func TestBinaryHeadersAndContentType(t *testing.T) {
-	p, err := Encode(bridge.FormatBinary, sample())
+	p, err := Encode(bridge.FormatBinary, bridgetest.Sample())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,18 +36,18 @@ func TestBinaryHeadersAndContentType(t *testing.T) {
 		p.DeliveryMode != amqp.Persistent || p.MessageId != "e-1" {
 		t.Fatalf("publishing %+v", p)
 	}
-	got, err := Decode(delivery(p, "rk"), bridge.FormatBinary, "q-1", at)
+	got, err := Decode(delivery(p, "rk"), bridge.FormatBinary, "q-1", bridgetest.At)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameEvent(t, got, sample(), "rk", "false")
+	sameEvent(t, got, bridgetest.Sample(), "rk", "false")
 }
 
 func TestUnderscoreHeadersAndTypedValuesAreRead(t *testing.T) {
 	d := &Delivery{Queue: "q", RoutingKey: "k", Redelivered: true, ContentType: "text/plain", Body: []byte("hi"), Headers: amqp.Table{
 		"cloudEvents_specversion": "1.0", "cloudEvents_id": "x", "cloudEvents_source": "/s", "cloudEvents_type": "t",
 		"cloudEvents_count": int32(7), "cloudEvents_ok": true, "other": "ignored"}}
-	got, err := Decode(d, bridge.FormatBinary, "q-1", at)
+	got, err := Decode(d, bridge.FormatBinary, "q-1", bridgetest.At)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,26 +58,26 @@ func TestUnderscoreHeadersAndTypedValuesAreRead(t *testing.T) {
 
 func TestEveryFormatRoundTrips(t *testing.T) {
 	for _, f := range []bridge.Format{bridge.FormatStructured, bridge.FormatFrame} {
-		p, err := Encode(f, sample())
+		p, err := Encode(f, bridgetest.Sample())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.ContentType != bridge.ContentType(f, sample()) || len(p.Headers) != 0 {
+		if p.ContentType != bridge.ContentType(f, bridgetest.Sample()) || len(p.Headers) != 0 {
 			t.Fatalf("%v: publishing %+v", f, p)
 		}
-		got, err := Decode(delivery(p, "k"), f, "q-1", at)
+		got, err := Decode(delivery(p, "k"), f, "q-1", bridgetest.At)
 		if err != nil {
 			t.Fatalf("%v: %v", f, err)
 		}
-		sameEvent(t, got, sample(), "k", "false")
+		sameEvent(t, got, bridgetest.Sample(), "k", "false")
 	}
 	// A binary bridge reads a structured message by its content type.
-	p, _ := Encode(bridge.FormatStructured, sample())
-	got, err := Decode(delivery(p, "k"), bridge.FormatBinary, "q-1", at)
+	p, _ := Encode(bridge.FormatStructured, bridgetest.Sample())
+	got, err := Decode(delivery(p, "k"), bridge.FormatBinary, "q-1", bridgetest.At)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameEvent(t, got, sample(), "k", "false")
+	sameEvent(t, got, bridgetest.Sample(), "k", "false")
 }
 
 func TestAttributelessMessages(t *testing.T) {
@@ -112,12 +91,12 @@ func TestAttributelessMessages(t *testing.T) {
 		{"message id and timestamp", bridge.FormatBinary, Delivery{MessageID: "m-42", Timestamp: ts, Body: []byte(`[1,2]`)},
 			cloudevent.Event{ID: "m-42", Time: cloudevent.FormatTime(ts), DataContentType: bridge.ContentJSON}},
 		{"neither", bridge.FormatBinary, Delivery{Body: []byte("plain")},
-			cloudevent.Event{ID: "q-1", Time: cloudevent.FormatTime(at), DataContentType: bridge.ContentText}},
+			cloudevent.Event{ID: "q-1", Time: cloudevent.FormatTime(bridgetest.At), DataContentType: bridge.ContentText}},
 		{"own content type, raw", bridge.FormatRaw, Delivery{ContentType: "image/png", Body: []byte{1, 2}, Headers: amqp.Table{"cloudEvents:id": "ignored"}},
-			cloudevent.Event{ID: "q-1", Time: cloudevent.FormatTime(at), DataContentType: "image/png"}},
+			cloudevent.Event{ID: "q-1", Time: cloudevent.FormatTime(bridgetest.At), DataContentType: "image/png"}},
 	} {
 		tc.d.Queue, tc.d.RoutingKey = "q", "q"
-		got, err := Decode(&tc.d, tc.f, "q-1", at)
+		got, err := Decode(&tc.d, tc.f, "q-1", bridgetest.At)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -143,13 +122,8 @@ func TestMalformedMessagesNameTheirReason(t *testing.T) {
 		{"too many headers", bridge.FormatBinary, Delivery{Headers: manyHeaders()}, bridge.ReasonTooLarge},
 	} {
 		tc.d.Queue = "q"
-		_, err := Decode(&tc.d, tc.f, "q-1", at)
-		if err == nil {
-			t.Fatalf("%s: decoded", tc.name)
-		}
-		if r := bridge.ReasonOf(err); r != tc.want {
-			t.Errorf("%s: reason %s, want %s (%v)", tc.name, r, tc.want, err)
-		}
+		_, err := Decode(&tc.d, tc.f, "q-1", bridgetest.At)
+		bridgetest.Refused(t, tc.name, err, tc.want)
 	}
 }
 

@@ -41,7 +41,7 @@ func TestRabbitMQBridgeBothWaysThroughTheBusInEveryFormat(t *testing.T) {
 	for _, f := range []bridge.Format{bridge.FormatBinary, bridge.FormatStructured, bridge.FormatFrame, bridge.FormatRaw} {
 		t.Run(f.String(), func(t *testing.T) {
 			q := queueName(t)
-			ch := channel(t, node.URL091())
+			ch := node.Channel091(t)
 			declare(t, ch, q+".in")
 			declare(t, ch, q+".out")
 			const n = 30
@@ -76,7 +76,7 @@ func TestRabbitMQBridgeBothWaysThroughTheBusInEveryFormat(t *testing.T) {
 			for i := range n {
 				d := get(t, ch, q+".out")
 				in := Delivery{Queue: q + ".out", RoutingKey: d.RoutingKey, MessageID: d.MessageId, ContentType: d.ContentType, Headers: d.Headers, Body: d.Body}
-				e, err := Decode(&in, f, "x", at)
+				e, err := Decode(&in, f, "x", bridgetest.At)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -95,7 +95,7 @@ func TestRabbitMQBridgeBothWaysThroughTheBusInEveryFormat(t *testing.T) {
 func TestRabbitMQDeadLettersGoToABrokerQueue(t *testing.T) {
 	node := brokertest.Shared(t)
 	q := queueName(t)
-	ch := channel(t, node.URL091())
+	ch := node.Channel091(t)
 	declare(t, ch, q+".in")
 	for _, p := range []amqp.Publishing{
 		{ContentType: cloudevent.MediaType, MessageId: "bad-1", Body: []byte(`{"specversion":"1.0",`)},

@@ -2,9 +2,6 @@ package amqp091
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +10,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/rsbd/rsbd/bridge"
+	"github.com/rsbd/rsbd/bridge/bridgetest"
 	"github.com/rsbd/rsbd/bridge/internal/brokertest"
 	"github.com/rsbd/rsbd/cloudevent"
 	"github.com/rsbd/rsbd/internal/testutil"
@@ -21,11 +19,7 @@ import (
 // timeout bounds every wait of these tests: generous, the host is loaded.
 const timeout = 60 * time.Second
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	brokertest.StopShared()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { brokertest.Main(m) }
 
 // queueName returns a queue name of its own for the test.
 func queueName(t *testing.T) string {
@@ -42,26 +36,24 @@ func openBroker(t *testing.T, url string, f bridge.Format, opts map[string]strin
 	return b
 }
 
-// channel returns a plain channel of the test on the node.
-func channel(t *testing.T, url string) *amqp.Channel {
-	t.Helper()
-	conn, err := amqp.Dial(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ch
-}
-
 // declare declares a durable queue.
 func declare(t *testing.T, ch *amqp.Channel, q string) {
 	t.Helper()
 	if _, err := ch.QueueDeclare(q, true, false, false, false, nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// publishTo declares the durable queue q on node and publishes ps to it,
+// in order, over a plain channel of the test.
+func publishTo(t *testing.T, node *brokertest.RabbitMQ, q string, ps ...amqp.Publishing) {
+	t.Helper()
+	ch := node.Channel091(t)
+	declare(t, ch, q)
+	for _, p := range ps {
+		if err := ch.PublishWithContext(context.Background(), "", q, false, false, p); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -81,88 +73,13 @@ func get(t *testing.T, ch *amqp.Channel, q string) amqp.Delivery {
 	return d
 }
 
-// inbound runs r as the runner does and returns what it delivers, through
-// a channel of buf messages: with 0, the receiver acknowledges a message
-// only once the test took it.
-func inbound(t *testing.T, r bridge.Receiver, buf int) <-chan bridge.Message {
-	t.Helper()
-	out := make(chan bridge.Message, buf)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			err := r.Receive(ctx, func(ctx context.Context, m bridge.Message) error {
-				select {
-				case out <- m:
-					return nil
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			})
-			if errors.Is(err, bridge.ErrClosed) {
-				return
-			}
-			if err != nil && ctx.Err() == nil {
-				select {
-				case <-time.After(50 * time.Millisecond): // the runner's back-off
-				case <-ctx.Done():
-				}
-			}
-		}
-	}()
-	t.Cleanup(func() { cancel(); _ = r.Close(); <-done })
-	return out
-}
-
-// next returns the next message of ch.
-func next(t *testing.T, ch <-chan bridge.Message) bridge.Message {
-	t.Helper()
-	select {
-	case m := <-ch:
-		return m
-	case <-time.After(timeout):
-		t.Fatal("no message")
-	}
-	return bridge.Message{}
-}
-
-// sendAll sends events as the runner does: a failed batch again until the
-// broker takes it.
-func sendAll(t *testing.T, s bridge.Sender, events []*cloudevent.Event) (retries int) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		err := s.Send(ctx, events)
-		cancel()
-		if err == nil {
-			return retries
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("send: %v", err)
-		}
-		retries++
-		<-time.After(50 * time.Millisecond) // the runner's back-off
-	}
-}
-
-// seqEvent is event number i of a stream.
-func seqEvent(i int) *cloudevent.Event {
-	e := sample()
-	e.ID = "seq-" + strconv.Itoa(i)
-	e.Extensions = map[string]string{"seq": strconv.Itoa(i)}
-	e.Data = fmt.Appendf(nil, `{"seq":%d}`, i)
-	return e
-}
-
 func TestRabbitMQBinaryOutHasHeadersAndConfirms(t *testing.T) {
 	node := brokertest.Shared(t)
 	q := queueName(t)
 	s, _ := openBroker(t, node.URL091(), bridge.FormatDefault, nil).NewSender(context.Background(), q)
 	defer s.Close()
-	sendAll(t, s, []*cloudevent.Event{sample()})
-	d := get(t, channel(t, node.URL091()), q)
+	bridgetest.SendAll(t, s, []*cloudevent.Event{bridgetest.Sample()}, timeout)
+	d := get(t, node.Channel091(t), q)
 	if d.Headers["cloudEvents:id"] != "e-1" || d.Headers["cloudEvents:specversion"] != "1.0" || d.ContentType != "application/json" ||
 		string(d.Body) != `{"c":21.5}` || d.DeliveryMode != amqp.Persistent {
 		t.Fatalf("delivery %+v", d)
@@ -173,20 +90,20 @@ func TestRabbitMQExchangeAndRoutingKeyBothWays(t *testing.T) {
 	node := brokertest.Shared(t)
 	q := queueName(t)
 	b := openBroker(t, node.URL091(), bridge.FormatBinary, map[string]string{"bind": "amq.topic/sensors.#"})
-	in := inbound(t, mustReceiver(t, b, q), 4096)
+	in := bridgetest.Inbound(t, mustReceiver(t, b, q), 4096)
 	s, _ := b.NewSender(context.Background(), "amq.topic/sensors.temp")
 	defer s.Close()
 	// The receiver declares and binds the queue when it starts; send until
 	// the first event arrives.
 	var got bridge.Message
 	for got.Event == nil {
-		sendAll(t, s, []*cloudevent.Event{sample()})
+		bridgetest.SendAll(t, s, []*cloudevent.Event{bridgetest.Sample()}, timeout)
 		select {
 		case got = <-in:
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-	sameEvent(t, got.Event, sample(), "sensors.temp", "false")
+	sameEvent(t, got.Event, bridgetest.Sample(), "sensors.temp", "false")
 }
 
 // mustReceiver returns the receiver of q.
@@ -202,18 +119,11 @@ func mustReceiver(t *testing.T, b bridge.Broker, q string) bridge.Receiver {
 func TestRabbitMQPlainMessageFromTheGoClientIsAnEvent(t *testing.T) {
 	node := brokertest.Shared(t)
 	q := queueName(t)
-	ch := channel(t, node.URL091())
-	declare(t, ch, q)
-	ctx := context.Background()
 	ts := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-	if err := ch.PublishWithContext(ctx, "", q, false, false, amqp.Publishing{MessageId: "order-42", Timestamp: ts, Body: []byte(`{"qty":3}`)}); err != nil {
-		t.Fatal(err)
-	}
-	if err := ch.PublishWithContext(ctx, "", q, false, false, amqp.Publishing{Body: []byte("no id")}); err != nil {
-		t.Fatal(err)
-	}
-	in := inbound(t, mustReceiver(t, openBroker(t, node.URL091(), bridge.FormatBinary, nil), q), 4096)
-	first, second := next(t, in), next(t, in)
+	publishTo(t, node, q, amqp.Publishing{MessageId: "order-42", Timestamp: ts, Body: []byte(`{"qty":3}`)},
+		amqp.Publishing{Body: []byte("no id")})
+	in := bridgetest.Inbound(t, mustReceiver(t, openBroker(t, node.URL091(), bridge.FormatBinary, nil), q), 4096)
+	first, second := bridgetest.Next(t, in, timeout), bridgetest.Next(t, in, timeout)
 	want := &cloudevent.Event{ID: "order-42", Source: "/rabbitmq/" + q, Type: bridge.FallbackType, Time: cloudevent.FormatTime(ts),
 		DataContentType: bridge.ContentJSON, Data: []byte(`{"qty":3}`)}
 	sameEvent(t, first.Event, want, q, "false")
@@ -225,26 +135,18 @@ func TestRabbitMQPlainMessageFromTheGoClientIsAnEvent(t *testing.T) {
 func TestRabbitMQMalformedMessagesAreHandedOnWithAReason(t *testing.T) {
 	node := brokertest.Shared(t)
 	q := queueName(t)
-	ch := channel(t, node.URL091())
-	declare(t, ch, q)
-	ctx := context.Background()
-	for _, p := range []amqp.Publishing{
-		{ContentType: cloudevent.MediaType, Body: []byte(`{"specversion":"1.0",`)},
-		{Headers: amqp.Table{"cloudEvents:specversion": "1.0", "cloudEvents:id": "1", "cloudEvents:source": "/s",
+	publishTo(t, node, q,
+		amqp.Publishing{ContentType: cloudevent.MediaType, Body: []byte(`{"specversion":"1.0",`)},
+		amqp.Publishing{Headers: amqp.Table{"cloudEvents:specversion": "1.0", "cloudEvents:id": "1", "cloudEvents:source": "/s",
 			"cloudEvents:type": "t", "cloudEvents:Not_Valid": "v"}, Body: []byte("x")},
-		{MessageId: "fine", Body: []byte("fine")},
-	} {
-		if err := ch.PublishWithContext(ctx, "", q, false, false, p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	in := inbound(t, mustReceiver(t, openBroker(t, node.URL091(), bridge.FormatBinary, nil), q), 4096)
+		amqp.Publishing{MessageId: "fine", Body: []byte("fine")})
+	in := bridgetest.Inbound(t, mustReceiver(t, openBroker(t, node.URL091(), bridge.FormatBinary, nil), q), 4096)
 	for _, want := range []bridge.Reason{bridge.ReasonJSON, bridge.ReasonAttribute} {
-		if got := next(t, in); got.Event != nil || got.Reason != want || len(got.Payload) == 0 {
+		if got := bridgetest.Next(t, in, timeout); got.Event != nil || got.Reason != want || len(got.Payload) == 0 {
 			t.Fatalf("got %+v, want reason %s", got, want)
 		}
 	}
-	if got := next(t, in); got.Event == nil || got.Event.ID != "fine" {
+	if got := bridgetest.Next(t, in, timeout); got.Event == nil || got.Event.ID != "fine" {
 		t.Fatalf("after the malformed ones: %+v", got)
 	}
 }
@@ -256,16 +158,10 @@ func TestRabbitMQOrderIsKeptBothWays(t *testing.T) {
 	s, _ := b.NewSender(context.Background(), q)
 	defer s.Close()
 	const n, batch = 500, 50
-	for i := 0; i < n; i += batch {
-		events := make([]*cloudevent.Event, 0, batch)
-		for j := i; j < i+batch; j++ {
-			events = append(events, seqEvent(j))
-		}
-		sendAll(t, s, events)
-	}
-	in := inbound(t, mustReceiver(t, b, q), 4096)
+	bridgetest.SendStream(t, s, n, batch, bridgetest.SeqEvent, nil, timeout)
+	in := bridgetest.Inbound(t, mustReceiver(t, b, q), 4096)
 	for i := range n {
-		got := next(t, in)
+		got := bridgetest.Next(t, in, timeout)
 		if got.Event == nil || got.Event.Extensions["seq"] != strconv.Itoa(i) {
 			t.Fatalf("message %d: %+v", i, got)
 		}

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/rsbd/rsbd/bridge"
+	"github.com/rsbd/rsbd/bridge/bridgetest"
 	"github.com/rsbd/rsbd/bridge/internal/brokertest"
-	"github.com/rsbd/rsbd/cloudevent"
 	"github.com/rsbd/rsbd/internal/testutil"
 )
 
@@ -33,22 +33,8 @@ func TestRabbitMQRestartLosesNoAcknowledgedEvent(t *testing.T) {
 	// Out: the restart happens while batches are being sent.
 	s, _ := b.NewSender(context.Background(), "restart.out")
 	defer s.Close()
-	retries := 0
-	var restarted <-chan error
-	for i := 0; i < n; i += batch {
-		if i >= n/2 && restarted == nil {
-			restarted = node.RestartAsync()
-		}
-		events := make([]*cloudevent.Event, 0, batch)
-		for j := i; j < i+batch; j++ {
-			events = append(events, seqEvent(j))
-		}
-		retries += sendAll(t, s, events)
-	}
-	if err := <-restarted; err != nil {
-		t.Fatal(err)
-	}
-	ch := channel(t, node.URL091())
+	retries := bridgetest.SendStream(t, s, n, batch, bridgetest.SeqEvent, node.RestartAsync, timeout)
+	ch := node.Channel091(t)
 	out := map[int]bool{}
 	testutil.WaitFor(t, timeout, "every confirmed event in the queue", func() bool {
 		for {
@@ -71,7 +57,7 @@ func TestRabbitMQRestartLosesNoAcknowledgedEvent(t *testing.T) {
 	}
 	declare(t, ch, "restart.in")
 	for i := range n {
-		p, _ := Encode(bridge.FormatBinary, seqEvent(i))
+		p, _ := Encode(bridge.FormatBinary, bridgetest.SeqEvent(i))
 		dc, err := ch.PublishWithDeferredConfirmWithContext(context.Background(), "", "restart.in", false, false, p)
 		if err != nil {
 			t.Fatal(err)
@@ -80,11 +66,11 @@ func TestRabbitMQRestartLosesNoAcknowledgedEvent(t *testing.T) {
 			t.Fatal("nack")
 		}
 	}
-	in := inbound(t, mustReceiver(t, b, "restart.in"), 0)
+	in := bridgetest.Inbound(t, mustReceiver(t, b, "restart.in"), 0)
 	seen, redelivered := map[int]bool{}, 0
-	restarted = nil
+	var restarted <-chan error
 	for len(seen) < n {
-		m := next(t, in)
+		m := bridgetest.Next(t, in, timeout)
 		if m.Event == nil {
 			t.Fatalf("not an event: %v", m.Err)
 		}

@@ -8,39 +8,18 @@ import (
 	amqp "github.com/Azure/go-amqp"
 
 	"github.com/rsbd/rsbd/bridge"
+	"github.com/rsbd/rsbd/bridge/bridgetest"
 	"github.com/rsbd/rsbd/cloudevent"
 )
-
-// sample returns an event with every kind of attribute.
-func sample() *cloudevent.Event {
-	return &cloudevent.Event{
-		ID: "e-1", Source: "/sensors/7", Type: "com.example.reading", Subject: "temp",
-		Time: "2026-01-02T03:04:05.123456Z", DataContentType: "application/json",
-		DataSchema: "https://example.com/schema", Extensions: map[string]string{"partitionkey": "k1"},
-		Data: []byte(`{"c":21.5}`),
-	}
-}
-
-var at = time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 
 // sameEvent fails unless got is want with amqpaddress.
 func sameEvent(t *testing.T, got, want *cloudevent.Event, address string) {
 	t.Helper()
-	w := *want
-	w.Extensions = maps.Clone(want.Extensions)
-	if w.Extensions == nil {
-		w.Extensions = map[string]string{}
-	}
-	w.Extensions[ExtAddress] = address
-	if got.ID != w.ID || got.Source != w.Source || got.Type != w.Type || got.Subject != w.Subject || got.Time != w.Time ||
-		got.DataContentType != w.DataContentType || got.DataSchema != w.DataSchema || !maps.Equal(got.Extensions, w.Extensions) ||
-		string(got.Data) != string(w.Data) {
-		t.Fatalf("got  %+v\nwant %+v", got, &w)
-	}
+	bridgetest.SameEvent(t, got, want, map[string]string{ExtAddress: address})
 }
 
 func TestBinaryIsTheJMSFlavour(t *testing.T) {
-	m, err := Encode(bridge.FormatBinary, sample())
+	m, err := Encode(bridge.FormatBinary, bridgetest.Sample())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,11 +30,11 @@ func TestBinaryIsTheJMSFlavour(t *testing.T) {
 		m.Properties.MessageID != "e-1" || len(m.Data) != 1 || string(m.Data[0]) != `{"c":21.5}` || !m.Header.Durable {
 		t.Fatalf("message %+v %+v", m, m.Properties)
 	}
-	got, err := Decode(m, "/queue/q", bridge.FormatBinary, "p", at)
+	got, err := Decode(m, "/queue/q", bridge.FormatBinary, "p", bridgetest.At)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameEvent(t, got, sample(), "/queue/q")
+	sameEvent(t, got, bridgetest.Sample(), "/queue/q")
 }
 
 func TestColonPropertiesTypedValuesAndValueBodies(t *testing.T) {
@@ -63,7 +42,7 @@ func TestColonPropertiesTypedValuesAndValueBodies(t *testing.T) {
 	m := &amqp.Message{Properties: &amqp.MessageProperties{ContentType: &ct}, Value: "hi", ApplicationProperties: map[string]any{
 		"cloudEvents:specversion": "1.0", "cloudEvents:id": "x", "cloudEvents:source": "/s", "cloudEvents:type": "t",
 		"cloudEvents:count": int64(7), "cloudEvents:ok": false, "JMSXGroupID": "ignored"}}
-	got, err := Decode(m, "a", bridge.FormatBinary, "p", at)
+	got, err := Decode(m, "a", bridge.FormatBinary, "p", bridgetest.At)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,20 +52,20 @@ func TestColonPropertiesTypedValuesAndValueBodies(t *testing.T) {
 
 func TestEveryFormatRoundTrips(t *testing.T) {
 	for _, f := range []bridge.Format{bridge.FormatStructured, bridge.FormatFrame} {
-		m, err := Encode(f, sample())
+		m, err := Encode(f, bridgetest.Sample())
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := Decode(m, "q", f, "p", at)
+		got, err := Decode(m, "q", f, "p", bridgetest.At)
 		if err != nil {
 			t.Fatalf("%v: %v", f, err)
 		}
-		sameEvent(t, got, sample(), "q")
+		sameEvent(t, got, bridgetest.Sample(), "q")
 		if f == bridge.FormatStructured {
-			if got, err = Decode(m, "q", bridge.FormatBinary, "p", at); err != nil {
+			if got, err = Decode(m, "q", bridge.FormatBinary, "p", bridgetest.At); err != nil {
 				t.Fatal(err)
 			}
-			sameEvent(t, got, sample(), "q")
+			sameEvent(t, got, bridgetest.Sample(), "q")
 		}
 	}
 }
@@ -101,11 +80,11 @@ func TestAttributelessMessages(t *testing.T) {
 		{"string id, creation time", amqp.Message{Properties: &amqp.MessageProperties{MessageID: "m-1", CreationTime: &ts}, Data: [][]byte{[]byte(`{}`)}},
 			cloudevent.Event{ID: "m-1", Time: cloudevent.FormatTime(ts), DataContentType: bridge.ContentJSON, Data: []byte(`{}`)}},
 		{"numeric id", amqp.Message{Properties: &amqp.MessageProperties{MessageID: uint64(42)}, Data: [][]byte{[]byte("a"), []byte("b")}},
-			cloudevent.Event{ID: "42", Time: cloudevent.FormatTime(at), DataContentType: bridge.ContentText, Data: []byte("ab")}},
+			cloudevent.Event{ID: "42", Time: cloudevent.FormatTime(bridgetest.At), DataContentType: bridge.ContentText, Data: []byte("ab")}},
 		{"no id", amqp.Message{Value: []byte{0, 1}},
-			cloudevent.Event{ID: "q-9", Time: cloudevent.FormatTime(at), DataContentType: bridge.ContentBytes, Data: []byte{0, 1}}},
+			cloudevent.Event{ID: "q-9", Time: cloudevent.FormatTime(bridgetest.At), DataContentType: bridge.ContentBytes, Data: []byte{0, 1}}},
 	} {
-		got, err := Decode(&tc.m, "/queue/q", bridge.FormatBinary, "q-9", at)
+		got, err := Decode(&tc.m, "/queue/q", bridge.FormatBinary, "q-9", bridgetest.At)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -130,12 +109,7 @@ func TestMalformedMessagesNameTheirReason(t *testing.T) {
 		{"property of a list type", bridge.FormatBinary, amqp.Message{ApplicationProperties: map[string]any{"cloudEvents_id": []any{1}}}, bridge.ReasonAttribute},
 		{"sequence body", bridge.FormatBinary, amqp.Message{Sequence: [][]any{{1}}}, bridge.ReasonAttribute},
 	} {
-		_, err := Decode(&tc.m, "q", tc.f, "p", at)
-		if err == nil {
-			t.Fatalf("%s: decoded", tc.name)
-		}
-		if r := bridge.ReasonOf(err); r != tc.want {
-			t.Errorf("%s: reason %s, want %s (%v)", tc.name, r, tc.want, err)
-		}
+		_, err := Decode(&tc.m, "q", tc.f, "p", bridgetest.At)
+		bridgetest.Refused(t, tc.name, err, tc.want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	amqp "github.com/Azure/go-amqp"
 
 	"github.com/rsbd/rsbd/bridge"
+	"github.com/rsbd/rsbd/bridge/bridgetest"
 )
 
 // FuzzDecode feeds hostile messages to every format's decoder: it must
@@ -13,9 +14,9 @@ import (
 // amqpaddress. The message itself comes from the client library's own
 // decoder, which go-amqp fuzzes; this target covers the mapping.
 func FuzzDecode(f *testing.F) {
-	bin, _ := Encode(bridge.FormatBinary, sample())
-	st, _ := Encode(bridge.FormatStructured, sample())
-	fr, _ := Encode(bridge.FormatFrame, sample())
+	bin, _ := Encode(bridge.FormatBinary, bridgetest.Sample())
+	st, _ := Encode(bridge.FormatStructured, bridgetest.Sample())
+	fr, _ := Encode(bridge.FormatFrame, bridgetest.Sample())
 	f.Add(uint8(bridge.FormatBinary), "cloudEvents_specversion", "1.0", "cloudEvents_id", "x", *bin.Properties.ContentType, "", bin.Data[0])
 	f.Add(uint8(bridge.FormatBinary), "cloudEvents:specversion", "1.0", "cloudEvents:Bad", "x", "", "m", []byte("x"))
 	f.Add(uint8(bridge.FormatStructured), "", "", "", "", *st.Properties.ContentType, "", st.Data[0])
@@ -27,7 +28,7 @@ func FuzzDecode(f *testing.F) {
 		if id != "" {
 			m.Properties.MessageID = id
 		}
-		e, err := Decode(&m, k2, bridge.Format(1+int(format)%4), "p-1", at)
+		e, err := Decode(&m, k2, bridge.Format(1+int(format)%4), "p-1", bridgetest.At)
 		if err != nil {
 			return
 		}

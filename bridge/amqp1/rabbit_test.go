@@ -2,7 +2,6 @@ package amqp1
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,11 +18,7 @@ import (
 // timeout bounds every wait of these tests: generous, the host is loaded.
 const timeout = 60 * time.Second
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	brokertest.StopShared()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { brokertest.Main(m) }
 
 // queue returns an address of RabbitMQ's AMQP 1.0 plugin for the test.
 func queue(t *testing.T, suffix string) string {
@@ -129,7 +124,7 @@ func TestAMQP1BridgeBothWaysThroughTheBus(t *testing.T) {
 					m.Properties.GroupID != nil) {
 					t.Fatalf("message %d: %+v", i, m.ApplicationProperties)
 				}
-				e, err := Decode(m, out, f, "x", at)
+				e, err := Decode(m, out, f, "x", bridgetest.At)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -144,7 +139,7 @@ func TestAMQP1PlainMessagesMalformedOnesAndPartitionKey(t *testing.T) {
 	in := queue(t, ".in")
 	s := session(t, node.URL10())
 	st := cloudevent.MediaType
-	withPK := sample()
+	withPK := bridgetest.Sample()
 	pk, _ := Encode(bridge.FormatBinary, withPK)
 	send(t, s, in,
 		&amqp.Message{Properties: &amqp.MessageProperties{MessageID: "plain-7"}, Data: [][]byte{[]byte("hello")}},

@@ -3,7 +3,6 @@ package amqp1
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -14,7 +13,6 @@ import (
 	"github.com/rsbd/rsbd/bridge"
 	"github.com/rsbd/rsbd/bridge/bridgetest"
 	"github.com/rsbd/rsbd/bridge/internal/brokertest"
-	"github.com/rsbd/rsbd/cloudevent"
 )
 
 // openBroker opens the kind's Broker on url in format f.
@@ -26,62 +24,6 @@ func openBroker(t testing.TB, url string, f bridge.Format) bridge.Broker {
 	}
 	t.Cleanup(func() { _ = b.Close() })
 	return b
-}
-
-// sendAll sends events as the runner does: a failed batch again, after
-// a short back-off, until the broker takes it.
-func sendAll(t *testing.T, s bridge.Sender, events []*cloudevent.Event) (retries int) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		err := s.Send(ctx, events)
-		cancel()
-		if err == nil {
-			return retries
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("send: %v", err)
-		}
-		retries++
-		select {
-		case <-time.After(50 * time.Millisecond):
-		case <-t.Context().Done():
-			t.Fatal(t.Context().Err())
-		}
-	}
-}
-
-// inbound runs r as the runner does (Receive again after a short
-// back-off when it ends) and returns what it delivers, unbuffered: the
-// receiver accepts a message only once the test took it.
-func inbound(t *testing.T, r bridge.Receiver) <-chan bridge.Message {
-	t.Helper()
-	out := make(chan bridge.Message)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			err := r.Receive(ctx, func(ctx context.Context, m bridge.Message) error {
-				select {
-				case out <- m:
-					return nil
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			})
-			if errors.Is(err, bridge.ErrClosed) {
-				return
-			}
-			select {
-			case <-time.After(50 * time.Millisecond):
-			case <-ctx.Done():
-			}
-		}
-	}()
-	t.Cleanup(func() { cancel(); _ = r.Close(); <-done })
-	return out
 }
 
 // queueState returns queue name as a passive declaration over AMQP
@@ -114,15 +56,7 @@ func queueDepth(node *brokertest.RabbitMQ, name string) string {
 // how many messages repeated one.
 func drain(t *testing.T, node *brokertest.RabbitMQ, name string) (seqs map[int]bool, dups int) {
 	t.Helper()
-	conn, err := amqp091.Dial(node.URL091())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ch := node.Channel091(t)
 	seqs = map[int]bool{}
 	for {
 		d, ok, err := ch.Get(name, true)
@@ -143,17 +77,6 @@ func drain(t *testing.T, node *brokertest.RabbitMQ, name string) (seqs map[int]b
 		}
 		seqs[data.N] = true
 	}
-}
-
-// missing lists the numbers below n not in seen.
-func missing(seen map[int]bool, n int) []int {
-	var m []int
-	for i := range n {
-		if !seen[i] {
-			m = append(m, i)
-		}
-	}
-	return m
 }
 
 // encodedStream returns events 0 to n-1 as binary messages.
@@ -183,26 +106,12 @@ func TestAMQP1SenderLosesNoAcceptedEventAcrossABrokerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer snd.Close()
-	retries := 0
-	var restarted <-chan error
-	for i := 0; i < n; i += batch {
-		if i >= n/2 && restarted == nil {
-			restarted = node.RestartAsync()
-		}
-		events := make([]*cloudevent.Event, 0, batch)
-		for j := i; j < i+batch; j++ {
-			events = append(events, bridgetest.Event(j, 64))
-		}
-		retries += sendAll(t, snd, events)
-	}
-	if err := <-restarted; err != nil {
-		t.Fatal(err)
-	}
+	retries := bridgetest.SendStream(t, snd, n, batch, bridgetest.SizedEvent(64), node.RestartAsync, timeout)
 	depth := queueDepth(node, "restart.out")
 	seen, dups := drain(t, node, "restart.out")
 	if len(seen) != n {
 		t.Fatalf("the queue (%s) holds %d of %d accepted events (%d batches sent again, %d duplicates); missing %v",
-			depth, len(seen), n, retries, dups, missing(seen, n))
+			depth, len(seen), n, retries, dups, bridgetest.Missing(seen, n))
 	}
 	t.Logf("all %d accepted events in the queue after the restart; %d batches sent again, %d duplicates", n, retries, dups)
 }
@@ -223,7 +132,7 @@ func TestAMQP1ReceiverLosesNoMessageAcrossABrokerRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := inbound(t, r)
+	in := bridgetest.Inbound(t, r, 0)
 	seen, dups := map[int]bool{}, 0
 	var restarted <-chan error
 	for len(seen) < n {
@@ -238,7 +147,7 @@ func TestAMQP1ReceiverLosesNoMessageAcrossABrokerRestart(t *testing.T) {
 			seen[bridgetest.Seq(m.Event)] = true
 		case <-time.After(timeout):
 			t.Fatalf("the receiver delivered %d of %d messages (%d twice), then nothing for %v; the queue: %s; missing %v",
-				len(seen), n, dups, timeout, queueDepth(node, "restart.in"), missing(seen, n))
+				len(seen), n, dups, timeout, queueDepth(node, "restart.in"), bridgetest.Missing(seen, n))
 		}
 		if len(seen) == n/2 && restarted == nil {
 			restarted = node.RestartAsync()

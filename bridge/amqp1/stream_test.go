@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	amqp091 "github.com/rabbitmq/amqp091-go"
-
 	"github.com/rsbd/rsbd/bridge"
 	"github.com/rsbd/rsbd/bridge/bridgetest"
 	"github.com/rsbd/rsbd/bridge/internal/brokertest"
@@ -18,21 +16,7 @@ import (
 // /amq/queue/NAME.
 func durableQueue(t testing.TB, node *brokertest.RabbitMQ, name string) string {
 	t.Helper()
-	conn, err := amqp091.Dial(node.URL091())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ch.QueueDelete(name, false, false, false); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ch.QueueDeclare(name, true, false, false, false, nil); err != nil {
-		t.Fatal(err)
-	}
+	brokertest.FreshQueue(t, node.Channel091(t), name)
 	return "/amq/queue/" + name
 }
 
@@ -75,7 +59,7 @@ func TestAMQP1ReceiverReadsManyCreditWindows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := inbound(t, r)
+	in := bridgetest.Inbound(t, r, 0)
 	for i := range n {
 		select {
 		case m := <-in:

@@ -17,10 +17,6 @@ import (
 	"github.com/rsbd/rsbd/scope"
 )
 
-// Timeout bounds every wait of the bridge tests: generous, the machines
-// are shared.
-const Timeout = 30 * time.Second
-
 // Bus returns a bus embedded in a fresh in-process node, closed at the end
 // of the test.
 func Bus(t testing.TB) *client.Bus {

@@ -13,14 +13,12 @@ import (
 	"github.com/rsbd/rsbd/cloudevent"
 )
 
-// formats are the Kafka bridge's formats with what a record of each looks
+// bridgetest.Formats are the Kafka bridge's bridgetest.Formats with what a record of each looks
 // like.
-var formats = []bridge.Format{bridge.FormatBinary, bridge.FormatStructured, bridge.FormatRaw, bridge.FormatFrame}
-
 func TestOutEveryFormatInOrder(t *testing.T) {
 	k := startCluster(t)
 	bus := bridgetest.Bus(t)
-	for _, f := range formats {
+	for _, f := range bridgetest.Formats {
 		t.Run(f.String(), func(t *testing.T) {
 			cfg := k.config("out-"+f.String(), f)
 			sc := "/out/" + f.String() + "/"
@@ -71,7 +69,7 @@ func checkRecord(t *testing.T, f bridge.Format, r *kgo.Record, want *cloudevent.
 func TestInEveryFormatInOrder(t *testing.T) {
 	k := startCluster(t)
 	bus := bridgetest.Bus(t)
-	for _, f := range formats {
+	for _, f := range bridgetest.Formats {
 		t.Run(f.String(), func(t *testing.T) {
 			topic := "in-" + f.String()
 			sc := "/in/" + f.String() + "/"

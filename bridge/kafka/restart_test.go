@@ -43,18 +43,7 @@ func TestOutBrokerRestartLosesNothing(t *testing.T) {
 	b := bridgetest.Run(t, bus, cfg, m)
 	inf := bridgetest.Informer(t, bus, "/r/")
 	const half = 100
-	for i := range half {
-		bridgetest.PublishCE(t, inf, bridgetest.Event(i, 64))
-	}
-	testutil.WaitFor(t, bridgetest.Timeout, "first half acknowledged", func() bool {
-		return bridgetest.Value(m.Messages, "restart-out", bridge.DirOut) == half
-	})
-	k.stop()
-	for i := half; i < 2*half; i++ {
-		bridgetest.PublishCE(t, inf, bridgetest.Event(i, 64))
-	}
-	testutil.WaitFor(t, bridgetest.Timeout, "down reported", func() bool { return b.Ready() != nil })
-	k.start()
+	bridgetest.PublishAcrossRestart(t, inf, b, m, "restart-out", half, k.stop, k.start)
 	testutil.WaitFor(t, bridgetest.Timeout, "second half acknowledged", func() bool {
 		return bridgetest.Value(m.Messages, "restart-out", bridge.DirOut) == 2*half
 	})

@@ -4,42 +4,28 @@ import (
 	"errors"
 	"maps"
 	"testing"
-	"time"
 
 	"github.com/rsbd/rsbd/bridge"
+	"github.com/rsbd/rsbd/bridge/bridgetest"
 	"github.com/rsbd/rsbd/cloudevent"
 )
 
-// sample returns an event with every kind of attribute.
+// sample is bridgetest.Sample with a second extension, traceparent, so
+// that the user properties carry more than one.
 func sample() *cloudevent.Event {
-	return &cloudevent.Event{
-		ID: "e-1", Source: "/sensors/7", Type: "com.example.reading", Subject: "temp",
-		Time: "2026-01-02T03:04:05.123456Z", DataContentType: "application/json",
-		DataSchema: "https://example.com/schema", Extensions: map[string]string{"partitionkey": "k1", "traceparent": "00-x"},
-		Data: []byte(`{"c":21.5}`),
-	}
+	e := bridgetest.Sample()
+	e.Extensions["traceparent"] = "00-x"
+	return e
 }
-
-var at = time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 
 // sameEvent fails unless got is want plus the broker extensions of m.
 func sameEvent(t *testing.T, got, want *cloudevent.Event, m *Message) {
 	t.Helper()
-	w := *want
-	w.Extensions = maps.Clone(want.Extensions)
-	if w.Extensions == nil {
-		w.Extensions = map[string]string{}
-	}
-	w.Extensions[ExtTopic] = m.Topic
-	w.Extensions[ExtQoS] = string('0' + rune(m.QoS))
+	broker := map[string]string{ExtTopic: m.Topic, ExtQoS: string('0' + rune(m.QoS))}
 	if m.Retain {
-		w.Extensions[ExtRetained] = "true"
+		broker[ExtRetained] = "true"
 	}
-	if got.ID != w.ID || got.Source != w.Source || got.Type != w.Type || got.Subject != w.Subject ||
-		got.Time != w.Time || got.DataContentType != w.DataContentType || got.DataSchema != w.DataSchema ||
-		!maps.Equal(got.Extensions, w.Extensions) || string(got.Data) != string(w.Data) {
-		t.Fatalf("got  %+v\nwant %+v", got, &w)
-	}
+	bridgetest.SameEvent(t, got, want, broker)
 }
 
 func TestBinaryPutsAttributesInUserPropertiesWithoutPrefix(t *testing.T) {
@@ -60,7 +46,7 @@ func TestBinaryPutsAttributesInUserPropertiesWithoutPrefix(t *testing.T) {
 	if !maps.Equal(props, want) {
 		t.Fatalf("user properties %v, want %v", props, want)
 	}
-	got, err := Decode(&m, bridge.FormatBinary, "a/b-1", at)
+	got, err := Decode(&m, bridge.FormatBinary, "a/b-1", bridgetest.At)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +72,7 @@ func TestEveryFormatRoundTrips(t *testing.T) {
 		if m.ContentType != tc.ct {
 			t.Errorf("%v v5=%v: content type %q, want %q", tc.f, tc.v5, m.ContentType, tc.ct)
 		}
-		got, err := Decode(&m, tc.f, "t-1", at)
+		got, err := Decode(&m, tc.f, "t-1", bridgetest.At)
 		if err != nil {
 			t.Fatalf("%v: %v", tc.f, err)
 		}
@@ -102,12 +88,12 @@ func TestRawWritesDataAloneAndReadsAttributeless(t *testing.T) {
 	if string(m.Payload) != `{"c":21.5}` || len(m.User) != 0 {
 		t.Fatalf("raw message %+v", m)
 	}
-	got, err := Decode(&m, bridge.FormatRaw, "plant/line 1-7", at)
+	got, err := Decode(&m, bridge.FormatRaw, "plant/line 1-7", bridgetest.At)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := &cloudevent.Event{ID: "plant/line 1-7", Source: "/mqtt/plant/line%201", Type: bridge.FallbackType,
-		Time: cloudevent.FormatTime(at), DataContentType: bridge.ContentJSON, Data: m.Payload}
+		Time: cloudevent.FormatTime(bridgetest.At), DataContentType: bridge.ContentJSON, Data: m.Payload}
 	sameEvent(t, got, want, &m)
 }
 
@@ -124,12 +110,12 @@ func TestAttributelessMessagesAreReadAsEvents(t *testing.T) {
 		{"3.1.1 json without specversion", bridge.FormatStructured, Message{Topic: "x", Payload: []byte(`{"a":1}`)}, bridge.ContentJSON},
 		{"3.1.1 bytes", bridge.FormatStructured, Message{Topic: "x", Payload: []byte{0, 1, 2}}, bridge.ContentBytes},
 	} {
-		got, err := Decode(&tc.m, tc.f, "x-9", at)
+		got, err := Decode(&tc.m, tc.f, "x-9", bridgetest.At)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		want := &cloudevent.Event{ID: "x-9", Source: "/mqtt/x", Type: bridge.FallbackType,
-			Time: cloudevent.FormatTime(at), DataContentType: tc.ct, Data: tc.m.Payload}
+			Time: cloudevent.FormatTime(bridgetest.At), DataContentType: tc.ct, Data: tc.m.Payload}
 		sameEvent(t, got, want, &tc.m)
 	}
 }
@@ -149,19 +135,14 @@ func TestMalformedMessagesNameTheirReason(t *testing.T) {
 		{"bad frame", bridge.FormatFrame, Message{Payload: []byte{0xef, 9, 3}}, bridge.ReasonFrame},
 	} {
 		tc.m.Topic = "t"
-		_, err := Decode(&tc.m, tc.f, "t-1", at)
-		if err == nil {
-			t.Fatalf("%s: decoded", tc.name)
-		}
-		if r := bridge.ReasonOf(err); r != tc.want {
-			t.Errorf("%s: reason %s, want %s (%v)", tc.name, r, tc.want, err)
-		}
+		_, err := Decode(&tc.m, tc.f, "t-1", bridgetest.At)
+		bridgetest.Refused(t, tc.name, err, tc.want)
 	}
 }
 
 func TestTooManyUserPropertiesAreRefusedUnparsed(t *testing.T) {
 	m := Message{Topic: "t", User: make([]UserProperty, maxUserProperties+1)}
-	_, err := Decode(&m, bridge.FormatBinary, "t-1", at)
+	_, err := Decode(&m, bridge.FormatBinary, "t-1", bridgetest.At)
 	if !errors.Is(err, cloudevent.ErrTooManyAttributes) {
 		t.Fatalf("err %v", err)
 	}
@@ -174,7 +155,7 @@ func TestBrokerExtensionsOverrideTheProducers(t *testing.T) {
 	if err := Encode(&m, bridge.FormatBinary, e, true); err != nil {
 		t.Fatal(err)
 	}
-	got, err := Decode(&m, bridge.FormatBinary, "real-1", at)
+	got, err := Decode(&m, bridge.FormatBinary, "real-1", bridgetest.At)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,6 @@ package mqtt
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
@@ -16,11 +14,10 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/rsbd/rsbd/bridge"
-	"github.com/rsbd/rsbd/cloudevent"
 	"github.com/rsbd/rsbd/internal/testutil"
 )
 
-// wait bounds every wait of these tests: generous, the host is loaded.
+// timeout bounds every wait of these tests: generous, the host is loaded.
 const timeout = 20 * time.Second
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -35,81 +32,12 @@ func openBroker(t *testing.T, url string, f bridge.Format, opts map[string]strin
 	return b
 }
 
-// inbound runs r as the runner does (Receive again after a failure) and
-// returns what it delivers.
-func inbound(t *testing.T, r bridge.Receiver) <-chan bridge.Message {
-	t.Helper()
-	out := make(chan bridge.Message, 1024)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			err := r.Receive(ctx, func(ctx context.Context, m bridge.Message) error {
-				select {
-				case out <- m:
-					return nil
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			})
-			if errors.Is(err, bridge.ErrClosed) {
-				return
-			}
-		}
-	}()
-	t.Cleanup(func() { cancel(); _ = r.Close(); <-done })
-	return out
-}
-
-// next returns the next message of ch.
-func next(t *testing.T, ch <-chan bridge.Message) bridge.Message {
-	t.Helper()
-	select {
-	case m := <-ch:
-		return m
-	case <-time.After(timeout):
-		t.Fatal("no message")
-	}
-	return bridge.Message{}
-}
-
-// seqEvent is event number i of a stream.
-func seqEvent(i int) *cloudevent.Event {
-	e := sample()
-	e.ID = "seq-" + strconv.Itoa(i)
-	e.Extensions = map[string]string{"seq": strconv.Itoa(i)}
-	e.Data = fmt.Appendf(nil, `{"seq":%d}`, i)
-	return e
-}
-
-// sendAll sends events as the runner does: a failed batch again until the
-// broker takes it.
-func sendAll(t *testing.T, s bridge.Sender, events []*cloudevent.Event) (retries int) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		err := s.Send(ctx, events)
-		cancel()
-		if err == nil {
-			return retries
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("send: %v", err)
-		}
-		retries++
-	}
-}
-
 // subscriber5 is a plain MQTT 5 client of the test, subscribed to topic.
 func subscriber5(t testing.TB, addr, id, topic string, qos byte, clean bool) <-chan *paho.Publish {
 	t.Helper()
 	ch := make(chan *paho.Publish, 1024)
-	u, _ := url.Parse("mqtt://" + addr)
-	cm, err := autopaho.NewConnection(context.Background(), autopaho.ClientConfig{
-		ServerUrls: []*url.URL{u}, KeepAlive: 20, CleanStartOnInitialConnection: clean, SessionExpiryInterval: 600,
-		ReconnectBackoff: func(int) time.Duration { return 100 * time.Millisecond },
+	connect5(t, addr, autopaho.ClientConfig{
+		CleanStartOnInitialConnection: clean, SessionExpiryInterval: 600,
 		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
 			go func() {
 				_, _ = cm.Subscribe(context.Background(), &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: topic, QoS: qos}}})
@@ -119,31 +47,27 @@ func subscriber5(t testing.TB, addr, id, topic string, qos byte, clean bool) <-c
 			func(pr paho.PublishReceived) (bool, error) { ch <- pr.Packet; return true, nil },
 		}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	if err := cm.AwaitConnection(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = cm.Disconnect(ctx)
-	})
 	return ch
 }
 
 // publisher5 is a plain MQTT 5 client of the test.
 func publisher5(t testing.TB, addr string) *autopaho.ConnectionManager {
 	t.Helper()
-	u, _ := url.Parse("mqtt://" + addr)
-	cm, err := autopaho.NewConnection(context.Background(), autopaho.ClientConfig{
-		ServerUrls: []*url.URL{u}, KeepAlive: 20, CleanStartOnInitialConnection: true,
-		ReconnectBackoff: func(int) time.Duration { return 100 * time.Millisecond },
-		ClientConfig:     paho.ClientConfig{ClientID: "test-pub-" + strconv.FormatInt(time.Now().UnixNano(), 36)},
+	return connect5(t, addr, autopaho.ClientConfig{
+		CleanStartOnInitialConnection: true,
+		ClientConfig:                  paho.ClientConfig{ClientID: "test-pub-" + strconv.FormatInt(time.Now().UnixNano(), 36)},
 	})
+}
+
+// connect5 connects a plain MQTT 5 client of cfg to the broker at addr,
+// reconnecting quickly after a broker restart, and disconnects it at the
+// end of the test.
+func connect5(t testing.TB, addr string, cfg autopaho.ClientConfig) *autopaho.ConnectionManager {
+	t.Helper()
+	u, _ := url.Parse("mqtt://" + addr)
+	cfg.ServerUrls, cfg.KeepAlive = []*url.URL{u}, 20
+	cfg.ReconnectBackoff = func(int) time.Duration { return 100 * time.Millisecond }
+	cm, err := autopaho.NewConnection(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

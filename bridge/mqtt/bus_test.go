@@ -2,7 +2,6 @@ package mqtt
 
 import (
 	"context"
-	"maps"
 	"testing"
 
 	"github.com/eclipse/paho.golang/paho"
@@ -27,14 +26,7 @@ func busConfig(t *testing.T, url string, f bridge.Format, opts map[string]string
 // sameCE fails unless got is want with the broker extensions of topic.
 func sameCE(t *testing.T, got, want *cloudevent.Event, topic string, qos string) {
 	t.Helper()
-	w := *want
-	w.Extensions = maps.Clone(want.Extensions)
-	w.Extensions[ExtTopic], w.Extensions[ExtQoS] = topic, qos
-	if got.ID != w.ID || got.Source != w.Source || got.Type != w.Type || got.Subject != w.Subject || got.Time != w.Time ||
-		got.DataContentType != w.DataContentType || got.DataSchema != w.DataSchema || !maps.Equal(got.Extensions, w.Extensions) ||
-		string(got.Data) != string(w.Data) {
-		t.Fatalf("got  %+v\nwant %+v", got, &w)
-	}
+	bridgetest.SameEvent(t, got, want, map[string]string{ExtTopic: topic, ExtQoS: qos})
 }
 
 func TestMQTTBridgeBothWaysThroughTheBusInEveryFormat(t *testing.T) {
@@ -108,7 +100,7 @@ func TestMQTTBridgeBothWaysThroughTheBusInEveryFormat(t *testing.T) {
 						msg.User = append(msg.User, UserProperty{u.Key, u.Value})
 					}
 				}
-				e, err := Decode(&msg, tc.f, "x", at)
+				e, err := Decode(&msg, tc.f, "x", bridgetest.At)
 				if err != nil {
 					t.Fatal(err)
 				}

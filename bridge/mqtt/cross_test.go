@@ -69,7 +69,7 @@ func TestKafkaToMQTTThroughRsbdKeepsEveryAttribute(t *testing.T) {
 	for _, u := range p.Properties.User {
 		msg.User = append(msg.User, UserProperty{u.Key, u.Value})
 	}
-	got, err := Decode(&msg, bridge.FormatBinary, "x", at)
+	got, err := Decode(&msg, bridge.FormatBinary, "x", bridgetest.At)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,11 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rsbd/rsbd/bridge"
 	"github.com/rsbd/rsbd/bridge/bridgetest"
 	"github.com/rsbd/rsbd/bridge/internal/brokertest"
+	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/cloudevent"
 	"github.com/rsbd/rsbd/internal/testutil"
 )
@@ -48,17 +51,25 @@ func awaitBridge(t *testing.T, pub interface {
 	})
 }
 
-func TestMQTTMalformedMessagesGoToTheDeadLetterScope(t *testing.T) {
+// inboundBridge starts mosquitto and the bridge "mq" that reads rsbd/in
+// onto /in/, with its dead letters onto deadLetter ("" for none), and
+// waits until the bridge's subscription delivers. It returns an MQTT 5
+// publisher, readers of /in/ and of deadLetter (nil for none), and the
+// bridge's metrics.
+func inboundBridge(t *testing.T, deadLetter string) (pub *autopaho.ConnectionManager, rd, dead *client.Reader, metrics *bridge.Metrics) {
+	t.Helper()
 	m := brokertest.StartMosquitto(t, false)
 	bus := bridgetest.Bus(t)
-	rd := bridgetest.Reader(t, bus, "/in/")
-	dead := bridgetest.Reader(t, bus, "/dead/")
+	rd = bridgetest.Reader(t, bus, "/in/")
+	if deadLetter != "" {
+		dead = bridgetest.Reader(t, bus, deadLetter)
+	}
 	cfg := busConfig(t, m.URL(), bridge.FormatBinary, nil)
 	cfg.Out = bridge.Route{}
-	cfg.DeadLetter = "/dead/"
-	metrics, _ := bridge.NewMetrics(nil)
+	cfg.DeadLetter = deadLetter
+	metrics, _ = bridge.NewMetrics(nil)
 	bridgetest.Run(t, bus, cfg, metrics)
-	pub := publisher5(t, m.Addr())
+	pub = publisher5(t, m.Addr())
 	awaitBridge(t, pub, func(ctx context.Context) (string, bool) {
 		ev, err := rd.Read(ctx)
 		if err != nil {
@@ -66,6 +77,32 @@ func TestMQTTMalformedMessagesGoToTheDeadLetterScope(t *testing.T) {
 		}
 		return string(ev.Data), true
 	})
+	return pub, rd, dead, metrics
+}
+
+// readUntil reads events off rd until one with data last.
+func readUntil(t *testing.T, rd *client.Reader, last string) {
+	t.Helper()
+	for {
+		if _, e := bridgetest.ReadCE(t, rd); string(e.Data) == last {
+			return
+		}
+	}
+}
+
+// countedOnce fails unless counter, of the bridge "mq" inbound, counted
+// one message for the bad JSON and one for the bad attribute.
+func countedOnce(t *testing.T, what string, counter prometheus.Collector) {
+	t.Helper()
+	for _, r := range []bridge.Reason{bridge.ReasonJSON, bridge.ReasonAttribute} {
+		if v := bridgetest.Value(counter, "mq", bridge.DirIn, string(r)); v != 1 {
+			t.Errorf("%s %s: %v, want 1", what, r, v)
+		}
+	}
+}
+
+func TestMQTTMalformedMessagesGoToTheDeadLetterScope(t *testing.T) {
+	pub, rd, dead, metrics := inboundBridge(t, "/dead/")
 	publish5(t, pub, badJSON())
 	publish5(t, pub, badExtension())
 	publish5(t, pub, fine("after"))
@@ -75,49 +112,17 @@ func TestMQTTMalformedMessagesGoToTheDeadLetterScope(t *testing.T) {
 			t.Fatalf("dead letter %+v, want reason %s", dl, want)
 		}
 	}
-	for {
-		_, e := bridgetest.ReadCE(t, rd)
-		if string(e.Data) == "after" {
-			break
-		}
-	}
-	for _, r := range []bridge.Reason{bridge.ReasonJSON, bridge.ReasonAttribute} {
-		if v := bridgetest.Value(metrics.DeadLetters, "mq", bridge.DirIn, string(r)); v != 1 {
-			t.Errorf("dead letters %s: %v, want 1", r, v)
-		}
-	}
+	readUntil(t, rd, "after")
+	countedOnce(t, "dead letters", metrics.DeadLetters)
 }
 
 func TestMQTTMalformedMessagesWithoutDeadLetterAreDroppedAndCounted(t *testing.T) {
-	m := brokertest.StartMosquitto(t, false)
-	bus := bridgetest.Bus(t)
-	rd := bridgetest.Reader(t, bus, "/in/")
-	cfg := busConfig(t, m.URL(), bridge.FormatBinary, nil)
-	cfg.Out = bridge.Route{}
-	metrics, _ := bridge.NewMetrics(nil)
-	bridgetest.Run(t, bus, cfg, metrics)
-	pub := publisher5(t, m.Addr())
-	awaitBridge(t, pub, func(ctx context.Context) (string, bool) {
-		ev, err := rd.Read(ctx)
-		if err != nil {
-			return "", false
-		}
-		return string(ev.Data), true
-	})
+	pub, rd, _, metrics := inboundBridge(t, "")
 	publish5(t, pub, badExtension())
 	publish5(t, pub, badJSON())
 	publish5(t, pub, fine("after"))
-	for {
-		_, e := bridgetest.ReadCE(t, rd)
-		if string(e.Data) == "after" {
-			break
-		}
-	}
-	for _, r := range []bridge.Reason{bridge.ReasonJSON, bridge.ReasonAttribute} {
-		if v := bridgetest.Value(metrics.Drops, "mq", bridge.DirIn, string(r)); v != 1 {
-			t.Errorf("drops %s: %v, want 1", r, v)
-		}
-	}
+	readUntil(t, rd, "after")
+	countedOnce(t, "drops", metrics.Drops)
 }
 
 func TestMQTTRawBridgeReadsMosquittoPubAndWritesDataAlone(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/rsbd/rsbd/bridge"
+	"github.com/rsbd/rsbd/bridge/bridgetest"
 )
 
 // FuzzDecode feeds hostile MQTT messages to every format's decoder: it
@@ -33,7 +34,7 @@ func FuzzDecode(f *testing.F) {
 		m := Message{Topic: topic, QoS: format % 3, Retain: format&4 != 0, ContentType: ct, Payload: payload,
 			User: []UserProperty{{k1, v1}, {k2, v2}}}
 		fm := bridge.Format(1 + int(format)%4)
-		e, err := Decode(&m, fm, topic+"-1", at)
+		e, err := Decode(&m, fm, topic+"-1", bridgetest.At)
 		if err != nil {
 			return
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/rsbd/rsbd/bridge"
+	"github.com/rsbd/rsbd/bridge/bridgetest"
 	"github.com/rsbd/rsbd/bridge/internal/brokertest"
 	"github.com/rsbd/rsbd/cloudevent"
 )
@@ -34,7 +35,7 @@ func TestMQTT5BinaryOutCarriesUserPropertiesAndContentType(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	sendAll(t, s, []*cloudevent.Event{sample()})
+	bridgetest.SendAll(t, s, []*cloudevent.Event{sample()}, timeout)
 	p := <-sub
 	if p.Properties.ContentType != "application/json" || string(p.Payload) != `{"c":21.5}` || p.QoS != 1 {
 		t.Fatalf("publish %+v", p)
@@ -55,7 +56,7 @@ func TestMQTT5BridgeToBridgeKeepsEveryAttributeAndQoS2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := inbound(t, r)
+	in := bridgetest.Inbound(t, r, 1024)
 	s, err := b.NewSender(context.Background(), "x/y")
 	if err != nil {
 		t.Fatal(err)
@@ -63,8 +64,8 @@ func TestMQTT5BridgeToBridgeKeepsEveryAttributeAndQoS2(t *testing.T) {
 	defer s.Close()
 	pub := publisher5(t, m.Addr())
 	subscribed(t, func(p string) { publish5(t, pub, &paho.Publish{Topic: "x/probe", QoS: 1, Payload: []byte(p)}) }, in)
-	sendAll(t, s, []*cloudevent.Event{sample()})
-	got := next(t, in)
+	bridgetest.SendAll(t, s, []*cloudevent.Event{sample()}, timeout)
+	got := bridgetest.Next(t, in, timeout)
 	if got.Event == nil {
 		t.Fatalf("no event: %v", got.Err)
 	}
@@ -78,7 +79,7 @@ func TestMQTT311StructuredBothWays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := inbound(t, r)
+	in := bridgetest.Inbound(t, r, 1024)
 	sub := subscriber5(t, m.Addr(), "test-sub", "s/1", 1, true)
 	s, err := b.NewSender(context.Background(), "s/1")
 	if err != nil {
@@ -86,13 +87,13 @@ func TestMQTT311StructuredBothWays(t *testing.T) {
 	}
 	defer s.Close()
 	subscribed(t, func(p string) { mosquittoPub(t, m.Addr(), "-V", "mqttv311", "-q", "1", "-t", "s/probe", "-m", p) }, in)
-	sendAll(t, s, []*cloudevent.Event{sample()})
+	bridgetest.SendAll(t, s, []*cloudevent.Event{sample()}, timeout)
 	p := <-sub
 	want, _ := cloudevent.Marshal(sample())
 	if string(p.Payload) != string(want) {
 		t.Fatalf("payload %s, want %s", p.Payload, want)
 	}
-	got := next(t, in)
+	got := bridgetest.Next(t, in, timeout)
 	if got.Event == nil {
 		t.Fatalf("no event: %v", got.Err)
 	}
@@ -107,12 +108,12 @@ func TestMosquittoPubPlainMessageIsAnEvent(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in := inbound(t, r)
+			in := bridgetest.Inbound(t, r, 1024)
 			v := map[string]string{"5": "mqttv5", "3.1.1": "mqttv311"}[proto]
 			subscribed(t, func(p string) { mosquittoPub(t, m.Addr(), "-V", v, "-q", "1", "-t", "plain/probe", "-m", p) }, in)
 			mosquittoPub(t, m.Addr(), "-V", v, "-q", "1", "-t", "plain/a", "-m", "hello 1")
 			mosquittoPub(t, m.Addr(), "-V", v, "-q", "1", "-t", "plain/a", "-m", `{"n":2}`)
-			first, second := next(t, in), next(t, in)
+			first, second := bridgetest.Next(t, in, timeout), bridgetest.Next(t, in, timeout)
 			if first.Event == nil || second.Event == nil {
 				t.Fatalf("not events: %v %v", first.Err, second.Err)
 			}
@@ -139,7 +140,7 @@ func TestMalformedMessagesAreHandedOnWithAReasonAndTheStreamGoesOn(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := inbound(t, r)
+	in := bridgetest.Inbound(t, r, 1024)
 	pub := publisher5(t, m.Addr())
 	subscribed(t, func(p string) { publish5(t, pub, &paho.Publish{Topic: "bad/probe", QoS: 1, Payload: []byte(p)}) }, in)
 	publish5(t, pub, &paho.Publish{Topic: "bad/json", QoS: 1, Payload: []byte(`{"specversion":"1.0",`),
@@ -149,12 +150,12 @@ func TestMalformedMessagesAreHandedOnWithAReasonAndTheStreamGoesOn(t *testing.T)
 			{Key: "type", Value: "t"}, {Key: "Bad_Name", Value: "v"}}}})
 	publish5(t, pub, &paho.Publish{Topic: "bad/fine", QoS: 1, Payload: []byte("fine")})
 	for _, want := range []bridge.Reason{bridge.ReasonJSON, bridge.ReasonAttribute} {
-		got := next(t, in)
+		got := bridgetest.Next(t, in, timeout)
 		if got.Event != nil || got.Reason != want || got.Err == nil || len(got.Payload) == 0 {
 			t.Fatalf("got %+v, want reason %s", got, want)
 		}
 	}
-	if got := next(t, in); got.Event == nil || string(got.Event.Data) != "fine" {
+	if got := bridgetest.Next(t, in, timeout); got.Event == nil || string(got.Event.Data) != "fine" {
 		t.Fatalf("after the malformed ones: %+v", got)
 	}
 }
@@ -167,13 +168,13 @@ func TestRetainedMessagesPassOnlyWhenTheBridgeSaysSo(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	sendAll(t, s, []*cloudevent.Event{sample()})
+	bridgetest.SendAll(t, s, []*cloudevent.Event{sample()}, timeout)
 	// In: a retaining receiver that subscribes afterwards reads it, marked.
 	r, err := openBroker(t, m.URL(), bridge.FormatBinary, map[string]string{"retain": "true", "clientid": "keep"}).NewReceiver(context.Background(), "ret/#")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := next(t, inbound(t, r))
+	got := bridgetest.Next(t, bridgetest.Inbound(t, r, 1024), timeout)
 	if got.Event == nil || got.Event.ID != "e-1" || got.Event.Extensions[ExtRetained] != "true" {
 		t.Fatalf("retained: %+v", got)
 	}
@@ -182,7 +183,7 @@ func TestRetainedMessagesPassOnlyWhenTheBridgeSaysSo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in2 := inbound(t, r2)
+	in2 := bridgetest.Inbound(t, r2, 1024)
 	pub := publisher5(t, m.Addr())
 	subscribed(t, func(p string) { publish5(t, pub, &paho.Publish{Topic: "ret/probe", QoS: 1, Payload: []byte(p)}) }, in2)
 	select {

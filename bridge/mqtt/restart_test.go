@@ -9,8 +9,8 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/rsbd/rsbd/bridge"
+	"github.com/rsbd/rsbd/bridge/bridgetest"
 	"github.com/rsbd/rsbd/bridge/internal/brokertest"
-	"github.com/rsbd/rsbd/cloudevent"
 )
 
 // streamLen and batchLen shape the streams of these tests.
@@ -38,7 +38,7 @@ func TestMQTTOrderIsKeptBothWays(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in := inbound(t, r)
+			in := bridgetest.Inbound(t, r, 1024)
 			pub := publisher5(t, m.Addr())
 			subscribed(t, func(p string) { publish5(t, pub, &paho.Publish{Topic: "ord/probe", QoS: 1, Payload: []byte(p)}) }, in)
 			s, err := b.NewSender(context.Background(), "ord/s")
@@ -46,15 +46,9 @@ func TestMQTTOrderIsKeptBothWays(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			for i := 0; i < streamLen; i += batchLen {
-				batch := make([]*cloudevent.Event, 0, batchLen)
-				for j := i; j < i+batchLen; j++ {
-					batch = append(batch, seqEvent(j))
-				}
-				sendAll(t, s, batch)
-			}
+			bridgetest.SendStream(t, s, streamLen, batchLen, bridgetest.SeqEvent, nil, timeout)
 			for i := range streamLen {
-				got := next(t, in)
+				got := bridgetest.Next(t, in, timeout)
 				if got.Event == nil || got.Event.Extensions["seq"] != strconv.Itoa(i) {
 					t.Fatalf("message %d: %+v", i, got)
 				}
@@ -71,28 +65,14 @@ func TestMQTTSenderLosesNoAcknowledgedEventAcrossABrokerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	retries := 0
-	var restarted <-chan error
-	for i := 0; i < streamLen; i += batchLen {
-		if i == streamLen/2 {
-			restarted = m.RestartAsync()
-		}
-		batch := make([]*cloudevent.Event, 0, batchLen)
-		for j := i; j < i+batchLen; j++ {
-			batch = append(batch, seqEvent(j))
-		}
-		retries += sendAll(t, s, batch)
-	}
-	if err := <-restarted; err != nil {
-		t.Fatal(err)
-	}
+	retries := bridgetest.SendStream(t, s, streamLen, batchLen, bridgetest.SeqEvent, m.RestartAsync, timeout)
 	seen := map[int]bool{}
 	for len(seen) < streamLen {
 		select {
 		case p := <-sub:
 			seen[seqOf(t, p.Payload)] = true
 		case <-timeAfter():
-			t.Fatalf("the subscriber has %d of %d acknowledged events (%d batches sent again); missing %v", len(seen), streamLen, retries, missing(seen, streamLen))
+			t.Fatalf("the subscriber has %d of %d acknowledged events (%d batches sent again); missing %v", len(seen), streamLen, retries, bridgetest.Missing(seen, streamLen))
 		}
 	}
 	t.Logf("%d of %d acknowledged events arrived; %d batches sent again", len(seen), streamLen, retries)
@@ -104,7 +84,7 @@ func TestMQTTReceiverLosesNoAcknowledgedMessageAcrossABrokerRestart(t *testing.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := inbound(t, r)
+	in := bridgetest.Inbound(t, r, 1024)
 	pub := publisher5(t, m.Addr())
 	subscribed(t, func(p string) { publish5(t, pub, &paho.Publish{Topic: "rs/in", QoS: 1, Payload: []byte(p)}) }, in)
 	acked := 0
@@ -140,19 +120,8 @@ func TestMQTTReceiverLosesNoAcknowledgedMessageAcrossABrokerRestart(t *testing.T
 				seen[seqOf(t, got.Event.Data)] = true
 			}
 		case <-timeAfter():
-			t.Fatalf("the bridge read %d of %d acknowledged messages; missing %v", len(seen), acked, missing(seen, acked))
+			t.Fatalf("the bridge read %d of %d acknowledged messages; missing %v", len(seen), acked, bridgetest.Missing(seen, acked))
 		}
 	}
 	t.Logf("the bridge read all %d acknowledged messages", acked)
-}
-
-// missing lists the numbers below n not in seen.
-func missing(seen map[int]bool, n int) []int {
-	var m []int
-	for i := range n {
-		if !seen[i] {
-			m = append(m, i)
-		}
-	}
-	return m
 }

@@ -14,13 +14,11 @@ import (
 	"github.com/rsbd/rsbd/internal/testutil"
 )
 
-var formats = []bridge.Format{bridge.FormatBinary, bridge.FormatStructured, bridge.FormatRaw, bridge.FormatFrame}
-
 func TestOutEveryFormatInOrder(t *testing.T) {
 	s := startServer(t)
 	bus := bridgetest.Bus(t)
 	nc := conn(t, s)
-	for _, f := range formats {
+	for _, f := range bridgetest.Formats {
 		t.Run(f.String(), func(t *testing.T) {
 			subject := "out." + f.String()
 			sub, err := nc.SubscribeSync(subject)
@@ -76,7 +74,7 @@ func TestInEveryFormatInOrder(t *testing.T) {
 	bus := bridgetest.Bus(t)
 	nc := conn(t, s)
 	for _, js := range []bool{false, true} {
-		for _, f := range formats {
+		for _, f := range bridgetest.Formats {
 			name := f.String() + "-js" + strconv.FormatBool(js)
 			t.Run(name, func(t *testing.T) {
 				subject := "in." + name

@@ -13,42 +13,12 @@ import (
 
 func TestJetStreamRestartLosesNothing(t *testing.T) {
 	s := startServer(t)
-	bus := bridgetest.Bus(t)
 	m, _ := bridge.NewMetrics(nil)
 	out := config(s, "js-out", bridge.FormatBinary, true)
 	out.Out = bridge.Route{Scope: "/js/", Address: "js.events"}
 	in := config(s, "js-in", bridge.FormatBinary, true)
 	in.In = bridge.Route{Scope: "/back/", Address: "js.events"}
-	rd := bridgetest.Reader(t, bus, "/back/")
-	bo := bridgetest.Run(t, bus, out, m)
-	bridgetest.Run(t, bus, in, m)
-	inf := bridgetest.Informer(t, bus, "/js/")
-	const half = 100
-	for i := range half {
-		bridgetest.PublishCE(t, inf, bridgetest.Event(i, 64))
-	}
-	testutil.WaitFor(t, bridgetest.Timeout, "first half stored", func() bool {
-		return bridgetest.Value(m.Messages, "js-out", bridge.DirOut) == half
-	})
-	s.Stop()
-	for i := half; i < 2*half; i++ {
-		bridgetest.PublishCE(t, inf, bridgetest.Event(i, 64))
-	}
-	testutil.WaitFor(t, bridgetest.Timeout, "down reported", func() bool { return bo.Ready() != nil })
-	s.Start()
-	seen := map[int]int{}
-	last := -1
-	for len(seen) < 2*half {
-		_, e := bridgetest.ReadCE(t, rd)
-		n := bridgetest.Seq(e)
-		if seen[n] == 0 && n != last+1 {
-			t.Fatalf("event %d first arrived after %d", n, last)
-		}
-		if seen[n] == 0 {
-			last = n
-		}
-		seen[n]++
-	}
+	seen := bridgetest.RoundTripAcrossRestart(t, s, out, in, m, 100)
 	t.Logf("%d events through JetStream across the restart; out: %v retries, %v reconnects; in: %v reconnects", len(seen),
 		bridgetest.Value(m.Retries, "js-out", bridge.DirOut), bridgetest.Value(m.Reconnects, "js-out", bridge.DirOut),
 		bridgetest.Value(m.Reconnects, "js-in", bridge.DirIn))

@@ -6,41 +6,20 @@ import (
 	"time"
 
 	"github.com/rsbd/rsbd/bridge"
+	"github.com/rsbd/rsbd/bridge/bridgetest"
 	"github.com/rsbd/rsbd/cloudevent"
 )
-
-// sample returns an event with every kind of attribute.
-func sample() *cloudevent.Event {
-	return &cloudevent.Event{
-		ID: "e-1", Source: "/sensors/7", Type: "com.example.reading", Subject: "temp",
-		Time: "2026-01-02T03:04:05.123456Z", DataContentType: "application/json",
-		DataSchema: "https://example.com/schema", Extensions: map[string]string{"partitionkey": "k1"},
-		Data: []byte(`{"c":21.5}`),
-	}
-}
-
-var at = time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 
 const topic = "persistent://public/default/t"
 
 // sameEvent fails unless got is want with the broker extensions.
 func sameEvent(t *testing.T, got, want *cloudevent.Event, id string) {
 	t.Helper()
-	w := *want
-	w.Extensions = maps.Clone(want.Extensions)
-	if w.Extensions == nil {
-		w.Extensions = map[string]string{}
-	}
-	w.Extensions[ExtTopic], w.Extensions[ExtMessageID] = topic, id
-	if got.ID != w.ID || got.Source != w.Source || got.Type != w.Type || got.Subject != w.Subject || got.Time != w.Time ||
-		got.DataContentType != w.DataContentType || got.DataSchema != w.DataSchema || !maps.Equal(got.Extensions, w.Extensions) ||
-		string(got.Data) != string(w.Data) {
-		t.Fatalf("got  %+v\nwant %+v", got, &w)
-	}
+	bridgetest.SameEvent(t, got, want, map[string]string{ExtTopic: topic, ExtMessageID: id})
 }
 
 func TestBinaryPropertiesAndKey(t *testing.T) {
-	m, err := Encode(bridge.FormatBinary, sample())
+	m, err := Encode(bridge.FormatBinary, bridgetest.Sample())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,29 +29,29 @@ func TestBinaryPropertiesAndKey(t *testing.T) {
 	if !maps.Equal(m.Properties, want) || m.Key != "k1" || string(m.Payload) != `{"c":21.5}` {
 		t.Fatalf("message %+v", m)
 	}
-	got, err := Decode(&Delivery{Topic: topic, MessageID: "1:2:-1:0", Key: m.Key, Properties: m.Properties, Payload: m.Payload}, bridge.FormatBinary, at)
+	got, err := Decode(&Delivery{Topic: topic, MessageID: "1:2:-1:0", Key: m.Key, Properties: m.Properties, Payload: m.Payload}, bridge.FormatBinary, bridgetest.At)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameEvent(t, got, sample(), "1:2:-1:0")
+	sameEvent(t, got, bridgetest.Sample(), "1:2:-1:0")
 }
 
 func TestEveryFormatRoundTrips(t *testing.T) {
 	for _, f := range []bridge.Format{bridge.FormatStructured, bridge.FormatFrame} {
-		m, err := Encode(f, sample())
+		m, err := Encode(f, bridgetest.Sample())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.Key != "k1" || m.Properties[PropContentType] != bridge.ContentType(f, sample()) {
+		if m.Key != "k1" || m.Properties[PropContentType] != bridge.ContentType(f, bridgetest.Sample()) {
 			t.Fatalf("%v: %+v", f, m)
 		}
-		got, err := Decode(&Delivery{Topic: topic, MessageID: "3:4:-1:0", Properties: m.Properties, Payload: m.Payload}, f, at)
+		got, err := Decode(&Delivery{Topic: topic, MessageID: "3:4:-1:0", Properties: m.Properties, Payload: m.Payload}, f, bridgetest.At)
 		if err != nil {
 			t.Fatalf("%v: %v", f, err)
 		}
-		sameEvent(t, got, sample(), "3:4:-1:0")
+		sameEvent(t, got, bridgetest.Sample(), "3:4:-1:0")
 	}
-	m, _ := Encode(bridge.FormatRaw, sample())
+	m, _ := Encode(bridge.FormatRaw, bridgetest.Sample())
 	if string(m.Payload) != `{"c":21.5}` || m.Properties[PropContentType] != "application/json" {
 		t.Fatalf("raw %+v", m)
 	}
@@ -81,14 +60,14 @@ func TestEveryFormatRoundTrips(t *testing.T) {
 func TestAttributelessMessages(t *testing.T) {
 	pt := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
 	d := &Delivery{Topic: topic, MessageID: "7:8:-1:0", PublishTime: pt, Properties: map[string]string{"x": "y"}, Payload: []byte("hi")}
-	got, err := Decode(d, bridge.FormatBinary, at)
+	got, err := Decode(d, bridge.FormatBinary, bridgetest.At)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sameEvent(t, got, &cloudevent.Event{ID: "7:8:-1:0", Source: "/pulsar/public/default/t", Type: bridge.FallbackType,
 		Time: cloudevent.FormatTime(pt), DataContentType: bridge.ContentText, Data: []byte("hi")}, "7:8:-1:0")
 	d.PublishTime = time.Time{}
-	if got, err = Decode(d, bridge.FormatRaw, at); err != nil || got.Time != cloudevent.FormatTime(at) {
+	if got, err = Decode(d, bridge.FormatRaw, bridgetest.At); err != nil || got.Time != cloudevent.FormatTime(bridgetest.At) {
 		t.Fatalf("raw without a publish time: %+v %v", got, err)
 	}
 }
@@ -107,13 +86,8 @@ func TestMalformedMessagesNameTheirReason(t *testing.T) {
 		{"bad frame", bridge.FormatFrame, Delivery{Payload: []byte{0xef, 2}}, bridge.ReasonFrame},
 	} {
 		tc.d.Topic, tc.d.MessageID = topic, "1:1:-1:0"
-		_, err := Decode(&tc.d, tc.f, at)
-		if err == nil {
-			t.Fatalf("%s: decoded", tc.name)
-		}
-		if r := bridge.ReasonOf(err); r != tc.want {
-			t.Errorf("%s: reason %s, want %s (%v)", tc.name, r, tc.want, err)
-		}
+		_, err := Decode(&tc.d, tc.f, bridgetest.At)
+		bridgetest.Refused(t, tc.name, err, tc.want)
 	}
 }
 

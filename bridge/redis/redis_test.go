@@ -17,13 +17,11 @@ import (
 	"github.com/rsbd/rsbd/internal/testutil"
 )
 
-var streamFormats = []bridge.Format{bridge.FormatBinary, bridge.FormatStructured, bridge.FormatRaw, bridge.FormatFrame}
-
 func TestStreamOutEveryFormatInOrder(t *testing.T) {
 	s := startServer(t)
 	bus := bridgetest.Bus(t)
 	c := client(t, s)
-	for _, f := range streamFormats {
+	for _, f := range bridgetest.Formats {
 		t.Run(f.String(), func(t *testing.T) {
 			stream := "out-" + f.String()
 			sc := "/out/" + f.String() + "/"
@@ -71,7 +69,7 @@ func TestStreamInEveryFormatInOrder(t *testing.T) {
 	bus := bridgetest.Bus(t)
 	c := client(t, s)
 	ctx := context.Background()
-	for _, f := range streamFormats {
+	for _, f := range bridgetest.Formats {
 		t.Run(f.String(), func(t *testing.T) {
 			stream := "in-" + f.String()
 			sc := "/in/" + f.String() + "/"

@@ -13,42 +13,13 @@ import (
 
 func TestStreamRestartLosesNothing(t *testing.T) {
 	s := startServer(t)
-	bus := bridgetest.Bus(t)
 	m, _ := bridge.NewMetrics(nil)
 	out := config(s, "r-out", "stream", bridge.FormatBinary)
 	out.Out = bridge.Route{Scope: "/rs/", Address: "restart"}
 	in := config(s, "r-in", "stream", bridge.FormatBinary)
 	in.In = bridge.Route{Scope: "/back/", Address: "restart"}
-	rd := bridgetest.Reader(t, bus, "/back/")
-	bo := bridgetest.Run(t, bus, out, m)
-	bridgetest.Run(t, bus, in, m)
-	inf := bridgetest.Informer(t, bus, "/rs/")
 	const half = 100
-	for i := range half {
-		bridgetest.PublishCE(t, inf, bridgetest.Event(i, 64))
-	}
-	testutil.WaitFor(t, bridgetest.Timeout, "first half acknowledged", func() bool {
-		return bridgetest.Value(m.Messages, "r-out", bridge.DirOut) == half
-	})
-	s.Stop()
-	for i := half; i < 2*half; i++ {
-		bridgetest.PublishCE(t, inf, bridgetest.Event(i, 64))
-	}
-	testutil.WaitFor(t, bridgetest.Timeout, "down reported", func() bool { return bo.Ready() != nil })
-	s.Start()
-	seen := map[int]int{}
-	last := -1
-	for len(seen) < 2*half {
-		_, e := bridgetest.ReadCE(t, rd)
-		n := bridgetest.Seq(e)
-		if seen[n] == 0 && n != last+1 {
-			t.Fatalf("event %d first arrived after %d", n, last)
-		}
-		if seen[n] == 0 {
-			last = n
-		}
-		seen[n]++
-	}
+	seen := bridgetest.RoundTripAcrossRestart(t, s, out, in, m, half)
 	c := client(t, s)
 	n, err := c.XLen(context.Background(), "restart").Result()
 	if err != nil || n < 2*half {

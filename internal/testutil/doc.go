@@ -10,6 +10,9 @@
 // logs if the test failed. Cluster logic (pools, joins, clients) stays
 // with the callers, client/clienttest and e2e.
 //
+// GoldenHex reads a golden vector written by hand in hex, with comments;
+// Do sends an HTTP request and reads the whole reply.
+//
 // Its callers are tests and the test-support packages; nothing of the
 // daemon imports it.
 package testutil

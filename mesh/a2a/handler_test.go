@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/client/clienttest"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/mesh"
 	"github.com/rsbd/rsbd/mesh/streamcall"
 	"github.com/rsbd/rsbd/scope"
@@ -119,13 +119,8 @@ func (e *env) post(t *testing.T, path, version, body string, headers ...string) 
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	resp, reply := testutil.Do(t, http.DefaultClient, req)
+	return resp.StatusCode, reply
 }
 
 // rpcReply is a JSON-RPC response as the tests read it.

@@ -11,6 +11,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/rsbd/rsbd/cloudevent"
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // authConfig has a token limited to /robot/ and one limited to
@@ -43,11 +44,7 @@ func (e *env) request(t *testing.T, method, path, token string) *http.Response {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := e.srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp, _ := testutil.Do(t, e.srv.Client(), req)
 	return resp
 }
 

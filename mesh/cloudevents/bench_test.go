@@ -7,24 +7,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/client/clienttest"
-	"github.com/rsbd/rsbd/notification"
-	"github.com/rsbd/rsbd/scope"
+	"github.com/rsbd/rsbd/mesh/internal/meshtest"
 )
-
-// benchSizes are the payload sizes the benchmarks measure.
-var benchSizes = []struct {
-	name string
-	n    int
-}{{"64B", 64}, {"1KiB", 1024}}
 
 // benchEnv is a node with the gateway embedded and two socket clients.
 type benchEnv struct {
@@ -42,103 +33,22 @@ func startBench(b *testing.B) *benchEnv {
 		b.Fatal(err)
 	}
 	srv := httptest.NewServer(g)
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	dial := func() *client.Bus {
-		bus, err := client.Dial(ctx, "socket://"+n.SocketAddr().String())
-		if err != nil {
-			b.Fatal(err)
-		}
-		return bus
-	}
-	e := &benchEnv{srv: srv, pub: dial(), sub: dial()}
-	b.Cleanup(func() { _ = g.Close(); srv.Close(); e.pub.Close(); e.sub.Close(); _ = gbus.Close() })
-	return e
-}
-
-// latencies collects one latency per operation and reports the median,
-// the 99th percentile and the sequential rate.
-type latencies []time.Duration
-
-func (l latencies) report(b *testing.B) {
-	if len(l) == 0 {
-		return
-	}
-	slices.Sort(l)
-	var sum time.Duration
-	for _, d := range l {
-		sum += d
-	}
-	b.ReportMetric(float64(l[len(l)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(l[len(l)*99/100].Microseconds()), "p99-µs")
-	b.ReportMetric(float64(len(l))/sum.Seconds(), "msgs/s")
-	b.ReportMetric(0, "ns/op")
-}
-
-// readerReady returns a reader on sc of bus once events published by
-// publish reach it (the node learns the reader's interest asynchronously).
-func readerReady(b *testing.B, bus *client.Bus, sc string, publish func()) *client.Reader {
-	rd, err := bus.NewReader(scope.MustParse(sc))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = rd.Close() })
-	for range 200 {
-		publish()
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-		_, err := rd.Read(ctx)
-		cancel()
-		if err == nil {
-			drain(rd)
-			return rd
-		}
-	}
-	b.Fatal("reader never reached")
-	return nil
-}
-
-// drain reads what rd holds queued.
-func drain(rd *client.Reader) {
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-		_, err := rd.Read(ctx)
-		cancel()
-		if err != nil {
-			return
-		}
-	}
+	b.Cleanup(func() { _ = g.Close(); srv.Close(); _ = gbus.Close() })
+	return &benchEnv{srv: srv, pub: meshtest.Dial(b, n), sub: meshtest.Dial(b, n)}
 }
 
 // BenchmarkPublish measures one event from publish to a socket
 // subscriber: published by a socket client, or POSTed to the gateway.
 func BenchmarkPublish(b *testing.B) {
-	for _, size := range benchSizes {
-		data := bytes.Repeat([]byte("x"), size.n)
-		b.Run("socket-"+size.name, func(b *testing.B) {
+	for _, size := range meshtest.Sizes {
+		data := bytes.Repeat([]byte("x"), size.N)
+		b.Run("socket-"+size.Name, func(b *testing.B) {
 			e := startBench(b)
-			inf, err := e.pub.NewInformer(scope.MustParse("/bench/"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			send := func() {
-				ev := &client.Event{Event: notification.Event{WireSchema: "bytes", Data: data}}
-				if err := inf.PublishEvent(context.Background(), ev); err != nil {
-					b.Fatal(err)
-				}
-			}
-			rd := readerReady(b, e.sub, "/bench/", send)
-			lat := make(latencies, 0, b.N)
-			for b.Loop() {
-				t0 := time.Now()
-				send()
-				if _, err := rd.Read(context.Background()); err != nil {
-					b.Fatal(err)
-				}
-				lat = append(lat, time.Since(t0))
-			}
-			lat.report(b)
+			send := meshtest.Publisher(b, e.pub, "/bench/", "bytes", data)
+			rd := meshtest.ReaderReady(b, e.sub, "/bench/", send)
+			meshtest.Measure(b, send, meshtest.Read(b, rd), "msgs/s")
 		})
-		b.Run("http-"+size.name, func(b *testing.B) {
+		b.Run("http-"+size.Name, func(b *testing.B) {
 			e := startBench(b)
 			hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 			send := func() {
@@ -155,17 +65,8 @@ func BenchmarkPublish(b *testing.B) {
 					b.Fatalf("status %d", resp.StatusCode)
 				}
 			}
-			rd := readerReady(b, e.sub, "/bench/", send)
-			lat := make(latencies, 0, b.N)
-			for b.Loop() {
-				t0 := time.Now()
-				send()
-				if _, err := rd.Read(context.Background()); err != nil {
-					b.Fatal(err)
-				}
-				lat = append(lat, time.Since(t0))
-			}
-			lat.report(b)
+			rd := meshtest.ReaderReady(b, e.sub, "/bench/", send)
+			meshtest.Measure(b, send, meshtest.Read(b, rd), "msgs/s")
 		})
 	}
 }
@@ -173,30 +74,13 @@ func BenchmarkPublish(b *testing.B) {
 // BenchmarkSubscribe measures one event from a socket publisher to a
 // gateway subscriber, over SSE and over WebSocket.
 func BenchmarkSubscribe(b *testing.B) {
-	for _, size := range benchSizes {
-		data := bytes.Repeat([]byte("x"), size.n)
+	for _, size := range meshtest.Sizes {
+		data := bytes.Repeat([]byte("x"), size.N)
 		for _, kind := range []string{"sse", "ws"} {
-			b.Run(kind+"-"+size.name, func(b *testing.B) {
+			b.Run(kind+"-"+size.Name, func(b *testing.B) {
 				e := startBench(b)
-				inf, err := e.pub.NewInformer(scope.MustParse("/bench/"))
-				if err != nil {
-					b.Fatal(err)
-				}
-				send := func() {
-					ev := &client.Event{Event: notification.Event{WireSchema: "bytes", Data: data}}
-					if err := inf.PublishEvent(context.Background(), ev); err != nil {
-						b.Fatal(err)
-					}
-				}
-				recv := subscriber(b, e, kind)
-				lat := make(latencies, 0, b.N)
-				for b.Loop() {
-					t0 := time.Now()
-					send()
-					recv()
-					lat = append(lat, time.Since(t0))
-				}
-				lat.report(b)
+				send := meshtest.Publisher(b, e.pub, "/bench/", "bytes", data)
+				meshtest.Measure(b, send, subscriber(b, e, kind), "msgs/s")
 			})
 		}
 	}

@@ -106,13 +106,8 @@ func (e *env) post(t *testing.T, path, ct, body string, headers map[string]strin
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	resp, reply := testutil.Do(t, http.DefaultClient, req)
+	return resp.StatusCode, reply
 }
 
 func TestBadInput(t *testing.T) {

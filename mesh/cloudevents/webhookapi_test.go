@@ -3,7 +3,6 @@ package cloudevents
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -20,13 +19,8 @@ func (e *env) do(t *testing.T, method, path, body string) (int, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	resp, reply := testutil.Do(t, http.DefaultClient, req)
+	return resp.StatusCode, reply
 }
 
 func TestWebhooksOverHTTP(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // TestWebhookAPINeedsAToken: with tokens configured, the webhook API
@@ -25,11 +27,7 @@ func TestWebhookAPINeedsAToken(t *testing.T) {
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
-		resp, err := e.srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp, _ := testutil.Do(t, e.srv.Client(), req)
 		return resp.StatusCode
 	}
 	hook := func(sc, dead string) string {

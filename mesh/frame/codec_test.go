@@ -2,33 +2,13 @@ package frame
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-)
 
-// readHex reads a golden vector: hex bytes, with '#' starting a comment.
-func readHex(t *testing.T, name string) []byte {
-	t.Helper()
-	text, err := os.ReadFile(filepath.Join("testdata", "golden", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var digits strings.Builder
-	for line := range strings.Lines(string(text)) {
-		line, _, _ = strings.Cut(line, "#")
-		digits.WriteString(strings.Join(strings.Fields(line), ""))
-	}
-	b, err := hex.DecodeString(digits.String())
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return b
-}
+	"github.com/rsbd/rsbd/internal/testutil"
+)
 
 // TestGolden checks decoding and encoding against vectors written by hand
 // from the frame layout.
@@ -41,7 +21,7 @@ func TestGolden(t *testing.T) {
 		"empty.hex":    {Type: StreamReq},
 		"reserved.hex": {Type: Event, Flags: 0xf8, Attrs: []Attr{{"x", "1"}, {"x", "2"}}},
 	} {
-		b := readHex(t, name)
+		b := testutil.GoldenHex(t, name)
 		got, err := Unmarshal(b)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -63,7 +43,7 @@ func TestGolden(t *testing.T) {
 }
 
 func TestGet(t *testing.T) {
-	f, err := Unmarshal(readHex(t, "reserved.hex"))
+	f, err := Unmarshal(testutil.GoldenHex(t, "reserved.hex"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +58,7 @@ func TestGet(t *testing.T) {
 }
 
 func TestDecodeErrors(t *testing.T) {
-	event := readHex(t, "event.hex")
+	event := testutil.GoldenHex(t, "event.hex")
 	mod := func(i int, c byte) []byte {
 		b := bytes.Clone(event)
 		b[i] = c

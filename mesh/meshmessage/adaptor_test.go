@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/mesh"
 	"github.com/rsbd/rsbd/mesh/frame"
 )
@@ -22,7 +23,7 @@ func TestRegistered(t *testing.T) {
 // Package: the fixed attributes, id from seq, subject from topic,
 // properties as attributes, body as data.
 func TestPackageFrame(t *testing.T) {
-	p, err := Unmarshal(readHex(t, "async.hex"))
+	p, err := Unmarshal(testutil.GoldenHex(t, "async.hex"))
 	if err != nil {
 		t.Fatal(err)
 	}

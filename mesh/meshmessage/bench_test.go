@@ -3,24 +3,15 @@ package meshmessage
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"net"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/client/clienttest"
-	"github.com/rsbd/rsbd/notification"
-	"github.com/rsbd/rsbd/scope"
+	"github.com/rsbd/rsbd/mesh/internal/meshtest"
 )
-
-// benchSizes are the payload sizes the benchmarks measure.
-var benchSizes = []struct {
-	name string
-	n    int
-}{{"64B", 64}, {"1KiB", 1024}}
 
 // benchEnv is a node with the listener embedded and two socket clients.
 type benchEnv struct {
@@ -43,65 +34,8 @@ func startBench(b *testing.B) *benchEnv {
 		b.Fatal(err)
 	}
 	go func() { _ = s.Serve(ln) }()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	dial := func() *client.Bus {
-		bus, err := client.Dial(ctx, "socket://"+n.SocketAddr().String())
-		if err != nil {
-			b.Fatal(err)
-		}
-		return bus
-	}
-	e := &benchEnv{addr: ln.Addr().String(), pub: dial(), sub: dial()}
-	b.Cleanup(func() { _ = s.Close(); e.pub.Close(); e.sub.Close(); _ = mbus.Close() })
-	return e
-}
-
-// latencies collects one latency per operation and reports the median,
-// the 99th percentile and the sequential rate.
-type latencies []time.Duration
-
-func (l latencies) report(b *testing.B) {
-	if len(l) == 0 {
-		return
-	}
-	slices.Sort(l)
-	var sum time.Duration
-	for _, d := range l {
-		sum += d
-	}
-	b.ReportMetric(float64(l[len(l)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(l[len(l)*99/100].Microseconds()), "p99-µs")
-	b.ReportMetric(float64(len(l))/sum.Seconds(), "events/s")
-	b.ReportMetric(0, "ns/op")
-}
-
-// readerReady returns a reader on sc of bus once events published by
-// publish reach it (the node learns the reader's interest asynchronously).
-func readerReady(b *testing.B, bus *client.Bus, sc string, publish func()) *client.Reader {
-	rd, err := bus.NewReader(scope.MustParse(sc))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = rd.Close() })
-	for range 200 {
-		publish()
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-		_, err := rd.Read(ctx)
-		cancel()
-		if err == nil {
-			for {
-				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-				_, err := rd.Read(ctx)
-				cancel()
-				if err != nil {
-					return rd
-				}
-			}
-		}
-	}
-	b.Fatal("reader never reached")
-	return nil
+	b.Cleanup(func() { _ = s.Close(); _ = mbus.Close() })
+	return &benchEnv{addr: ln.Addr().String(), pub: meshtest.Dial(b, n), sub: meshtest.Dial(b, n)}
 }
 
 // meshClient connects to the listener, says HELLO and returns the
@@ -136,23 +70,14 @@ func meshClient(b *testing.B, addr string, keep chan<- *Package) net.Conn {
 // subscriber: published by a socket client, or sent by an EventMesh TCP
 // client as ASYNC_MESSAGE_TO_SERVER.
 func BenchmarkPublish(b *testing.B) {
-	for _, size := range benchSizes {
-		data := bytes.Repeat([]byte("x"), size.n)
-		b.Run("socket-"+size.name, func(b *testing.B) {
+	for _, size := range meshtest.Sizes {
+		data := bytes.Repeat([]byte("x"), size.N)
+		b.Run("socket-"+size.Name, func(b *testing.B) {
 			e := startBench(b)
-			inf, err := e.pub.NewInformer(scope.MustParse("/bench/"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			send := func() {
-				ev := &client.Event{Event: notification.Event{WireSchema: TextSchema, Data: data}}
-				if err := inf.PublishEvent(context.Background(), ev); err != nil {
-					b.Fatal(err)
-				}
-			}
-			measure(b, readerReady(b, e.sub, "/bench/", send), send)
+			send := meshtest.Publisher(b, e.pub, "/bench/", TextSchema, data)
+			meshtest.Measure(b, send, meshtest.Read(b, meshtest.ReaderReady(b, e.sub, "/bench/", send)), "events/s")
 		})
-		b.Run("meshmessage-"+size.name, func(b *testing.B) {
+		b.Run("meshmessage-"+size.Name, func(b *testing.B) {
 			e := startBench(b)
 			nc := meshClient(b, e.addr, nil)
 			body, _ := json.Marshal(Message{Topic: "/bench/", Body: string(data)})
@@ -166,31 +91,17 @@ func BenchmarkPublish(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			measure(b, readerReady(b, e.sub, "/bench/", send), send)
+			meshtest.Measure(b, send, meshtest.Read(b, meshtest.ReaderReady(b, e.sub, "/bench/", send)), "events/s")
 		})
 	}
-}
-
-// measure times send until rd reads the event, b.N times.
-func measure(b *testing.B, rd *client.Reader, send func()) {
-	lat := make(latencies, 0, b.N)
-	for b.Loop() {
-		t0 := time.Now()
-		send()
-		if _, err := rd.Read(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		lat = append(lat, time.Since(t0))
-	}
-	lat.report(b)
 }
 
 // BenchmarkSubscribe measures one event from a socket publisher to an
 // EventMesh TCP client's subscription, as ASYNC_MESSAGE_TO_CLIENT.
 func BenchmarkSubscribe(b *testing.B) {
-	for _, size := range benchSizes {
-		data := bytes.Repeat([]byte("x"), size.n)
-		b.Run("meshmessage-"+size.name, func(b *testing.B) {
+	for _, size := range meshtest.Sizes {
+		data := bytes.Repeat([]byte("x"), size.N)
+		b.Run("meshmessage-"+size.Name, func(b *testing.B) {
 			e := startBench(b)
 			in := make(chan *Package, 1024)
 			nc := meshClient(b, e.addr, in)
@@ -203,16 +114,7 @@ func BenchmarkSubscribe(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			inf, err := e.pub.NewInformer(scope.MustParse("/bench/"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			send := func() {
-				ev := &client.Event{Event: notification.Event{WireSchema: TextSchema, Data: data}}
-				if err := inf.PublishEvent(context.Background(), ev); err != nil {
-					b.Fatal(err)
-				}
-			}
+			send := meshtest.Publisher(b, e.pub, "/bench/", TextSchema, data)
 			recv := func(timeout time.Duration) bool {
 				deadline := time.After(timeout)
 				for {
@@ -237,16 +139,11 @@ func BenchmarkSubscribe(b *testing.B) {
 			}
 			for recv(20 * time.Millisecond) {
 			}
-			lat := make(latencies, 0, b.N)
-			for b.Loop() {
-				t0 := time.Now()
-				send()
+			meshtest.Measure(b, send, func() {
 				if !recv(10 * time.Second) {
 					b.Fatal("event lost")
 				}
-				lat = append(lat, time.Since(t0))
-			}
-			lat.report(b)
+			}, "events/s")
 		})
 	}
 }

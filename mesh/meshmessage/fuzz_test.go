@@ -5,13 +5,15 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/rsbd/rsbd/internal/testutil"
 )
 
 // FuzzUnmarshal checks Unmarshal and Read never panic, agree, and that a
 // Package they accept encodes to bytes that decode to the same Package.
 func FuzzUnmarshal(f *testing.F) {
 	for name := range goldens {
-		f.Add(readHex(&testing.T{}, name))
+		f.Add(testutil.GoldenHex(&testing.T{}, name))
 	}
 	f.Add(prefix(Magic, Version, 13, 0))
 	f.Add(prefix(Magic, Version, -1, -1))

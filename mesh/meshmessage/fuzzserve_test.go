@@ -9,6 +9,7 @@ import (
 
 	"github.com/rsbd/rsbd/client"
 	"github.com/rsbd/rsbd/client/clienttest"
+	"github.com/rsbd/rsbd/internal/testutil"
 	"github.com/rsbd/rsbd/node"
 )
 
@@ -44,7 +45,7 @@ func seedSession(t testing.TB) []byte {
 func FuzzServe(f *testing.F) {
 	f.Add(seedSession(f))
 	for name := range goldens {
-		f.Add(readHex(&testing.T{}, name))
+		f.Add(testutil.GoldenHex(&testing.T{}, name))
 	}
 	f.Add([]byte("EventMesh0000\x00\x00\x00\x0d\x00\x00\x00\x00"))
 	// Nothing logs: a fuzzing worker's output is a pipe, and the warnings

@@ -3,34 +3,13 @@ package meshmessage
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
-)
 
-// readHex reads a golden vector: hex bytes, with '#' starting a comment.
-func readHex(t *testing.T, name string) []byte {
-	t.Helper()
-	text, err := os.ReadFile(filepath.Join("testdata", "golden", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var digits strings.Builder
-	for line := range strings.Lines(string(text)) {
-		line, _, _ = strings.Cut(line, "#")
-		digits.WriteString(strings.Join(strings.Fields(line), ""))
-	}
-	b, err := hex.DecodeString(digits.String())
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return b
-}
+	"github.com/rsbd/rsbd/internal/testutil"
+)
 
 // goldens are the Packages of the golden vectors, written from the
 // reference's layout.
@@ -45,7 +24,7 @@ var goldens = map[string]*Package{
 // TestGolden checks decoding, reading and encoding against the vectors.
 func TestGolden(t *testing.T) {
 	for name, want := range goldens {
-		b := readHex(t, name)
+		b := testutil.GoldenHex(t, name)
 		got, err := Unmarshal(b)
 		if err != nil {
 			t.Fatalf("%s: Unmarshal: %v", name, err)
@@ -80,7 +59,7 @@ func prefix(magic, version string, length, headerLen int32) []byte {
 // TestBadInput checks each refusal wraps its sentinel, from Unmarshal and
 // from Read.
 func TestBadInput(t *testing.T) {
-	good := readHex(t, "async.hex")
+	good := testutil.GoldenHex(t, "async.hex")
 	hdr := []byte(`{"cmd":"X"}`)
 	withHeader := func(pre []byte, h []byte) []byte { return append(pre, h...) }
 	for _, c := range []struct {

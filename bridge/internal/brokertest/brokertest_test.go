@@ -2,16 +2,11 @@ package brokertest
 
 import (
 	"net"
-	"os"
 	"testing"
 	"time"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	StopShared()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { Main(m) }
 
 // dial checks that addr accepts a TCP connection.
 func dial(t *testing.T, addr string) {

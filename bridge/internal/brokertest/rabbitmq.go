@@ -220,3 +220,11 @@ func StopShared() {
 		shared.dir = ""
 	}
 }
+
+// Main is the TestMain of a package whose tests share a node: it runs
+// the tests, stops the shared node and exits with the tests' code.
+func Main(m *testing.M) {
+	code := m.Run()
+	StopShared()
+	os.Exit(code)
+}
