@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -29,12 +28,8 @@ func startWeb(t *testing.T, c introspectCluster) string {
 // getJSON fetches an API endpoint: its status and its data or error.
 func getJSON(t *testing.T, u string, data any) (int, string) {
 	t.Helper()
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, body := testutil.Get(t, u)
+	b := []byte(body)
 	var env struct {
 		Data  json.RawMessage `json:"data"`
 		Error string          `json:"error"`

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -85,11 +83,6 @@ func TestDaemonWebAndStatus(t *testing.T) {
 
 func get(t *testing.T, url string) string {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
+	_, body := testutil.Get(t, url)
+	return body
 }

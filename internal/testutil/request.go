@@ -18,3 +18,14 @@ func Do(t testing.TB, c *http.Client, req *http.Request) (*http.Response, string
 	b, _ := io.ReadAll(resp.Body)
 	return resp, string(b)
 }
+
+// Get fetches url with the default client and reads the whole reply; a
+// request that fails ends the test.
+func Get(t testing.TB, url string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Do(t, http.DefaultClient, req)
+}
