@@ -44,8 +44,8 @@ func (sv *Server) serveStream(rq *request, sd *grpc.StreamDesc) {
 		{Key: keyInitialWindow, Value: strconv.Itoa(s.window)},
 	})
 	if !sd.ClientStreams {
-		s.inbox <- inFrame{payload: rq.ev.Data}
-		s.inbox <- inFrame{fr: &grpcbuspb.TransportFrame{Frame: &grpcbuspb.TransportFrame_HalfClose{}}}
+		s.inbox.preload(inFrame{payload: rq.ev.Data})
+		s.inbox.putControl(inFrame{fr: &grpcbuspb.TransportFrame{Frame: &grpcbuspb.TransportFrame_HalfClose{}}})
 	}
 	ss.ctx = grpc.NewContextWithServerTransportStream(ctx, &streamTransport{ss})
 	info := &grpc.StreamServerInfo{FullMethod: s.method, IsClientStream: sd.ClientStreams, IsServerStream: sd.ServerStreams}
@@ -177,7 +177,6 @@ func (ss *serverStream) RecvMsg(m any) error {
 			return err
 		}
 		if in.fr == nil {
-			ss.s.consume()
 			if err := unmarshal(ss.s.format, in.payload, m); err != nil {
 				return status.Errorf(codes.Internal, "grpcbus: decoding a request: %v", err)
 			}
