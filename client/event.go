@@ -81,7 +81,7 @@ type item struct {
 // given to it alone, or a copy of the shared wire view (from the pool of
 // reusable events when borrow is set), with receive and deliver times and
 // the payload converted by reg (through the participant's memory of its
-// last schema, or none when schemas is nil).
+// last schema, or none when schemas is nil); a nil reg converts nothing.
 func toEvent(reg *notification.Registry, schemas *lastConverter[string], it item, borrow bool) *Event {
 	out := it.own
 	if out == nil {
@@ -95,6 +95,10 @@ func toEvent(reg *notification.Registry, schemas *lastConverter[string], it item
 	out.MetaData.ReceiveTime = it.recv
 	out.MetaData.DeliverTime = nowMicros()
 	out.Present |= notification.HasReceiveTime | notification.HasDeliverTime
+	if reg == nil {
+		out.Payload, out.PayloadErr = nil, nil
+		return out
+	}
 	out.Payload, out.PayloadErr = deserialize(schemas, reg, out.WireSchema, out.Data)
 	if out.PayloadErr != nil {
 		out.Payload = nil
