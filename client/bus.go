@@ -18,8 +18,9 @@ import (
 type link interface {
 	// publish sends ev to the bus and to the local sinks whose scope
 	// matches. ev is not modified afterwards and may be retained by sinks;
-	// ev.Data may be the publisher's memory, which a link copies before it
-	// keeps it past the call or hands it to sinks.
+	// its slices (Data, Causes, the meta data's user times and infos) may
+	// be the publisher's memory, which a link copies (detach) before it
+	// keeps them past the call or hands them to sinks.
 	// kept reports whether anything may still refer to ev after the call;
 	// an event nothing kept may be reused by the caller.
 	publish(ctx context.Context, ev *notification.Event) (kept bool, err error)
@@ -334,9 +335,19 @@ func (b *Bus) newQueue(o options) *queue {
 // delivers to local subscriptions itself.
 type embeddedLink struct{ n *node.Node }
 
+// publish hands ev to the node, which copies it for the network and keeps
+// ev itself only for its embedded subscriptions, detached first.
 func (l *embeddedLink) publish(ctx context.Context, ev *notification.Event) (kept bool, err error) {
-	ev.Data = slices.Clone(ev.Data) // the node keeps the event
-	return true, l.n.Publish(ctx, ev)
+	return l.n.PublishDetached(ctx, ev, detach)
+}
+
+// detach gives ev copies of its slices that may be the publisher's
+// memory (see link.publish), for a link that keeps ev.
+func detach(ev *notification.Event) {
+	ev.Data = slices.Clone(ev.Data)
+	ev.Causes = slices.Clone(ev.Causes)
+	ev.MetaData.UserTimes = slices.Clone(ev.MetaData.UserTimes)
+	ev.MetaData.UserInfos = slices.Clone(ev.MetaData.UserInfos)
 }
 
 func (l *embeddedLink) attach(s sink) func() {

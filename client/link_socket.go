@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"slices"
 	"strings"
 
 	"github.com/rsbd/rsbd/notification"
@@ -251,7 +250,7 @@ func (l *socketLink) publish(ctx context.Context, ev *notification.Event) (kept 
 	// Local sinks receive the event as it is sent, with data of its own.
 	var buf [8]sink
 	if sinks := l.sinks.appendMatching(buf[:0], ev.Scope); len(sinks) > 0 {
-		ev.Data = slices.Clone(ev.Data)
+		detach(ev)
 		deliverTo(sinks, item{ev: ev, recv: ev.MetaData.SendTime})
 		return true, nil
 	}
