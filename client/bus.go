@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -141,7 +140,7 @@ func DialConfig(ctx context.Context, target string, cfg Config) (*Bus, error) {
 // Bus leaves n running.
 func Embedded(n *node.Node) *Bus {
 	b := newBus(Config{})
-	b.link = &embeddedLink{n: n}
+	b.link = newEmbeddedLink(n)
 	b.start()
 	return b
 }
@@ -152,7 +151,7 @@ func EmbeddedConfig(n *node.Node, cfg Config) (*Bus, error) {
 		return nil, err
 	}
 	b := newBus(cfg)
-	b.link = &embeddedLink{n: n}
+	b.link = newEmbeddedLink(n)
 	b.start()
 	return b, nil
 }
@@ -333,21 +332,21 @@ func (b *Bus) newQueue(o options) *queue {
 
 // embeddedLink publishes and subscribes through an in-process node, which
 // delivers to local subscriptions itself.
-type embeddedLink struct{ n *node.Node }
+type embeddedLink struct {
+	n *node.Node
+	// detach is the detach method of the link's detacher.
+	detach func(*notification.Event)
+}
+
+// newEmbeddedLink returns the link through n.
+func newEmbeddedLink(n *node.Node) *embeddedLink {
+	return &embeddedLink{n: n, detach: new(detacher).detach}
+}
 
 // publish hands ev to the node, which copies it for the network and keeps
 // ev itself only for its embedded subscriptions, detached first.
 func (l *embeddedLink) publish(ctx context.Context, ev *notification.Event) (kept bool, err error) {
-	return l.n.PublishDetached(ctx, ev, detach)
-}
-
-// detach gives ev copies of its slices that may be the publisher's
-// memory (see link.publish), for a link that keeps ev.
-func detach(ev *notification.Event) {
-	ev.Data = slices.Clone(ev.Data)
-	ev.Causes = slices.Clone(ev.Causes)
-	ev.MetaData.UserTimes = slices.Clone(ev.MetaData.UserTimes)
-	ev.MetaData.UserInfos = slices.Clone(ev.MetaData.UserInfos)
+	return l.n.PublishDetached(ctx, ev, l.detach)
 }
 
 func (l *embeddedLink) attach(s sink) func() {
