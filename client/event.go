@@ -12,7 +12,9 @@ import (
 // payload converted by the Bus's registry.
 //
 // Events handed to handlers and readers share their slices with the other
-// local participants that received them: treat them as read-only.
+// local participants that received them (and the user infos of an event
+// published in the same process with other events that carry the same):
+// treat them as read-only.
 type Event struct {
 	notification.Event
 	// Payload is the converted payload. When publishing, nil means void
