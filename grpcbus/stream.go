@@ -41,7 +41,8 @@ type stream struct {
 	peerID   uint64
 
 	timeout   time.Duration
-	lastHeard atomic.Int64  // unix ns of the last frame or ping from the peer
+	lastHeard atomic.Int64  // unix ns the peer was last heard, as the sweep or a ping saw it
+	fresh     atomic.Bool   // a frame came since the sweep last looked
 	inSeq     atomic.Uint64 // stream_sequence of the last Message received
 
 	window int // messages this side grants at the handshake
@@ -86,14 +87,23 @@ func (s *stream) isPeer(addr string) bool {
 }
 
 // silentSince reports whether the peer has been silent past the timeout.
+// A frame that came since the last look counts as heard now: frames only
+// mark the stream fresh, which costs less than reading the clock for each,
+// and the sweep's period is the timeout's granularity anyway.
 func (s *stream) silentSince(now time.Time) bool {
+	if s.fresh.Swap(false) {
+		s.lastHeard.Store(now.UnixNano())
+		return false
+	}
 	return s.timeout > 0 && now.UnixNano()-s.lastHeard.Load() > int64(s.timeout)
 }
 
 // onFrame takes a frame for this stream on the delivering goroutine; it
 // never blocks. Frames the reader must see in order go to the inbox.
 func (s *stream) onFrame(in frameIn, infos []notification.UserInfo) {
-	s.lastHeard.Store(time.Now().UnixNano())
+	if !s.fresh.Load() {
+		s.fresh.Store(true)
+	}
 	if in.msg {
 		if s.inOrder(in.seq) && !s.inbox.putMessage(inFrame{payload: in.payload, infos: infos}, in.seq) {
 			s.overflow()
