@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -18,8 +17,9 @@ import (
 type link interface {
 	// publish sends ev to the bus and to the local sinks whose scope
 	// matches. ev is not modified afterwards and may be retained by sinks;
-	// ev.Data may be the publisher's memory, which a link copies before it
-	// keeps it past the call or hands it to sinks.
+	// its slices (Data, Causes, the meta data's user times and infos) may
+	// be the publisher's memory, which a link copies (detach) before it
+	// keeps them past the call or hands them to sinks.
 	// kept reports whether anything may still refer to ev after the call;
 	// an event nothing kept may be reused by the caller.
 	publish(ctx context.Context, ev *notification.Event) (kept bool, err error)
@@ -140,7 +140,7 @@ func DialConfig(ctx context.Context, target string, cfg Config) (*Bus, error) {
 // Bus leaves n running.
 func Embedded(n *node.Node) *Bus {
 	b := newBus(Config{})
-	b.link = &embeddedLink{n: n}
+	b.link = newEmbeddedLink(n)
 	b.start()
 	return b
 }
@@ -151,7 +151,7 @@ func EmbeddedConfig(n *node.Node, cfg Config) (*Bus, error) {
 		return nil, err
 	}
 	b := newBus(cfg)
-	b.link = &embeddedLink{n: n}
+	b.link = newEmbeddedLink(n)
 	b.start()
 	return b, nil
 }
@@ -332,11 +332,21 @@ func (b *Bus) newQueue(o options) *queue {
 
 // embeddedLink publishes and subscribes through an in-process node, which
 // delivers to local subscriptions itself.
-type embeddedLink struct{ n *node.Node }
+type embeddedLink struct {
+	n *node.Node
+	// detach is the detach method of the link's detacher.
+	detach func(*notification.Event)
+}
 
+// newEmbeddedLink returns the link through n.
+func newEmbeddedLink(n *node.Node) *embeddedLink {
+	return &embeddedLink{n: n, detach: new(detacher).detach}
+}
+
+// publish hands ev to the node, which copies it for the network and keeps
+// ev itself only for its embedded subscriptions, detached first.
 func (l *embeddedLink) publish(ctx context.Context, ev *notification.Event) (kept bool, err error) {
-	ev.Data = slices.Clone(ev.Data) // the node keeps the event
-	return true, l.n.Publish(ctx, ev)
+	return l.n.PublishDetached(ctx, ev, l.detach)
 }
 
 func (l *embeddedLink) attach(s sink) func() {

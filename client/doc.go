@@ -20,8 +20,8 @@
 //     Received events share the memory they were read into (slabs of
 //     16 KiB): an event kept keeps its slab.
 //   - Embedded (or NewEmbedded) makes the process itself a node of the rsbd
-//     cluster: events are published with node.Publish and received through
-//     node.Subscribe, no daemon involved.
+//     cluster: events are published with node.PublishDetached and received
+//     through node.Subscribe, no daemon involved.
 //
 // Participants are created from a Bus:
 //
@@ -65,7 +65,11 @@
 // its events are back. On the publishing side, small events are encoded
 // into arenas that are used again once their frames are written, a large
 // event's frame buffer is reused once written, and the wire event of a
-// publish no local listener wants is reused at once. What a connection
+// publish no local listener wants is reused at once: it is encoded (or
+// copied by the embedded node) for the bus, and only an event a local
+// listener gets takes copies of the publisher's data, causes and meta
+// data. A participant that reads Data alone skips the conversion of
+// payloads with WithoutConversion. What a connection
 // keeps for reuse (at most 1 MiB of slabs, 16 MiB of larger ones, 8 MiB of
 // frame buffers and 1 024 given-back events) it lets go after 2 s in which
 // it took none of it; spare arenas (1 MiB) go when its writer goroutine

@@ -12,7 +12,9 @@ import (
 // payload converted by the Bus's registry.
 //
 // Events handed to handlers and readers share their slices with the other
-// local participants that received them: treat them as read-only.
+// local participants that received them (and the user infos of an event
+// published in the same process with other events that carry the same):
+// treat them as read-only.
 type Event struct {
 	notification.Event
 	// Payload is the converted payload. When publishing, nil means void
@@ -81,7 +83,7 @@ type item struct {
 // given to it alone, or a copy of the shared wire view (from the pool of
 // reusable events when borrow is set), with receive and deliver times and
 // the payload converted by reg (through the participant's memory of its
-// last schema, or none when schemas is nil).
+// last schema, or none when schemas is nil); a nil reg converts nothing.
 func toEvent(reg *notification.Registry, schemas *lastConverter[string], it item, borrow bool) *Event {
 	out := it.own
 	if out == nil {
@@ -95,6 +97,10 @@ func toEvent(reg *notification.Registry, schemas *lastConverter[string], it item
 	out.MetaData.ReceiveTime = it.recv
 	out.MetaData.DeliverTime = nowMicros()
 	out.Present |= notification.HasReceiveTime | notification.HasDeliverTime
+	if reg == nil {
+		out.Payload, out.PayloadErr = nil, nil
+		return out
+	}
 	out.Payload, out.PayloadErr = deserialize(schemas, reg, out.WireSchema, out.Data)
 	if out.PayloadErr != nil {
 		out.Payload = nil

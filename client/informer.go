@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -111,8 +110,10 @@ func (i *Informer) PublishEvent(ctx context.Context, ev *Event) error {
 }
 
 // prepare checks ev, converts its payload, assigns the next event id,
-// builds the wire event (sharing nothing with ev) and stamps its create and
-// send times.
+// builds the wire event and stamps its create and send times. The wire
+// event shares ev's slices (Data, Causes, user times and infos): the link
+// copies them only when it keeps the event past the publish (see
+// link.publish), so a publish that is only encoded copies nothing.
 func (i *Informer) prepare(ev *Event) (*notification.Event, error) {
 	if i.closed.Load() {
 		return nil, ErrClosed
@@ -134,7 +135,7 @@ func (i *Informer) prepare(ev *Event) (*notification.Event, error) {
 		WireSchema: schema,
 		Data:       data,
 		ID:         notification.EventID{SenderID: i.info.id, SequenceNumber: i.seq.Add(1) - 1},
-		Causes:     slices.Clone(ev.Causes),
+		Causes:     ev.Causes,
 		Present:    notification.HasWireSchema | notification.HasData | notification.HasMetaData,
 	}
 	// One reading of the clock is the create time (unless ev has one) and
@@ -144,8 +145,8 @@ func (i *Informer) prepare(ev *Event) (*notification.Event, error) {
 	if ne.MetaData.CreateTime == 0 {
 		ne.MetaData.CreateTime = now
 	}
-	ne.MetaData.UserTimes = slices.Clone(ev.MetaData.UserTimes)
-	ne.MetaData.UserInfos = slices.Clone(ev.MetaData.UserInfos)
+	ne.MetaData.UserTimes = ev.MetaData.UserTimes
+	ne.MetaData.UserInfos = ev.MetaData.UserInfos
 	return ne, nil
 }
 
@@ -178,7 +179,7 @@ func (i *Informer) serialize(ev *Event) (string, []byte, error) {
 // transmit publishes ne, stamped by prepare, and reports the result in ev;
 // a wire event the link did not keep goes back to the pool.
 func (i *Informer) transmit(ctx context.Context, ev *Event, ne *notification.Event) error {
-	data := ne.Data // the link may replace ne.Data by a copy it shares
+	data := ne.Data // the link may replace ne.Data by a copy it keeps
 	kept, err := i.bus.publish(ctx, ne)
 	if err == nil {
 		ev.Scope, ev.ID, ev.WireSchema, ev.Data = ne.Scope, ne.ID, ne.WireSchema, data

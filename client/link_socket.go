@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"slices"
 	"strings"
 
 	"github.com/rsbd/rsbd/notification"
@@ -32,6 +31,8 @@ type socketLink struct {
 	started bool
 	// reader is the reading, once started.
 	reader *sockReader
+	// det copies what local sinks get of a published event.
+	det detacher
 }
 
 // dialSocket connects to u and checks the server's handshake.
@@ -251,7 +252,7 @@ func (l *socketLink) publish(ctx context.Context, ev *notification.Event) (kept 
 	// Local sinks receive the event as it is sent, with data of its own.
 	var buf [8]sink
 	if sinks := l.sinks.appendMatching(buf[:0], ev.Scope); len(sinks) > 0 {
-		ev.Data = slices.Clone(ev.Data)
+		l.det.detach(ev)
 		deliverTo(sinks, item{ev: ev, recv: ev.MetaData.SendTime})
 		return true, nil
 	}

@@ -49,6 +49,8 @@ type receiver struct {
 	quick quickTaker
 	// borrow: the participant gives its events back (WithoutRetention).
 	borrow bool
+	// raw: payloads are not converted (WithoutConversion).
+	raw bool
 	// schemas remembers the converter of the last wire schema received.
 	schemas lastConverter[string]
 }
@@ -97,7 +99,18 @@ func (b *Bus) newReceiver(sc scope.Scope, kind string, o options) (*receiver, er
 		filters: o.filters,
 		q:       b.newQueue(o),
 		borrow:  o.borrow && kind == KindListener,
+		raw:     o.raw,
 	}, nil
+}
+
+// event builds the participant's view of it (toEvent), its payload
+// converted unless the participant takes it raw.
+func (r *receiver) event(it item, borrow bool) *Event {
+	reg := r.bus.reg
+	if r.raw {
+		reg = nil
+	}
+	return toEvent(reg, &r.schemas, it, borrow)
 }
 
 // handlerEntry is a handler with the id its remove function names.
@@ -138,7 +151,7 @@ type Listener struct {
 }
 
 // NewListener creates a listener on sc (WithFilter, WithQueue, WithQueueBytes,
-// WithInlineDelivery and WithoutRetention apply). It is announced before NewListener returns.
+// WithInlineDelivery, WithoutRetention and WithoutConversion apply). It is announced before NewListener returns.
 func (b *Bus) NewListener(sc scope.Scope, opts ...Option) (*Listener, error) {
 	o := collect(opts)
 	if o.inline {
@@ -219,7 +232,7 @@ func (l *Listener) run() {
 				}
 				continue
 			}
-			ev := toEvent(l.r.bus.reg, &l.r.schemas, it, l.r.borrow)
+			ev := l.r.event(it, l.r.borrow)
 			l.handle(ev)
 			if l.r.borrow {
 				back.add(ev)
@@ -237,7 +250,7 @@ func (l *Listener) handleInline(it item) {
 		return
 	}
 	l.r.q.pushed.Add(1)
-	ev := toEvent(l.r.bus.reg, &l.r.schemas, it, l.r.borrow)
+	ev := l.r.event(it, l.r.borrow)
 	l.handle(ev)
 	if l.r.borrow {
 		giveBack(ev)

@@ -19,6 +19,7 @@ type options struct {
 	callTimeout time.Duration
 	inline      bool
 	borrow      bool
+	raw         bool
 
 	announceReserved bool
 }
@@ -89,6 +90,16 @@ func WithInlineDelivery() Option {
 // that breaks the promise sees the event change under it.
 func WithoutRetention() Option {
 	return func(o *options) { o.borrow = true }
+}
+
+// WithoutConversion makes a Listener or Reader hand over its events with
+// their payloads unconverted: Payload and PayloadErr stay nil whatever the
+// wire schema, and Data holds the payload as it was sent. A participant
+// that reads Data alone (its own codec, raw bytes) spares the registry's
+// conversion of every event, which for most schemas allocates the
+// converted value (for bytes, its boxing into Payload).
+func WithoutConversion() Option {
+	return func(o *options) { o.raw = true }
 }
 
 // WithWireSchema makes an Informer convert payloads with the converter of

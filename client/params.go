@@ -33,6 +33,11 @@ const (
 	// the event, its meta data and its share of the queue's ring.
 	queueEventOverhead = 256
 
+	// sharedInfosMax is the most user infos of a published event a link
+	// remembers to share with the next event carrying the same (detacher):
+	// a stream's events carry a few; longer lists are copied per event.
+	sharedInfosMax = 4
+
 	// queueInitial is the number of events a participant's queue has room
 	// for at first; it doubles as events pile up, to the queue's bound.
 	queueInitial = 16

@@ -252,7 +252,7 @@ func (l *Listener) handleTurn(it item) {
 		}
 		return
 	}
-	ev := toEvent(l.r.bus.reg, &l.r.schemas, it, l.r.borrow)
+	ev := l.r.event(it, l.r.borrow)
 	l.handle(ev)
 	if l.r.borrow {
 		giveBack(ev)

@@ -29,8 +29,8 @@ type ReaderStats struct {
 	PendingBytes int64
 }
 
-// NewReader creates a reader on sc (WithFilter, WithQueue, WithQueueBytes apply). It is
-// announced before NewReader returns.
+// NewReader creates a reader on sc (WithFilter, WithQueue, WithQueueBytes and
+// WithoutConversion apply). It is announced before NewReader returns.
 func (b *Bus) NewReader(sc scope.Scope, opts ...Option) (*Reader, error) {
 	r, err := b.newReceiver(sc, KindReader, collect(opts))
 	if err != nil {
@@ -63,7 +63,7 @@ func (rd *Reader) Read(ctx context.Context) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	return toEvent(rd.r.bus.reg, &rd.r.schemas, it, false), nil
+	return rd.r.event(it, false), nil
 }
 
 // Stats returns the reader's counters.

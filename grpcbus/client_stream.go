@@ -211,7 +211,6 @@ func (cs *clientStream) recv(m any) error {
 			return err
 		}
 		if in.fr == nil {
-			cs.s.consume()
 			if err := unmarshal(cs.s.format, in.payload, m); err != nil {
 				cs.s.abort(codes.Internal, "grpcbus: decoding a response: "+err.Error(), true)
 				return cs.s.err()

@@ -214,7 +214,8 @@ func TestConfigValidate(t *testing.T) {
 	for name, c := range map[string]Config{
 		"format": {WireFormat: "xml"}, "formats": {WireFormats: []string{"avro"}},
 		"window": {InitialWindow: -1}, "ping": {PingInterval: time.Minute, PingTimeout: time.Second},
-		"prefix": {Prefix: "no slash"},
+		"prefix": {Prefix: "no slash"}, "window bytes": {WindowBytes: -1},
+		"max window": {MaxWindow: maxWindow + 1}, "initial window": {InitialWindow: maxWindow + 1},
 	} {
 		if err := c.Validate(); !errors.Is(err, ErrConfig) {
 			t.Errorf("%s: %v", name, err)

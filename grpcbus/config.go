@@ -26,8 +26,17 @@ type Config struct {
 	// others are answered UNIMPLEMENTED.
 	WireFormats []string
 	// InitialWindow is the number of Message frames this side grants its
-	// peer per stream (default DefaultInitialWindow).
+	// peer per stream at its opening (default DefaultInitialWindow).
 	InitialWindow int
+	// MaxWindow caps the number of Message frames a stream's receiver
+	// grants at a time as its window grows while its reader keeps up
+	// (default DefaultMaxWindow, and at least InitialWindow).
+	MaxWindow int
+	// WindowBytes bounds the bytes of messages a stream's receiver grants
+	// at a time, at the size of the messages it received lately (default
+	// DefaultWindowBytes); large messages shrink the window below
+	// InitialWindow, down to one message.
+	WindowBytes int
 	// MaxBufferedWrites bounds the messages a stream holds once its window
 	// is spent; SendMsg blocks past it (default InitialWindow).
 	MaxBufferedWrites int
@@ -74,8 +83,8 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Prefix: DefaultPrefix, WireFormat: DefaultWireFormat, WireFormats: []string{WireProto, WireJSON},
-		InitialWindow: DefaultInitialWindow, MaxBufferedWrites: DefaultInitialWindow,
-		MaxStreams: DefaultMaxStreams, MaxCalls: DefaultMaxCalls,
+		InitialWindow: DefaultInitialWindow, MaxWindow: DefaultMaxWindow, WindowBytes: DefaultWindowBytes,
+		MaxBufferedWrites: DefaultInitialWindow, MaxStreams: DefaultMaxStreams, MaxCalls: DefaultMaxCalls,
 		PingInterval: DefaultPingInterval, PingTimeout: DefaultPingTimeout,
 		MaxPingTimeout: DefaultMaxPingTimeout, AckTimeout: DefaultAckTimeout,
 		OpenTimeout: DefaultOpenTimeout, CallTimeout: DefaultCallTimeout,
@@ -94,8 +103,11 @@ func (c Config) Validate() error {
 			return fmt.Errorf("%w: %w %q", ErrConfig, ErrWireFormat, f)
 		}
 	}
-	if c.InitialWindow < 0 || c.MaxBufferedWrites < 0 || c.MaxStreams < 0 || c.MaxCalls < 0 {
+	if c.InitialWindow < 0 || c.MaxWindow < 0 || c.WindowBytes < 0 || c.MaxBufferedWrites < 0 || c.MaxStreams < 0 || c.MaxCalls < 0 {
 		return fmt.Errorf("%w: negative limit", ErrConfig)
+	}
+	if d.MaxWindow > maxWindow {
+		return fmt.Errorf("%w: MaxWindow %d exceeds %d", ErrConfig, d.MaxWindow, maxWindow)
 	}
 	if c.PingInterval < 0 || c.PingTimeout < 0 || c.MaxPingTimeout < 0 || c.CallTimeout < 0 {
 		return fmt.Errorf("%w: negative duration", ErrConfig)
@@ -115,6 +127,9 @@ func (c Config) withDefaults() Config {
 		c.WireFormats = d.WireFormats
 	}
 	setDefault(&c.InitialWindow, d.InitialWindow)
+	setDefault(&c.MaxWindow, max(d.MaxWindow, c.InitialWindow))
+	c.MaxWindow = max(c.MaxWindow, c.InitialWindow)
+	setDefault(&c.WindowBytes, d.WindowBytes)
 	setDefault(&c.MaxBufferedWrites, c.InitialWindow)
 	setDefault(&c.MaxStreams, d.MaxStreams)
 	setDefault(&c.MaxCalls, d.MaxCalls)

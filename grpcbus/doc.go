@@ -32,7 +32,11 @@
 //     private scope, multiplexed by stream id.
 //   - Flow control counts messages: each side may send as many Message
 //     frames as the peer granted, and grants more as its reader consumes.
-//     Writes past the window wait in a bounded buffer in order; a writer
+//     The receiver chooses its grants: its window grows from the initial
+//     one while its reader keeps up, up to MaxWindow messages and no more
+//     than WindowBytes of messages of the recent size, so small messages
+//     get more in flight and a slow reader holds a bounded number of bytes
+//     as well as of messages. Writes past the window wait in a bounded buffer in order; a writer
 //     that fills it blocks in SendMsg, as over HTTP/2. A WindowUpdate's
 //     stream_sequence (which the draft sets on Message frames only) carries
 //     the sender's cumulative grant, so a copy the bus repeats grants

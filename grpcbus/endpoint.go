@@ -84,7 +84,7 @@ func newEndpoint(bus *client.Bus, cfg *Config, met *metrics) (*endpoint, error) 
 
 // start listens on the private scope and starts the endpoint's goroutine.
 func (e *endpoint) start() error {
-	lis, err := e.bus.NewListener(e.scope, client.WithInlineDelivery())
+	lis, err := e.bus.NewListener(e.scope, client.WithInlineDelivery(), client.WithoutConversion())
 	if err != nil {
 		e.pub.Close()
 		return fmt.Errorf("grpcbus: listener: %w", err)
@@ -266,7 +266,7 @@ func (e *endpoint) publish(ctx context.Context, out *outEvent, to scope.Scope, f
 	ev := &out.ev
 	ev.Scope, ev.Method, ev.WireSchema, ev.Data = to, methodFrame, wireSchemaRaw, data
 	if infos == nil {
-		infos = formatInfos[f] // the informer copies user infos: shared is safe
+		infos = formatInfos[f] // PublishEvent keeps none of them: shared is safe
 	} else {
 		infos = append(infos, notification.UserInfo{Key: keyWireFormat, Value: f})
 	}

@@ -124,17 +124,25 @@ func TestDuplicateWindowUpdateGrantsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	half := cfg.InitialWindow / 2
-	for range half { // the reader grants half a window: cumulative grant half
+	for range half { // the reader takes half a window: it grants more
 		if _, err := st.Recv(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	testutil.WaitFor(t, 10*time.Second, "server blocked on a full buffer", func() bool {
-		n, ok := buffered(srv)
-		return ok && n == cfg.MaxBufferedWrites
-	})
+	cin := conn.ep.snapshot()[0].inbox
+	cin.mu.Lock()
+	cum := cin.win.grants
+	cin.mu.Unlock()
+	if cum == 0 {
+		t.Fatal("the reader granted nothing after half a window")
+	}
 	s := srv.ep.snapshot()[0]
-	dup := &grpcbuspb.TransportFrame{StreamId: s.id, StreamSequence: uint64(half),
+	testutil.WaitFor(t, 10*time.Second, "server blocked on a full buffer with the grant spent", func() bool {
+		s.snd.mu.Lock()
+		defer s.snd.mu.Unlock()
+		return s.snd.granted == cum && s.snd.credits == 0 && s.snd.msgs == cfg.MaxBufferedWrites
+	})
+	dup := &grpcbuspb.TransportFrame{StreamId: s.id, StreamSequence: cum,
 		Frame: &grpcbuspb.TransportFrame_WindowUpdate{WindowUpdate: &grpcbuspb.WindowUpdate{Delta: uint32(half)}}}
 	if err := conn.ep.sendFrame(ctx, srv.ep.scope, WireProto, dup, nil); err != nil {
 		t.Fatal(err)
@@ -147,5 +155,78 @@ func TestDuplicateWindowUpdateGrantsNothing(t *testing.T) {
 	s.snd.mu.Unlock()
 	if credits != 0 || msgs != cfg.MaxBufferedWrites {
 		t.Errorf("after a duplicate WindowUpdate: %d credits, %d messages buffered; want 0, %d", credits, msgs, cfg.MaxBufferedWrites)
+	}
+}
+
+// TestSlowReaderBoundsBytes lets a stream's window grow while its reader
+// keeps up with messages of 1 KiB, then pauses the reader: the window
+// grew past the initial one, and what the paused reader holds and the
+// server sent beyond it stay within WindowBytes, not the message cap.
+func TestSlowReaderBoundsBytes(t *testing.T) {
+	for _, nodes := range []int{1, 2} {
+		t.Run(fmt.Sprintf("nodes=%d", nodes), func(t *testing.T) { slowReaderBytes(t, nodes) })
+	}
+}
+
+func slowReaderBytes(t *testing.T, k int) {
+	nodes := clienttest.StartNodes(t, k)
+	cfg := testConfig()
+	cfg.InitialWindow, cfg.MaxWindow, cfg.WindowBytes, cfg.MaxBufferedWrites = 8, 1024, 32<<10, 4
+	cfg.PingInterval, cfg.PingTimeout = 500*time.Millisecond, 20*time.Second
+	e := newEchoServer()
+	srv := startBusServer(t, embeddedBus(t, k-1, nodes), e, cfg)
+	conn := busConn(t, embeddedBus(t, 0, nodes), cfg)
+	awaitServing(t, conn)
+	const total, early, size = 1500, 600, 1024
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := pb.NewEchoClient(conn).ServerStream(ctx, &pb.EchoRequest{Text: "m", Count: total, Pad: make([]byte, size)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := 0
+	recv := func() bool {
+		t.Helper()
+		r, err := st.Recv()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Errorf("the stream ended after %d of %d messages: %v", read, total, err)
+			}
+			return false
+		}
+		if read++; r.Seq != int32(read) {
+			t.Fatalf("message %d has seq %d", read, r.Seq)
+		}
+		return true
+	}
+	for read < early && recv() {
+	}
+	testutil.WaitFor(t, 10*time.Second, "server blocked on a full buffer", func() bool {
+		n, ok := buffered(srv)
+		return ok && n == cfg.MaxBufferedWrites
+	})
+	cs := conn.ep.snapshot()
+	if len(cs) != 1 {
+		t.Fatalf("%d client streams", len(cs))
+	}
+	b := cs[0].inbox
+	msgs, bytes, outstanding := b.held()
+	b.mu.Lock()
+	win := b.win.win
+	b.mu.Unlock()
+	most := cfg.WindowBytes / (size + queuedOverhead)
+	if win <= cfg.InitialWindow {
+		t.Errorf("the window stayed at %d while the reader kept up", win)
+	}
+	if bytes > cfg.WindowBytes || outstanding > most {
+		t.Errorf("the paused reader holds %d messages, %d B, with %d credits out; budget %d B, %d messages", msgs, bytes, outstanding, cfg.WindowBytes, most)
+	}
+	if sent, limit := e.sent.Load(), int64(read+most+cfg.MaxBufferedWrites+1); sent > limit {
+		t.Errorf("server sent %d messages to a reader that read %d; bound %d", sent, read, limit)
+	}
+	for recv() {
+	}
+	if read != total {
+		t.Errorf("read %d of %d", read, total)
 	}
 }

@@ -7,13 +7,23 @@ const (
 	// DefaultPrefix is the scope under which services and endpoints live.
 	DefaultPrefix = "/grpc/"
 	// DefaultInitialWindow is the number of Message frames a receiver
-	// grants a sender per stream. A stream's throughput is at most its
-	// window per round trip of a WindowUpdate, and through a daemon that
-	// round trip crosses two socket connections and their goroutines: a
-	// window of this size keeps a stream of small messages busy there. It
-	// is also what a slow reader holds per stream (as much again waits on
-	// a sender whose writer runs ahead, MaxBufferedWrites).
+	// grants a sender per stream at its opening. A stream's throughput is
+	// at most its window per round trip of a WindowUpdate, and through a
+	// daemon that round trip crosses two socket connections and their
+	// goroutines: a window of this size keeps a stream of small messages
+	// busy there before the receiver has seen any. It is also what a
+	// reader that is slow from the start holds per stream (as much again
+	// waits on a sender whose writer runs ahead, MaxBufferedWrites).
 	DefaultInitialWindow = 256
+	// DefaultMaxWindow caps the window a receiver grows to while its
+	// reader keeps up: more credit per WindowUpdate round trip for small
+	// messages, each window's worth still bounded by DefaultWindowBytes.
+	DefaultMaxWindow = 4096
+	// DefaultWindowBytes is the byte budget of a stream's window: the
+	// receiver keeps no more credits outstanding than this many bytes of
+	// messages of the recent size, which bounds what a slow reader holds
+	// in bytes as the message cap bounds it in messages.
+	DefaultWindowBytes = 4 << 20
 	// DefaultMaxStreams bounds the streams one endpoint multiplexes, so a
 	// flood of opens cannot grow its stream map without bound; opens past it
 	// fail with RESOURCE_EXHAUSTED.
@@ -52,6 +62,17 @@ const (
 	// controlSlack is the room a stream's inbox keeps beyond its window for
 	// frames that take no credit (Headers, HalfClose, Trailers).
 	controlSlack = 8
+	// queuedOverhead is what a received message costs its stream besides
+	// its payload, for the window's byte budget: the queue entry, the
+	// frame's fields and the event's header.
+	queuedOverhead = 64
+	// sizeDecay sets how fast the message size the window assumes falls
+	// after large messages: by 1/sizeDecay per message taken, so a few
+	// dozen small messages undo one large one.
+	sizeDecay = 16
+	// inboxKeepCap is the capacity of the frame list a drained inbox
+	// keeps; a longer one, left from a burst, is let go.
+	inboxKeepCap = 256
 	// maxPendingReplies bounds the unary calls and handshakes one ClientConn
 	// waits for at once; more fail with RESOURCE_EXHAUSTED.
 	maxPendingReplies = 4096

@@ -141,7 +141,7 @@ func (sv *Server) Start() error {
 		return ev.Method == methodRequest || ev.Method == methodCancel
 	})
 	for _, svc := range sv.services {
-		lis, err := sv.bus.NewListener(svc.scope, want, client.WithInlineDelivery())
+		lis, err := sv.bus.NewListener(svc.scope, want, client.WithInlineDelivery(), client.WithoutConversion())
 		if err != nil {
 			return fmt.Errorf("grpcbus: listening on %s: %w", svc.scope, err)
 		}

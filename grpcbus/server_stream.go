@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -44,8 +45,8 @@ func (sv *Server) serveStream(rq *request, sd *grpc.StreamDesc) {
 		{Key: keyInitialWindow, Value: strconv.Itoa(s.window)},
 	})
 	if !sd.ClientStreams {
-		s.inbox <- inFrame{payload: rq.ev.Data}
-		s.inbox <- inFrame{fr: &grpcbuspb.TransportFrame{Frame: &grpcbuspb.TransportFrame_HalfClose{}}}
+		s.inbox.preload(inFrame{payload: rq.ev.Data})
+		s.inbox.putControl(inFrame{fr: &grpcbuspb.TransportFrame{Frame: &grpcbuspb.TransportFrame_HalfClose{}}})
 	}
 	ss.ctx = grpc.NewContextWithServerTransportStream(ctx, &streamTransport{ss})
 	info := &grpc.StreamServerInfo{FullMethod: s.method, IsClientStream: sd.ClientStreams, IsServerStream: sd.ServerStreams}
@@ -86,7 +87,8 @@ type serverStream struct {
 	trailer     metadata.MD
 	headerSent  bool
 	halfClosed  bool
-	sendHeaders sync.Mutex // held while the Headers frame goes out
+	sendHeaders sync.Mutex  // held while the Headers frame goes out
+	headersOut  atomic.Bool // the Headers frame was handed to the sender
 }
 
 // end finishes the stream with the handler's result: leading metadata if
@@ -139,7 +141,9 @@ func (ss *serverStream) SendHeader(md metadata.MD) error {
 	infos := putMetadata(nil, prefixHeader, metadata.Join(ss.header, md))
 	ss.mu.Unlock()
 	fr := &grpcbuspb.TransportFrame{Frame: &grpcbuspb.TransportFrame_Headers{Headers: &grpcbuspb.Headers{}}}
-	return ss.s.snd.send(ss.ctx, outFrame{fr: fr, infos: infos})
+	err := ss.s.snd.send(ss.ctx, outFrame{fr: fr, infos: infos})
+	ss.headersOut.Store(true)
+	return err
 }
 
 // SetTrailer adds trailing metadata.
@@ -156,8 +160,10 @@ func (ss *serverStream) Context() context.Context { return ss.ctx }
 // SendMsg sends a response message, waiting while the client's window is
 // spent and the buffer full.
 func (ss *serverStream) SendMsg(m any) error {
-	if err := ss.SendHeader(nil); err != nil {
-		return err
+	if !ss.headersOut.Load() {
+		if err := ss.SendHeader(nil); err != nil {
+			return err
+		}
 	}
 	data, err := marshal(ss.s.format, m)
 	if err != nil {
@@ -177,7 +183,6 @@ func (ss *serverStream) RecvMsg(m any) error {
 			return err
 		}
 		if in.fr == nil {
-			ss.s.consume()
 			if err := unmarshal(ss.s.format, in.payload, m); err != nil {
 				return status.Errorf(codes.Internal, "grpcbus: decoding a request: %v", err)
 			}

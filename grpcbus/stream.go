@@ -41,14 +41,13 @@ type stream struct {
 	peerID   uint64
 
 	timeout   time.Duration
-	lastHeard atomic.Int64  // unix ns of the last frame or ping from the peer
+	lastHeard atomic.Int64  // unix ns the peer was last heard, as the sweep or a ping saw it
+	fresh     atomic.Bool   // a frame came since the sweep last looked
 	inSeq     atomic.Uint64 // stream_sequence of the last Message received
 
-	window   int    // messages this side grants at a time
-	consumed int    // messages read since the last WindowUpdate, by the reader
-	granted  uint64 // credits granted by WindowUpdates so far, by the reader
-	inbox    chan inFrame
-	snd      *sender
+	window int // messages this side grants at the handshake
+	inbox  *inbox
+	snd    *sender
 
 	// onHeaders takes the Headers frame's metadata (client side).
 	onHeaders func(md metadata.MD)
@@ -65,7 +64,7 @@ type stream struct {
 func newStream(ep *endpoint, method, format string, timeout time.Duration) *stream {
 	w := ep.cfg.InitialWindow
 	s := &stream{ep: ep, method: method, format: format, timeout: timeout, window: w,
-		inbox: make(chan inFrame, w+controlSlack), done: make(chan struct{})}
+		inbox: newInbox(newRecvWindow(w, ep.cfg.MaxWindow, ep.cfg.WindowBytes)), done: make(chan struct{})}
 	s.lastHeard.Store(time.Now().UnixNano())
 	return s
 }
@@ -88,17 +87,26 @@ func (s *stream) isPeer(addr string) bool {
 }
 
 // silentSince reports whether the peer has been silent past the timeout.
+// A frame that came since the last look counts as heard now: frames only
+// mark the stream fresh, which costs less than reading the clock for each,
+// and the sweep's period is the timeout's granularity anyway.
 func (s *stream) silentSince(now time.Time) bool {
+	if s.fresh.Swap(false) {
+		s.lastHeard.Store(now.UnixNano())
+		return false
+	}
 	return s.timeout > 0 && now.UnixNano()-s.lastHeard.Load() > int64(s.timeout)
 }
 
 // onFrame takes a frame for this stream on the delivering goroutine; it
 // never blocks. Frames the reader must see in order go to the inbox.
 func (s *stream) onFrame(in frameIn, infos []notification.UserInfo) {
-	s.lastHeard.Store(time.Now().UnixNano())
+	if !s.fresh.Load() {
+		s.fresh.Store(true)
+	}
 	if in.msg {
-		if s.inOrder(in.seq) {
-			s.enqueue(inFrame{payload: in.payload, infos: infos})
+		if s.inOrder(in.seq) && !s.inbox.putMessage(inFrame{payload: in.payload, infos: infos}, in.seq) {
+			s.overflow()
 		}
 		return
 	}
@@ -115,7 +123,9 @@ func (s *stream) onFrame(in frameIn, infos []notification.UserInfo) {
 			s.onHeaders(takeMetadata(infos, prefixHeader))
 		}
 	default:
-		s.enqueue(inFrame{fr: fr, infos: infos})
+		if !s.inbox.putControl(inFrame{fr: fr, infos: infos}) {
+			s.overflow()
+		}
 	}
 }
 
@@ -134,49 +144,40 @@ func (s *stream) inOrder(seq uint64) bool {
 	return false
 }
 
-// enqueue hands a frame to the reader; a full inbox means the peer sent
-// past its window.
-func (s *stream) enqueue(in inFrame) {
-	select {
-	case s.inbox <- in:
-	default:
-		s.ep.met.drop(dropOverflow)
-		s.abort(codes.ResourceExhausted, "peer exceeded the flow-control window", true)
-	}
+// overflow ends a stream whose peer sent past its window.
+func (s *stream) overflow() {
+	s.ep.met.drop(dropOverflow)
+	s.abort(codes.ResourceExhausted, "peer exceeded the flow-control window", true)
 }
 
 // next returns the next inbound frame, or the stream's status once it
-// ended.
+// ended. Taking a Message grants the peer more credit when the window
+// says so; the update's stream_sequence carries the cumulative grant, so
+// that a copy the bus repeats grants nothing twice.
 func (s *stream) next() (inFrame, error) {
-	select {
-	case in := <-s.inbox:
-		return in, nil
-	default:
-	}
-	select {
-	case in := <-s.inbox:
-		return in, nil
-	case <-s.done:
-		if err := s.err(); err != nil {
-			return inFrame{}, err
+	for {
+		in, delta, cum, ok := s.inbox.take()
+		if ok {
+			if delta > 0 {
+				s.grant(delta, cum)
+			}
+			return in, nil
 		}
-		return inFrame{}, io.EOF
+		select {
+		case <-s.inbox.ready:
+		case <-s.done:
+			if err := s.err(); err != nil {
+				return inFrame{}, err
+			}
+			return inFrame{}, io.EOF
+		}
 	}
 }
 
-// consume counts a message the reader took and grants the peer more once
-// half the window is used. The update's stream_sequence carries the
-// cumulative grant, so that a copy the bus repeats grants nothing twice.
-func (s *stream) consume() {
-	s.consumed++
-	if s.consumed < max(1, s.window/2) {
-		return
-	}
-	delta := s.consumed
-	s.consumed = 0
-	s.granted += uint64(delta)
-	fr := &grpcbuspb.TransportFrame{StreamSequence: s.granted, Frame: &grpcbuspb.TransportFrame_WindowUpdate{
-		WindowUpdate: &grpcbuspb.WindowUpdate{Delta: uint32(delta)}}}
+// grant sends the peer a WindowUpdate of delta credits, cum in all.
+func (s *stream) grant(delta uint32, cum uint64) {
+	fr := &grpcbuspb.TransportFrame{StreamSequence: cum, Frame: &grpcbuspb.TransportFrame_WindowUpdate{
+		WindowUpdate: &grpcbuspb.WindowUpdate{Delta: delta}}}
 	if err := s.sendFrame(s.ep.ctx, fr, nil); err != nil {
 		s.abort(codeOf(err), "sending a window update failed: "+err.Error(), false)
 	}

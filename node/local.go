@@ -104,12 +104,30 @@ func (n *Node) submit(ctx context.Context, p engine.Request) error {
 // change ev or its Data afterwards, and must not publish an event a
 // WithoutRetention handler was given (its memory is reused).
 func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
+	_, err := n.publish(ctx, ev, nil)
+	return err
+}
+
+// PublishDetached is Publish for an event whose memory (its Data and other
+// slices) may still be the caller's. What goes to socket clients and the
+// network is a copy the node makes anyway; embedded subscriptions, which
+// get ev itself, get it only after detach(ev) gave ev memory of its own,
+// and detach is called only when some subscription matches. kept reports
+// whether a subscription got ev: when not, the caller may reuse ev and
+// its memory once PublishDetached returns.
+func (n *Node) PublishDetached(ctx context.Context, ev *notification.Event, detach func(*notification.Event)) (kept bool, err error) {
+	return n.publish(ctx, ev, detach)
+}
+
+// publish is Publish, calling detach (when not nil) before embedded
+// subscriptions get ev; kept reports whether they did.
+func (n *Node) publish(ctx context.Context, ev *notification.Event, detach func(*notification.Event)) (kept bool, err error) {
 	if err := notification.CheckEncodable(ev); err != nil {
-		return fmt.Errorf("node: publish: %w", err)
+		return false, fmt.Errorf("node: publish: %w", err)
 	}
 	select {
 	case <-n.stop:
-		return ErrClosed
+		return false, ErrClosed
 	default:
 	}
 	sockWants := n.sock != nil && n.sock.Wanted(ev.Scope)
@@ -119,7 +137,7 @@ func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
 	if network && !sockWants && fragmentation.WholeSize(size) > n.recordCapacity() {
 		frags, owner, err := fragmentation.SplitEvent(nil, ev, n.recordCapacity())
 		if err != nil {
-			return fmt.Errorf("node: publish: %w", err)
+			return false, fmt.Errorf("node: publish: %w", err)
 		}
 		p.Frags, p.Owner = frags, owner
 	} else if network || sockWants {
@@ -136,12 +154,33 @@ func (n *Node) Publish(ctx context.Context, ev *notification.Event) error {
 	n.m.EventsIn[metrics.PathLocal].Inc()
 	n.m.BytesIn[metrics.PathLocal].Add(float64(size))
 	n.scopes.published(ev.Scope, size)
-	n.deliverSinks(nil, ev.Scope, nil, ev, nil)
+	kept = n.deliverLocal(ev, detach)
 	if !network {
-		return nil // no peer: nothing goes to the network
+		return kept, nil // no peer: nothing goes to the network
 	}
 	p.Class = n.cfg.qosFor(ev.Scope).Class()
-	return n.submit(ctx, p)
+	return kept, n.submit(ctx, p)
+}
+
+// deliverLocal hands a locally published ev to the embedded subscriptions
+// matching its scope, after detach (when not nil) when there are any; it
+// reports whether there were.
+func (n *Node) deliverLocal(ev *notification.Event, detach func(*notification.Event)) bool {
+	if n.sinks.Empty() {
+		return false
+	}
+	var found [8]*sinks.Subscription
+	subs := n.sinks.Matching(found[:0], ev.Scope)
+	if len(subs) == 0 {
+		return false
+	}
+	if detach != nil {
+		detach(ev)
+	}
+	for _, s := range subs {
+		s.Handle(ev)
+	}
+	return true
 }
 
 // recordCapacity is the largest record a DATA datagram carries.

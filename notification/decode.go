@@ -256,7 +256,8 @@ func (d *notificationDecoder) placeInto(e *Event) {
 }
 
 // internString converts b to a string without allocating for the wire
-// schemas and methods RSB clients commonly send.
+// schemas, methods and user info keys and values RSB clients commonly
+// send, gRPC over the bus's per-frame ones among them.
 func internString(b []byte) string {
 	switch string(b) {
 	case "":
@@ -283,6 +284,14 @@ func internString(b []byte) string {
 		return "rsb:error?"
 	case "rsb.wire-schema":
 		return "rsb.wire-schema"
+	case "FRAME":
+		return "FRAME"
+	case "grpc-wire-format":
+		return "grpc-wire-format"
+	case "proto":
+		return "proto"
+	case "json":
+		return "json"
 	}
 	return string(b)
 }

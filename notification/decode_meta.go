@@ -107,6 +107,6 @@ func userInfo(m *MetaData, b []byte) error {
 	if !hasKey || !hasValue {
 		return fmt.Errorf("%w: user info without key or value", ErrMalformed)
 	}
-	m.UserInfos = append(m.UserInfos, UserInfo{Key: internString(key), Value: string(value)})
+	m.UserInfos = append(m.UserInfos, UserInfo{Key: internString(key), Value: internString(value)})
 	return nil
 }

@@ -243,3 +243,27 @@ func TestDecoderHint(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeInternsCommonStrings: the method and a user info whose key
+// and value are among the interned strings cost no allocation of their
+// own, while an unknown user info does.
+func TestDecodeInternsCommonStrings(t *testing.T) {
+	var d Decoder
+	hinted := scope.MustParse("/h/x/")
+	d.Hint(hinted)
+	decode := func(key, value string) float64 {
+		ev := &Event{Scope: hinted, ID: EventID{SenderID: [16]byte{1}, SequenceNumber: 1}, Method: "FRAME", WireSchema: SchemaBytes}
+		ev.MetaData.UserInfos = []UserInfo{{Key: key, Value: value}}
+		in := mustMarshal(t, ev)
+		var out Event
+		return testing.AllocsPerRun(50, func() {
+			out = Event{}
+			if err := d.DecodeAliasInto(&out, in); err != nil || out.Method != "FRAME" || len(out.MetaData.UserInfos) != 1 {
+				t.Fatalf("decoded %+v (%v)", out, err)
+			}
+		})
+	}
+	if known, unknown := decode("grpc-wire-format", "proto"), decode("grpc-wire-fmt", "protobuf"); known+2 != unknown {
+		t.Errorf("%v allocations with interned user info strings, %v with others; want 2 fewer", known, unknown)
+	}
+}
