@@ -72,10 +72,9 @@ const (
 	// defaultRetainCount mirrors qos's retention count when unset.
 	defaultRetainCount = 16384
 	// ackInterval is the longest a receiver waits to ACK progress of less
-	// than a quarter window. Every ACK wakes a reader of the sender's
-	// unicast socket, which on a host with few CPUs takes one from a
-	// request/reply exchange under way; a sender far from its window loses
-	// nothing by hearing of progress later.
+	// than a quarter window (more is ACKed at once). Every ACK is a
+	// datagram and a wake-up of the sender's unicast reader; a sender that
+	// far from its window loses nothing by hearing of progress later.
 	ackInterval = 10 * time.Millisecond
 	// ackTimeout drops a receiver that has not ACKed for this long from its
 	// sender's window.
