@@ -126,8 +126,7 @@ const (
 	// starts a goroutine and wakes a thread, CPU that round trips through
 	// quick delivery pay in proportion to the tick rate; a long tick costs
 	// only a handler that runs long, which then holds the connection's
-	// other events up to two ticks (docs/BENCHMARKS.md, "Defaults chosen by
-	// measurement").
+	// other events up to two ticks (docs/TUNING.md).
 	quickTick = 10 * time.Millisecond
 	// quickSkipMax is the most events of a listener that go through its
 	// queue after its handlers ran longer than QuickBudget for an event

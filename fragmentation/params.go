@@ -82,7 +82,7 @@ const (
 	// minBufPoolShift and maxBufPoolShift bound the pooled fragment
 	// buffers: above 32 KiB (smaller ones come from the runtime's size
 	// classes, whose memory it reuses) up to 64 MiB. Reuse spares a stream
-	// of large events the page faults of fresh memory (docs/BENCHMARKS.md).
+	// of large events the page faults of fresh memory (docs/TUNING.md).
 	minBufPoolShift = 15
 	maxBufPoolShift = 26
 

@@ -92,9 +92,9 @@ const (
 	// all borrow (WithoutRetention) and that has no socket clients: a
 	// reader then delivers a whole receive batch from its buffer, with no
 	// copy, rather than copying it out for the delivery goroutine, which
-	// raises the throughput of borrowing subscribers (docs/BENCHMARKS.md,
-	// "Defaults chosen by measurement"). A slow handler holds up that socket's
-	// reader, which back-pressures the senders through the flow window.
+	// raises the throughput of borrowing subscribers (docs/TUNING.md). A
+	// slow handler holds up that socket's reader, which back-pressures the
+	// senders through the flow window.
 	borrowInlineMax = 4 << 20
 	// reasmHead and reasmTail are the room kept before and after the data
 	// of every reassembled event (fragmentation.Config.Room), where its

@@ -42,8 +42,7 @@ const (
 	// newest 1024 of them stay. Retaining all of them up to the other
 	// bounds would hold up to RetainBytes of distinct, freshly allocated
 	// memory per stream, and the page faults of filling it slow down every
-	// request/reply round trip on the stream (docs/BENCHMARKS.md, "Defaults
-	// chosen by measurement").
+	// request/reply round trip on the stream (docs/TUNING.md).
 	DefaultRetainAcked = 1024
 	// DefaultHeartbeatMin is the delay of the first heartbeat after data: it
 	// bounds how long a receiver that lost the last datagram of a burst waits

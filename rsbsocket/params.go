@@ -148,7 +148,7 @@ const (
 	// own goroutine; a flush to more starts their writers. Each write to a
 	// loopback socket also wakes its reader, so writing to many
 	// subscribers in turn is slower than their writers on both cores
-	// (docs/BENCHMARKS.md compares 8 and 16).
+	// (BenchmarkRelayOpenLoop).
 	directTargetsMax = 8
 
 	// directRounds bounds how often a flushing reader takes a target's
@@ -162,7 +162,7 @@ const (
 const (
 	// DefaultSpinWait is how long a reader polls for the answer to a relay
 	// before it parks: most answers come within it, and a longer poll holds
-	// the CPU the answering client needs (docs/BENCHMARKS.md, round trips).
+	// the CPU the answering client needs (docs/TUNING.md).
 	DefaultSpinWait = 100 * time.Microsecond
 
 	// MaxSpinWait bounds Config.SpinWait: a relay that is not answered

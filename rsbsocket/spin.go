@@ -30,7 +30,7 @@ import (
 // A reader never polls for the answer of a Unix socket client: a write to
 // a Unix socket hands the woken client to the scheduler as one whose waker
 // is about to sleep, which the polling reader is not, so polling makes
-// such round trips slower (docs/BENCHMARKS.md).
+// such round trips slower (docs/TUNING.md).
 //
 // Polling helps a daemon that would go idle between a request and its
 // reply, and it takes a CPU from the clients meanwhile. So a reader polls
@@ -38,7 +38,7 @@ import (
 // (answeringMax) and no other reader polls; it stops as soon as another
 // reader reads a frame (Stats.FramesIn moves). With several request/reply
 // pairs at once the daemon's threads are busier and the clients need the
-// CPUs, and polling lowers the rate of round trips (docs/BENCHMARKS.md).
+// CPUs, and polling lowers the rate of round trips (docs/TUNING.md).
 // On a busy host the polling thread competes for the CPU with others and
 // the answer waits for it: the server's spinpay.Gate stops polling while
 // too few recent polls saw their answer, and a poll that finds it lost its

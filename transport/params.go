@@ -56,8 +56,7 @@ const (
 	// trip between two processes on loopback is several times shorter when
 	// neither side parks than when both wake from idle, and 50 µs covers
 	// the answer to an answer on a small virtual machine; a reply that is
-	// not answered costs at most this much CPU (docs/BENCHMARKS.md,
-	// "Defaults chosen by measurement").
+	// not answered costs at most this much CPU (docs/TUNING.md).
 	DefaultSpinWait = 50 * time.Microsecond
 
 	// MaxSpinWait bounds Config.SpinWait.

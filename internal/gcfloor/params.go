@@ -4,7 +4,7 @@ package gcfloor
 // megabytes, so Go's default collector would run every few megabytes of
 // events; below the floor it stays idle. That raises the daemon's
 // throughput of large events, and 128 MiB raises it more than 64 MiB
-// (docs/BENCHMARKS.md, "Defaults chosen by measurement"). The price is
+// (docs/TUNING.md). The price is
 // memory: the heap grows to the floor before a collection, and the runtime
 // keeps the memory it freed up to near the floor. The floor is set through
 // GOGC's percent, not a soft memory limit, so the runtime does not hand

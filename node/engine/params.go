@@ -3,7 +3,7 @@ package engine
 import "time"
 
 // Limits of the engine. The defaults of Config are exported; the rest are
-// fixed. Where a measurement chose a value, docs/BENCHMARKS.md shows it.
+// fixed. Where a measurement chose a value, docs/TUNING.md shows it.
 const (
 	// DefaultMaxDatagram is the datagram size of a zero Config: the
 	// loopback size, where large datagrams move big events with few

@@ -15,7 +15,7 @@ const (
 	// size (a 1 KiB event pins a 16 KiB slab shared with 13 others). Smaller
 	// bodies (cheap to allocate, while a slab is zeroed first) and larger
 	// ones are copied alone. The slabs save the subscriber an allocation per
-	// event (docs/BENCHMARKS.md).
+	// event (BenchmarkBodyCopy).
 	minSlabBody    = 512
 	MaxSlabBody    = 4 << 10
 	bodySlabEvents = 8

@@ -29,7 +29,7 @@ const (
 	// memory allocated whole from their headers, so that such a frame
 	// costs no growing copy; stalled peers hold at most this much beyond
 	// what growing allows. Whole allocations beat growing up to 8 MiB and
-	// lose above it (BenchmarkReadFrame, docs/BENCHMARKS.md), hence
+	// lose above it (BenchmarkReadFrame), hence
 	// eagerWholeMax.
 	EagerBudget   = 64 << 20
 	eagerWholeMax = 8 << 20

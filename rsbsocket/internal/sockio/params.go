@@ -28,6 +28,6 @@ const (
 	// a Unix socket connection (the kernel caps it at net.core.wmem_max).
 	// A Unix stream socket's bytes in flight are bounded by its sender's
 	// buffer, 208 KiB by default, so a large frame would cross in many
-	// wake-ups (docs/BENCHMARKS.md measures the difference).
+	// wake-ups (docs/TUNING.md).
 	UnixSocketBuffer = 4 << 20
 )
