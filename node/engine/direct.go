@@ -19,7 +19,8 @@ import (
 func (e *Engine) direct(p Request) bool {
 	if !e.idle() || e.holding.Load() {
 		// A burst is queued (the engine stamps lastPublish as it takes
-		// them): this publish joins it without reading the clock.
+		// them), or a Hold wants inputs queued: this publish goes to the
+		// queue without reading the clock.
 		return false
 	}
 	now := time.Now()
@@ -82,7 +83,6 @@ func (e *Engine) queueDeliveries() {
 // delivers, else they are copied and queued.
 func (e *Engine) directReceive(b rxBatch) bool {
 	if !e.idle() || e.holding.Load() {
-		e.paths.rxQueued.Add(1)
 		return false
 	}
 	if !e.mu.TryLock() {
@@ -95,7 +95,6 @@ func (e *Engine) directReceive(b rxBatch) bool {
 	}
 	if !e.idle() {
 		e.mu.Unlock()
-		e.paths.rxQueued.Add(1)
 		return false
 	}
 	e.paths.rxDirect.Add(1)

@@ -63,6 +63,7 @@ func (e *Engine) Receive(pkts []Packet) {
 	e.rxPending.Add(1)
 	select {
 	case e.rxCh <- b:
+		e.paths.rxQueued.Add(1)
 	default:
 		e.rxPending.Add(-1)
 		e.rxBytes.Add(-int64(total))

@@ -18,8 +18,10 @@ type Paths struct {
 	// ReceiveWaited is those of them for which the reader waited for
 	// another goroutine's section to end.
 	ReceiveWaited uint64
-	// ReceiveQueued is the batches handed over because earlier publishes
-	// or batches were still queued (order is kept).
+	// ReceiveQueued is the batches handed to the engine goroutine because
+	// earlier publishes or batches were still queued (order is kept) or a
+	// Hold was under way; a batch the full queue drops is counted in
+	// rsbd_drops_total instead.
 	ReceiveQueued uint64
 	// TimerWakes is the engine goroutine's timer wake-ups; IdleWakes
 	// those that found nothing to do.
